@@ -1,0 +1,22 @@
+/**
+ * @module api/health
+ * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: every
+ * engine a model is bound to is warm and the server is not shutting down),
+ * plus `GET /`, which the Cartesia SDK uses as an API status call.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors/api-error.js';
+import { sendError } from '../http/errors.js';
+import type { Services } from '../services.js';
+
+export function registerHealth(app: FastifyInstance, services: Services, isClosing: () => boolean): void {
+  app.get('/', async () => ({ ok: true, version: services.version }));
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (request, reply) => {
+    const engines = services.engines.list().map((e) => e.info());
+    if (isClosing() || !services.engines.allReady()) {
+      return sendError(reply, request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
+    }
+    return { status: 'ready', engines };
+  });
+}

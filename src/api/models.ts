@@ -1,0 +1,54 @@
+/**
+ * @module api/models
+ * `GET /models` and `GET /models/{id}`: each model's contract (limits,
+ * formats, settings, price multiplier) and the engine that serves it, so
+ * nobody mistakes which engine is behind a model id.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors/api-error.js';
+import type { FormatRules, ModelProfile } from '../models/profile.js';
+import type { Services } from '../services.js';
+
+function formats(rules: FormatRules) {
+  return {
+    containers: rules.containers,
+    encodings: rules.encodings,
+    sample_rates: rules.sampleRates,
+    default_encoding: rules.defaultEncoding ?? null,
+    mp3_bit_rates: rules.mp3BitRates,
+    default_mp3_bit_rate: rules.defaultMp3BitRate ?? null,
+  };
+}
+
+export function describeModel(model: ModelProfile, services: Services) {
+  const engine = services.engines.get(model.engine);
+  const info = engine?.info();
+  return {
+    id: model.id,
+    object: 'model',
+    name: model.name,
+    description: model.description,
+    engine: {
+      id: model.engine,
+      type: info?.type ?? null,
+      native_sample_rate: info?.sampleRate ?? null,
+      ready: info?.ready ?? false,
+    },
+    max_transcript_chars: model.maxTranscriptChars,
+    formats: { bytes: formats(model.clip), stream: formats(model.stream) },
+    credit_multiplier: model.creditMultiplier,
+    generation_config: { speed: model.speed, volume: model.volume },
+    streaming: model.streaming,
+    default_voice: model.defaultVoice,
+    languages: model.languages,
+  };
+}
+
+export function registerModels(app: FastifyInstance, services: Services): void {
+  app.get('/models', async () => ({ data: services.models.list().map((m) => describeModel(m, services)) }));
+  app.get<{ Params: { id: string } }>('/models/:id', async (request) => {
+    const model = services.models.get(request.params.id);
+    if (!model) throw new ApiError('model_not_found', { reason: `model ${request.params.id} does not exist` });
+    return describeModel(model, services);
+  });
+}

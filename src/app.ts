@@ -1,0 +1,63 @@
+/**
+ * @module app
+ * Assembles a server from configuration: engines bound to models, the model
+ * and voice catalogues, the request gate and the HTTP server; starts engines
+ * before listening and drains requests in flight on close.
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config/schema.js';
+import { EngineRegistry } from './engines/registry.js';
+import { EspeakPool } from './engines/espeak/pool.js';
+import { openGate, type RequestGate } from './http/gate.js';
+import { buildHttpServer } from './http/server.js';
+import type { Logger } from './log/logger.js';
+import { buildModelCatalogue } from './models/catalogue.js';
+import type { Services } from './services.js';
+import { espeakLanguageVoices, NAMED_VOICES } from './voices/builtin.js';
+import { VoiceCatalogue } from './voices/catalogue.js';
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
+
+export interface App {
+  http: FastifyInstance;
+  services: Services;
+  /** Starts the engines, then listens; resolves with the bound address. */
+  listen(): Promise<string>;
+  /** Stops accepting, lets requests in flight finish (up to the grace period), stops engines. */
+  close(): Promise<void>;
+}
+
+export function createApp(config: Config, logger: Logger, options: { gate?: RequestGate } = {}): App {
+  const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
+  const engines = new EngineRegistry(config.engines, models.boundEngines(), logger);
+  const voices = new VoiceCatalogue(NAMED_VOICES);
+  const services: Services = { config, logger, models, engines, voices, gate: options.gate ?? openGate, version: VERSION };
+  let closing = false;
+  const http = buildHttpServer(services, () => closing);
+
+  return {
+    http,
+    services,
+    async listen() {
+      await engines.start();
+      for (const engine of engines.list()) {
+        if (engine instanceof EspeakPool) voices.addBuiltin(espeakLanguageVoices(engine.listedVoices));
+      }
+      return http.listen({ host: config.server.host, port: config.server.port });
+    },
+    async close() {
+      closing = true;
+      const force = setTimeout(() => http.server.closeAllConnections(), config.server.shutdownGraceMs);
+      force.unref();
+      try {
+        await http.close();
+      } finally {
+        clearTimeout(force);
+        await engines.stop();
+      }
+    },
+  };
+}

@@ -1,0 +1,117 @@
+/**
+ * @module audio/encoder — turns float sample chunks (already at the output rate) into the bytes of
+ * the requested container/encoding. This is the one object the synthesis pipeline drives:
+ * header() once, encode() per chunk, end() once.
+ */
+
+import { bytesPerSample, CONTENT_TYPES, type Encoding, type OutputFormat } from './format.js';
+import { encodeAlaw, encodeMulaw } from './g711.js';
+import { createMp3Stream, defaultMp3BitRate } from './mp3.js';
+import { clipFloat, float32ToBytes, floatToInt16, int16ToBytes } from './pcm.js';
+import { wavHeader } from './wav.js';
+
+export interface AudioEncoder {
+  readonly contentType: string;
+  /** Bytes to send before the first chunk (WAV header), or null for raw/mp3. */
+  header(): Buffer | null;
+  /** Encoded bytes for this chunk; may be empty (mp3 buffers until a frame is full). */
+  encode(samples: Float32Array): Buffer;
+  /** Trailing bytes (mp3's last frames; empty otherwise). The encoder is finished afterwards. */
+  end(): Buffer;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function asBuffer(u8: Uint8Array): Buffer {
+  return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+}
+
+/** Float samples → bytes of a PCM-style encoding. Stateless, so chunking never changes the bytes. */
+export function encodePcm(encoding: Encoding, samples: Float32Array): Buffer {
+  switch (encoding) {
+    case 'pcm_s16le':
+      return int16ToBytes(floatToInt16(samples));
+    case 'pcm_f32le':
+      // Clipped so f32 carries the same signal as the integer encodings (resampler overshoot included).
+      return float32ToBytes(clipFloat(samples));
+    case 'pcm_mulaw':
+      return asBuffer(encodeMulaw(floatToInt16(samples)));
+    case 'pcm_alaw':
+      return asBuffer(encodeAlaw(floatToInt16(samples)));
+    default:
+      throw new Error(`unknown encoding: ${String(encoding)}`);
+  }
+}
+
+function requireEncoding(format: OutputFormat): Encoding {
+  if (!format.encoding) throw new Error(`${format.container} output needs an encoding`);
+  bytesPerSample(format.encoding); // throws for unknown values arriving from untyped callers
+  return format.encoding;
+}
+
+function checkSampleRate(rate: number): void {
+  if (!Number.isInteger(rate) || rate <= 0) throw new RangeError(`invalid sample rate ${rate}`);
+}
+
+/** WAV header carrying the real data length, for whole-clip responses whose length is known. */
+export function finalWavHeader(format: OutputFormat, dataBytes: number): Buffer {
+  return wavHeader({ sampleRate: format.sampleRate, encoding: requireEncoding(format), dataBytes });
+}
+
+/**
+ * Creates an encoder for `format`. For WAV, header() carries real sizes only when not streaming and
+ * `totalSamples` is known; otherwise it uses the 0xFFFFFFFF "unknown length" sizes.
+ * mp3 without a bitRate gets defaultMp3BitRate(sampleRate); unsupported pairs throw.
+ */
+export async function createAudioEncoder(
+  format: OutputFormat,
+  opts: { streaming: boolean; totalSamples?: number },
+): Promise<AudioEncoder> {
+  checkSampleRate(format.sampleRate);
+  const contentType = CONTENT_TYPES[format.container];
+  if (!contentType) throw new Error(`unknown container: ${String(format.container)}`);
+  let ended = false;
+  const live = (): void => {
+    if (ended) throw new Error('audio encoder already ended');
+  };
+
+  if (format.container === 'mp3') {
+    const mp3 = await createMp3Stream(format.sampleRate, format.bitRate ?? defaultMp3BitRate(format.sampleRate));
+    return {
+      contentType,
+      header: () => null,
+      encode(samples) {
+        live();
+        return asBuffer(mp3.encode(samples));
+      },
+      end() {
+        if (ended) return EMPTY;
+        ended = true;
+        return asBuffer(mp3.flush());
+      },
+    };
+  }
+
+  const encoding = requireEncoding(format);
+  const { totalSamples } = opts;
+  if (totalSamples !== undefined && (!Number.isInteger(totalSamples) || totalSamples < 0)) {
+    throw new RangeError(`invalid totalSamples ${totalSamples}`);
+  }
+  const knownBytes =
+    !opts.streaming && totalSamples !== undefined ? totalSamples * bytesPerSample(encoding) : undefined;
+  return {
+    contentType,
+    header() {
+      if (format.container !== 'wav') return null;
+      return wavHeader({ sampleRate: format.sampleRate, encoding, dataBytes: knownBytes });
+    },
+    encode(samples) {
+      live();
+      return encodePcm(encoding, samples);
+    },
+    end() {
+      ended = true;
+      return EMPTY;
+    },
+  };
+}

@@ -1,0 +1,36 @@
+/** @module audio/format — output format vocabulary shared by the HTTP layer and the encoders. */
+
+export type Container = 'raw' | 'wav' | 'mp3';
+export type Encoding = 'pcm_s16le' | 'pcm_f32le' | 'pcm_mulaw' | 'pcm_alaw';
+
+/**
+ * A requested output format. `encoding` is required for raw/wav and absent for mp3;
+ * `bitRate` (bits per second) only applies to mp3.
+ */
+export interface OutputFormat {
+  container: Container;
+  encoding?: Encoding;
+  sampleRate: number;
+  bitRate?: number;
+}
+
+export const CONTENT_TYPES: Record<Container, string> = {
+  wav: 'audio/wav',
+  mp3: 'audio/mpeg',
+  raw: 'application/octet-stream',
+};
+
+/** Bytes per mono sample of a PCM-style encoding. */
+export function bytesPerSample(encoding: Encoding): number {
+  switch (encoding) {
+    case 'pcm_s16le':
+      return 2;
+    case 'pcm_f32le':
+      return 4;
+    case 'pcm_mulaw':
+    case 'pcm_alaw':
+      return 1;
+    default:
+      throw new Error(`unknown encoding: ${String(encoding)}`);
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * @module config/load
+ * Builds the running configuration: defaults ← the JSON file given by
+ * `--config` ← `VOICEGATE_*` environment variables (and the conventional
+ * `PORT` / `HOST`). Invalid configuration stops start-up with a message
+ * naming the offending field.
+ */
+import { readFileSync } from 'node:fs';
+import { configSchema, type Config } from './schema.js';
+
+/** Environment variables and the config path each one sets. */
+const ENV_PATHS: [string, string[], 'number' | 'string'][] = [
+  ['PORT', ['server', 'port'], 'number'],
+  ['HOST', ['server', 'host'], 'string'],
+  ['VOICEGATE_PORT', ['server', 'port'], 'number'],
+  ['VOICEGATE_HOST', ['server', 'host'], 'string'],
+  ['VOICEGATE_BODY_LIMIT_BYTES', ['server', 'bodyLimitBytes'], 'number'],
+  ['VOICEGATE_SHUTDOWN_GRACE_MS', ['server', 'shutdownGraceMs'], 'number'],
+  ['VOICEGATE_DATA_DIR', ['dataDir'], 'string'],
+  ['VOICEGATE_LOG_LEVEL', ['log', 'level'], 'string'],
+  ['VOICEGATE_ESPEAK_WORKERS', ['engines', 'espeak', 'workers'], 'number'],
+  ['VOICEGATE_ESPEAK_QUEUE_LIMIT', ['engines', 'espeak', 'queueLimit'], 'number'],
+];
+
+export class ConfigError extends Error {}
+
+function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const child = node[key];
+    if (typeof child !== 'object' || child === null) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1]] = value;
+}
+
+/** Adds the default engines unless the config defines engines of those ids itself. */
+function withDefaultEngines(raw: Record<string, unknown>): void {
+  const engines = (raw.engines ?? {}) as Record<string, Record<string, unknown>>;
+  engines.espeak = { type: 'espeak', ...engines.espeak };
+  engines.tone = { type: 'tone', ...engines.tone };
+  raw.engines = engines;
+}
+
+export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown> } = {}): Config {
+  const env = options.env ?? process.env;
+  let raw: Record<string, unknown> = {};
+  if (options.file) {
+    try {
+      raw = JSON.parse(readFileSync(options.file, 'utf8')) as Record<string, unknown>;
+    } catch (err) {
+      throw new ConfigError(`cannot read config file ${options.file}: ${(err as Error).message}`);
+    }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config file ${options.file} must hold a JSON object`);
+  }
+  for (const [name, path, kind] of ENV_PATHS) {
+    const value = env[name];
+    if (value === undefined || value === '') continue;
+    const parsed = kind === 'number' ? Number(value) : value;
+    if (kind === 'number' && !Number.isFinite(parsed)) throw new ConfigError(`${name} must be a number; got ${JSON.stringify(value)}`);
+    setPath(raw, path, parsed);
+  }
+  for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;
+  withDefaultEngines(raw);
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new ConfigError(`invalid configuration at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,90 @@
+/**
+ * @module config/schema
+ * The configuration's shape and defaults, validated with zod. Everything has
+ * a default, so an empty config serves speech: eSpeak NG bound to both
+ * shipped models, state under ./data, port 8080 on loopback.
+ */
+import { availableParallelism } from 'node:os';
+import { z } from 'zod';
+
+const containers = z.enum(['raw', 'wav', 'mp3']);
+const encodings = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
+
+const formatRules = z
+  .object({
+    containers: z.array(containers).min(1),
+    encodings: z.array(encodings),
+    sampleRates: z.array(z.number().int().min(8000).max(48000)).min(1),
+    defaultEncoding: encodings.optional(),
+    mp3BitRates: z.array(z.number().int()),
+    defaultMp3BitRate: z.number().int().optional(),
+  })
+  .strict();
+
+const range = z.object({ min: z.number(), max: z.number() }).strict();
+
+/** A model entry: overrides of a shipped profile, or a new model that `extends` one. */
+export const modelConfigSchema = z
+  .object({
+    extends: z.string().optional(),
+    name: z.string().optional(),
+    description: z.string().optional(),
+    engine: z.string().optional(),
+    maxTranscriptChars: z.number().int().min(1).optional(),
+    clip: formatRules.partial().optional(),
+    stream: formatRules.partial().optional(),
+    creditMultiplier: z.number().positive().optional(),
+    speed: range.nullable().optional(),
+    volume: range.nullable().optional(),
+    streaming: z.boolean().optional(),
+    defaultVoice: z.string().nullable().optional(),
+    languages: z.array(z.string()).optional(),
+  })
+  .strict();
+
+export const engineConfigSchema = z.discriminatedUnion('type', [
+  z
+    .object({
+      type: z.literal('espeak'),
+      workers: z.number().int().min(1).max(64).default(Math.max(1, availableParallelism())),
+      queueLimit: z.number().int().min(0).default(256),
+      highWater: z.number().int().min(2).default(32),
+    })
+    .strict(),
+  z
+    .object({
+      type: z.literal('tone'),
+      sampleRate: z.number().int().min(8000).max(48000).default(24000),
+      secondsPerChar: z.number().positive().default(0.06),
+      chunkSeconds: z.number().positive().default(0.1),
+    })
+    .strict(),
+]);
+
+export const configSchema = z
+  .object({
+    server: z
+      .object({
+        host: z.string().default('127.0.0.1'),
+        port: z.number().int().min(0).max(65535).default(8080),
+        /** Request bodies above this many bytes get 413 before parsing. */
+        bodyLimitBytes: z.number().int().min(1024).default(65536),
+        /** How long shutdown waits for requests in flight before closing connections. */
+        shutdownGraceMs: z.number().int().min(0).default(10000),
+      })
+      .strict()
+      .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000 }),
+    dataDir: z.string().default('./data'),
+    log: z
+      .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
+      .strict()
+      .default({ level: 'info' }),
+    engines: z.record(z.string(), engineConfigSchema).default({}),
+    models: z.record(z.string(), modelConfigSchema).default({}),
+  })
+  .strict();
+
+export type ConfigInput = z.input<typeof configSchema>;
+export type Config = z.output<typeof configSchema>;
+export type EngineConfig = z.output<typeof engineConfigSchema>;
+export type ModelConfig = z.output<typeof modelConfigSchema>;

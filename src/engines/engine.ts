@@ -1,0 +1,60 @@
+/**
+ * @module engines/engine
+ * The interface every engine implements — the embedded eSpeak NG pool, the
+ * tone engine, and later local neural and remote engines. Given text, a voice
+ * and settings it yields Float32 chunks at the engine's native rate (mono,
+ * −1…1), optionally with word timings, and stops when the signal aborts.
+ */
+import type { Voice } from '../voices/voice.js';
+
+export interface WordTiming {
+  word: string;
+  /** Seconds from the start of this synthesis. */
+  start: number;
+  end: number;
+}
+
+export interface EngineChunk {
+  samples: Float32Array;
+  /** Words whose timing became known with this chunk. */
+  words?: WordTiming[];
+}
+
+export interface EngineInput {
+  /** Plain text to speak (markup characters are literal). */
+  text: string;
+  voice: Voice;
+  /** Speaking-rate multiplier, 1 = the voice's own rate. */
+  speed: number;
+  language?: string;
+  wordTimings: boolean;
+}
+
+export interface EngineInfo {
+  id: string;
+  type: string;
+  sampleRate: number;
+  ready: boolean;
+  [detail: string]: unknown;
+}
+
+export interface Engine {
+  readonly id: string;
+  readonly type: string;
+  /** Native output rate in Hz. */
+  readonly sampleRate: number;
+  /** Loads and warms the engine; resolves once it can serve. */
+  start(): Promise<void>;
+  /** Stops accepting work and releases resources. */
+  stop(): Promise<void>;
+  isReady(): boolean;
+  /** Whether this engine has a profile for the voice. */
+  supportsVoice(voice: Voice): boolean;
+  /**
+   * Streams the synthesis. Throws `ApiError('engine_error' | 'engine_unavailable')`
+   * on engine failure, and the signal's reason when aborted. Breaking out of the
+   * iteration cancels the work.
+   */
+  synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk>;
+  info(): EngineInfo;
+}

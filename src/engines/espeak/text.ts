@@ -1,0 +1,45 @@
+/**
+ * @module engines/espeak/text
+ * Makes plain text safe for eSpeak NG, which always reads SSML: markup
+ * characters are escaped so they are read literally, NUL (which cuts the text
+ * short) and other control characters become spaces. Keeps a map from the
+ * escaped text's code points back to the original so eSpeak's word events
+ * (1-based code-point positions) can name the words the user sent.
+ */
+
+export interface PreparedText {
+  /** Text to hand to eSpeak. */
+  text: string;
+  /** For each code point of `text`, the index of the code point of the original it came from. */
+  sourceIndex: Int32Array;
+  /** The original's code points. */
+  source: string[];
+}
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+
+export function prepareText(input: string): PreparedText {
+  const source = [...input];
+  const out: string[] = [];
+  const sourceIndex: number[] = [];
+  source.forEach((ch, i) => {
+    const code = ch.codePointAt(0)!;
+    let replacement = ch;
+    if (ENTITIES[ch]) replacement = ENTITIES[ch];
+    else if ((code < 0x20 && ch !== '\n' && ch !== '\t') || code === 0x7f) replacement = ' ';
+    else if (ch === '\r') replacement = ' ';
+    for (const piece of replacement) {
+      out.push(piece);
+      sourceIndex.push(i);
+    }
+  });
+  return { text: out.join(''), sourceIndex: Int32Array.from(sourceIndex), source };
+}
+
+/** The original word for an eSpeak word event (1-based position and length in prepared code points). */
+export function wordAt(prepared: PreparedText, position: number, length: number): string {
+  const first = prepared.sourceIndex[position - 1];
+  const last = prepared.sourceIndex[Math.min(position - 1 + Math.max(length, 1) - 1, prepared.sourceIndex.length - 1)];
+  if (first === undefined || last === undefined) return '';
+  return prepared.source.slice(first, last + 1).join('');
+}

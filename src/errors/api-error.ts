@@ -1,0 +1,56 @@
+/**
+ * @module errors/api-error
+ * `ApiError` carries a registry code and its parameters from wherever a
+ * request fails to the transport, which renders it in that transport's
+ * envelope (JSON body, SSE error event, OpenAI error shape …).
+ */
+import { ERRORS, formatMessage, type ErrorCode } from './registry.js';
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly title: string;
+  /** Extra response headers, e.g. Retry-After for 429/503. */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+    const def = ERRORS[code];
+    super(formatMessage(def.message, params));
+    this.name = 'ApiError';
+    this.code = code;
+    this.status = def.status;
+    this.title = def.title;
+    this.headers = headers;
+  }
+
+  /** The documented error body: `{error, error_code, title, message, detail, status_code, request_id, doc_url}`. */
+  toBody(requestId: string): ErrorBody {
+    return {
+      error: this.code,
+      error_code: this.code,
+      title: this.title,
+      message: this.message,
+      detail: this.message,
+      status_code: this.status,
+      request_id: requestId,
+      doc_url: '',
+    };
+  }
+}
+
+export interface ErrorBody {
+  error: ErrorCode;
+  error_code: ErrorCode;
+  title: string;
+  message: string;
+  detail: string;
+  status_code: number;
+  request_id: string;
+  doc_url: string;
+}
+
+/** Wraps anything thrown into an ApiError; unknown failures become `generation_failed`. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return new ApiError('generation_failed');
+}

@@ -1,0 +1,54 @@
+/**
+ * @module errors/registry
+ * The one registry of error codes a client can see: code → HTTP status, title
+ * and message template. `docs/errors.md` documents the same table and a test
+ * keeps the two in step, so adding a code here means documenting it there.
+ */
+
+export interface ErrorDefinition {
+  /** HTTP status sent with the error (and `status_code` in stream error events). */
+  readonly status: number;
+  /** Short human title, as the Cartesia SDK's error type expects. */
+  readonly title: string;
+  /** Message template; `{name}` placeholders are filled from the error's params. */
+  readonly message: string;
+}
+
+export const ERRORS = {
+  invalid_json: { status: 400, title: 'Invalid JSON', message: 'request body must be a JSON object{reason}' },
+  invalid_request: { status: 400, title: 'Invalid request', message: '{reason}' },
+  missing_transcript: { status: 400, title: 'Missing transcript', message: 'transcript is required and must be a non-empty string' },
+  input_too_long: {
+    status: 400,
+    title: 'Input too long',
+    message: 'transcript is {count} characters; the maximum is {max} per request — split longer text across requests or WebSocket messages',
+  },
+  missing_voice: { status: 400, title: 'Missing voice', message: 'voice is required: send {"mode": "id", "id": "<voice-id>"}{reason}' },
+  missing_voice_id: { status: 400, title: 'Missing voice id', message: 'voice.id is required and must be a non-empty string' },
+  unknown_voice_mode: { status: 400, title: 'Unknown voice mode', message: 'voice.mode must be "id"{reason}' },
+  voice_not_found: { status: 404, title: 'Voice not found', message: 'voice {id} does not exist or is not visible to your organization' },
+  model_not_found: { status: 404, title: 'Model not found', message: '{reason}' },
+  invalid_output_format: { status: 400, title: 'Invalid output format', message: '{reason}' },
+  invalid_generation_config: { status: 400, title: 'Invalid generation config', message: '{reason}' },
+  payload_too_large: { status: 413, title: 'Payload too large', message: 'request body is larger than the limit of {limit} bytes' },
+  method_not_allowed: { status: 405, title: 'Method not allowed', message: '{method} is not allowed on {path}; use {allowed}' },
+  not_found: { status: 404, title: 'Not found', message: 'no route for {method} {path}' },
+  engine_error: { status: 502, title: 'Engine error', message: 'the speech engine failed while generating this request{reason}' },
+  engine_unavailable: { status: 503, title: 'Engine unavailable', message: 'the speech engine is busy or not ready; retry later' },
+  generation_failed: { status: 500, title: 'Generation failed', message: 'generation failed for an unexpected reason; the request id helps the operator find it' },
+  not_ready: { status: 503, title: 'Not ready', message: 'the server is starting or shutting down; retry later' },
+} as const satisfies Record<string, ErrorDefinition>;
+
+export type ErrorCode = keyof typeof ERRORS;
+
+/** Fills `{name}` placeholders; unknown names become empty strings. */
+export function formatMessage(template: string, params: Record<string, unknown>): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    return value === undefined || value === null ? '' : String(value);
+  });
+}
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.prototype.hasOwnProperty.call(ERRORS, code);
+}

@@ -1,0 +1,43 @@
+/**
+ * @module http/json-body
+ * TTS routes read their body as bytes and decode JSON themselves: any
+ * Content-Type is accepted (curl's default form type included), the size cap
+ * is enforced before reading, and a body that is not a JSON object gets the
+ * documented `invalid_json` rather than a framework error.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors/api-error.js';
+
+/** Registers a raw-bytes body parser in this (encapsulated) Fastify scope. */
+export function acceptRawBodies(scope: FastifyInstance, bodyLimit: number): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+}
+
+export function decodeJsonObject(body: unknown): Record<string, unknown> {
+  if (!Buffer.isBuffer(body) || body.length === 0) throw new ApiError('invalid_json', { reason: '; the body is empty' });
+  let value: unknown;
+  try {
+    value = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    throw new ApiError('invalid_json', { reason: `; ${(err as Error).message}` });
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ApiError('invalid_json', { reason: `; got ${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}` });
+  }
+  return value as Record<string, unknown>;
+}
+
+const OTHER_METHODS = ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
+
+/** Answers every method but POST on `url` with 405 `method_not_allowed`. */
+export function postOnly(scope: FastifyInstance, url: string): void {
+  scope.route({
+    method: [...OTHER_METHODS],
+    url,
+    exposeHeadRoute: false,
+    handler: async (request) => {
+      throw new ApiError('method_not_allowed', { method: request.method, path: url, allowed: 'POST' }, { allow: 'POST' });
+    },
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * @module log/logger
+ * Structured JSON logs through pino. Credentials never reach a log line:
+ * authorization headers, API-key headers and key-bearing query strings are
+ * redacted or stripped before serialization.
+ */
+import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
+
+export type Logger = PinoLogger;
+
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-api-key"]',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers["x-api-key"]',
+  'apiKey',
+  'api_key',
+  'key',
+];
+
+/** Drops the query string, which may carry `api_key` or `access_token`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : `${url.slice(0, q)}?[redacted]`;
+}
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      redact: { paths: REDACT, censor: '[redacted]' },
+      base: { service: 'voicegate' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: {
+        err: pino.stdSerializers.err,
+        req: (req: { method?: string; url?: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.ip }),
+        res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+      },
+    },
+    destination,
+  );
+}

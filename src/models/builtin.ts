@@ -1,0 +1,57 @@
+/**
+ * @module models/builtin
+ * The two shipped model profiles. Each reproduces one seed API document:
+ * `gepard-1.0` (2,000 characters, raw/wav, no mp3 or f32) and `omnivoice`
+ * (5,000 characters, wav/mp3/raw, f32 allowed, default voice `sarah`).
+ * Config may rebind their engine or override any field.
+ */
+import type { ModelProfile } from './profile.js';
+
+const SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
+const MP3_BIT_RATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000];
+
+export const BUILTIN_MODELS: Record<string, ModelProfile> = {
+  'gepard-1.0': {
+    id: 'gepard-1.0',
+    name: 'Gepard 1.0',
+    description: 'Dialogue-native model, tuned for conversational speech and low-latency streaming.',
+    engine: 'espeak',
+    maxTranscriptChars: 2000,
+    clip: { containers: ['raw', 'wav'], encodings: ['pcm_s16le', 'pcm_mulaw', 'pcm_alaw'], sampleRates: SAMPLE_RATES, mp3BitRates: [] },
+    stream: { containers: ['raw'], encodings: ['pcm_s16le', 'pcm_mulaw', 'pcm_alaw'], sampleRates: SAMPLE_RATES, mp3BitRates: [] },
+    creditMultiplier: 1,
+    speed: { min: 0.6, max: 1.5 },
+    volume: { min: 0.5, max: 2.0 },
+    streaming: true,
+    defaultVoice: null,
+    languages: ['en'],
+  },
+  omnivoice: {
+    id: 'omnivoice',
+    name: 'OmniVoice',
+    description: 'Open text-to-speech model with voice cloning; English.',
+    engine: 'espeak',
+    maxTranscriptChars: 5000,
+    clip: {
+      containers: ['wav', 'mp3', 'raw'],
+      encodings: ['pcm_f32le', 'pcm_s16le', 'pcm_mulaw', 'pcm_alaw'],
+      sampleRates: SAMPLE_RATES,
+      defaultEncoding: 'pcm_s16le',
+      mp3BitRates: MP3_BIT_RATES,
+      defaultMp3BitRate: 128000,
+    },
+    stream: {
+      containers: ['wav', 'raw'],
+      encodings: ['pcm_f32le', 'pcm_s16le', 'pcm_mulaw', 'pcm_alaw'],
+      sampleRates: SAMPLE_RATES,
+      defaultEncoding: 'pcm_s16le',
+      mp3BitRates: [],
+    },
+    creditMultiplier: 1,
+    speed: { min: 0.6, max: 1.5 },
+    volume: { min: 0.5, max: 2.0 },
+    streaming: true,
+    defaultVoice: 'sarah',
+    languages: ['en'],
+  },
+};

@@ -1,0 +1,74 @@
+/**
+ * @module models/output-format
+ * Checks a request's `output_format` against the model profile's fixed sets
+ * and turns it into a typed `OutputFormat`. Nothing falls back silently: a
+ * value outside the set, a field that does not belong to the container, or an
+ * mp3 bit rate LAME cannot produce at that rate is a 400 that says why.
+ */
+import type { Container, Encoding, OutputFormat } from '../audio/format.js';
+import { mp3BitRateProblem } from '../audio/mp3.js';
+import { ApiError } from '../errors/api-error.js';
+import type { FormatRules, ModelProfile } from './profile.js';
+
+function invalid(reason: string): ApiError {
+  return new ApiError('invalid_output_format', { reason });
+}
+
+function list(values: readonly (string | number)[]): string {
+  return values.join(', ');
+}
+
+/** The profile's default bit rate, or the highest listed one below it that LAME can make at this rate. */
+function defaultBitRate(rules: FormatRules, sampleRate: number): number | undefined {
+  const preferred = rules.defaultMp3BitRate;
+  if (preferred === undefined) return undefined;
+  const usable = rules.mp3BitRates.filter((b) => b <= preferred && !mp3BitRateProblem(sampleRate, b));
+  return usable.length ? Math.max(...usable) : preferred;
+}
+
+export function resolveOutputFormat(raw: unknown, model: ModelProfile, streaming: boolean): OutputFormat {
+  if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw invalid('output_format is required: an object with container, encoding and sample_rate');
+  }
+  const rules: FormatRules = streaming ? model.stream : model.clip;
+  const fields = raw as Record<string, unknown>;
+  const container = fields.container;
+  if (typeof container !== 'string' || !rules.containers.includes(container as Container)) {
+    const clipOnly = typeof container === 'string' && streaming && model.clip.containers.includes(container as Container);
+    throw invalid(
+      clipOnly
+        ? `container ${container} is not available when streaming with ${model.id}; allowed: ${list(rules.containers)}`
+        : `output_format.container must be one of ${list(rules.containers)} for ${model.id}` +
+            (container === undefined ? '' : `; got ${JSON.stringify(container)}`),
+    );
+  }
+
+  const sampleRate = fields.sample_rate;
+  if (typeof sampleRate !== 'number' || !rules.sampleRates.includes(sampleRate)) {
+    throw invalid(
+      `output_format.sample_rate must be one of ${list(rules.sampleRates)}` +
+        (sampleRate === undefined ? '' : `; got ${JSON.stringify(sampleRate)}`),
+    );
+  }
+
+  if (container === 'mp3') {
+    if (fields.encoding !== undefined) throw invalid('output_format.encoding is not accepted with container mp3; use bit_rate');
+    const bitRate = fields.bit_rate ?? defaultBitRate(rules, sampleRate);
+    if (typeof bitRate !== 'number' || !rules.mp3BitRates.includes(bitRate)) {
+      throw invalid(`output_format.bit_rate must be one of ${list(rules.mp3BitRates)}` + (bitRate === undefined ? '' : `; got ${JSON.stringify(bitRate)}`));
+    }
+    const problem = mp3BitRateProblem(sampleRate, bitRate);
+    if (problem) throw invalid(problem);
+    return { container: 'mp3', sampleRate, bitRate };
+  }
+
+  if (fields.bit_rate !== undefined) throw invalid('output_format.bit_rate is only accepted with container mp3');
+  const encoding = fields.encoding ?? rules.defaultEncoding;
+  if (typeof encoding !== 'string' || !rules.encodings.includes(encoding as Encoding)) {
+    throw invalid(
+      `output_format.encoding must be one of ${list(rules.encodings)} for ${model.id}` +
+        (encoding === undefined ? '' : `; got ${JSON.stringify(encoding)}`),
+    );
+  }
+  return { container: container as Container, encoding: encoding as Encoding, sampleRate };
+}

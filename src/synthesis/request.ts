@@ -1,0 +1,39 @@
+/**
+ * @module synthesis/request
+ * The one typed request every transport produces and the pipeline consumes.
+ * Dialects (Cartesia bytes/SSE/WebSocket, OpenAI) differ only in how they
+ * build it and how they frame what comes out.
+ */
+import type { OutputFormat } from '../audio/format.js';
+import type { Engine } from '../engines/engine.js';
+import type { GenerationSettings } from '../models/generation-config.js';
+import type { ModelProfile } from '../models/profile.js';
+import type { Voice } from '../voices/voice.js';
+
+export interface SynthesisRequest {
+  requestId: string;
+  model: ModelProfile;
+  engine: Engine;
+  /** The transcript exactly as sent: what limits and billing count. */
+  transcript: string;
+  /** Unicode code points of `transcript`. */
+  characters: number;
+  /** What the engine speaks (the transcript after pronunciation expansion). */
+  text: string;
+  voice: Voice;
+  format: OutputFormat;
+  language: string | null;
+  settings: GenerationSettings;
+  /** Whether audio is sent as it is made (affects allowed formats and WAV headers). */
+  streaming: boolean;
+  wordTimestamps: boolean;
+  /** Client-chosen context id, echoed in stream events. */
+  contextId: string | null;
+}
+
+/** Counts Unicode code points, the unit of limits and billing (not UTF-16 units). */
+export function countCharacters(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}

@@ -1,0 +1,38 @@
+/**
+ * @module voices/voice
+ * The voice record shared by the API and the engines. A voice is usable with
+ * a model only when it has a profile for the type of engine bound to that
+ * model: built-in voices carry eSpeak profiles, cloned voices will carry
+ * profiles made by cloning-capable engines.
+ */
+
+export type Gender = 'feminine' | 'masculine' | 'gender_neutral';
+
+export interface EspeakVoiceProfile {
+  /** eSpeak voice name, e.g. `en-us`, `en-gb-x-rp`, `fr`. */
+  voice: string;
+  /** eSpeak variant, e.g. `f3`, `m1`, `klatt`; null for the voice's own. */
+  variant: string | null;
+  /** eSpeak pitch 0–99 (50 is the voice's default). */
+  pitch: number;
+  /** Speaking rate in words per minute at speed 1. */
+  rate: number;
+}
+
+export interface VoiceProfiles {
+  espeak?: EspeakVoiceProfile;
+}
+
+export interface Voice {
+  id: string;
+  name: string;
+  description: string;
+  gender: Gender;
+  /** Primary language, ISO 639 code with optional region (`en`, `en-gb`, `fr`). */
+  language: string;
+  accent: string | null;
+  /** Owning organisation; null for built-in voices, which every organisation sees. */
+  ownerOrgId: string | null;
+  createdAt: string;
+  profiles: VoiceProfiles;
+}

@@ -1,0 +1,62 @@
+/**
+ * @module test/helpers/server
+ * Starts a real Voicegate server on an ephemeral loopback port for a test
+ * file, with quiet logs and a small eSpeak pool.
+ */
+import { createApp, type App } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { createLogger } from '../../src/log/logger.js';
+import type { RequestGate } from '../../src/http/gate.js';
+import type { DestinationStream } from 'pino';
+
+export interface TestServer {
+  url: string;
+  app: App;
+  close(): Promise<void>;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
+}
+
+export interface TestServerOptions {
+  config?: Partial<ConfigInput>;
+  gate?: RequestGate;
+  logDestination?: DestinationStream;
+  logLevel?: string;
+}
+
+export async function startServer(options: TestServerOptions = {}): Promise<TestServer> {
+  const { config: overrides = {} } = options;
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      ...overrides,
+      server: { host: '127.0.0.1', port: 0, ...(overrides.server ?? {}) },
+      engines: { espeak: { type: 'espeak', workers: 1 }, ...(overrides.engines ?? {}) },
+    },
+  });
+  const logger = createLogger(options.logLevel ?? (options.logDestination ? 'info' : 'silent'), options.logDestination);
+  const app = createApp(config, logger, { gate: options.gate });
+  const url = await app.listen();
+  return {
+    url,
+    app,
+    close: () => app.close(),
+    post: (path, body, headers = {}) =>
+      fetch(url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+  };
+}
+
+/** A /tts/bytes body with sensible defaults. */
+export function ttsBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    model_id: 'gepard-1.0',
+    transcript: 'Today is a wonderful day to build something people love!',
+    voice: { mode: 'id', id: 'sarah' },
+    output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 },
+    ...overrides,
+  };
+}

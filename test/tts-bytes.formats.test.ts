@@ -1,0 +1,116 @@
+/**
+ * @module test/tts-bytes.formats
+ * Every allowed model × container × encoding × sample rate (× mp3 bit rate)
+ * through /tts/bytes: the bytes are decoded and checked for the requested
+ * rate, a duration matching the engine's own output, and real speech level.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { OutputFormat } from '../src/audio/format.js';
+import { decodeToFloat, rms } from '../src/audio/decode.js';
+import { mp3BitRateProblem } from '../src/audio/mp3.js';
+import { BUILTIN_MODELS } from '../src/models/builtin.js';
+import { startServer, ttsBody, type TestServer } from './helpers/server.js';
+
+const TRANSCRIPT = 'Your appointment is confirmed for Tuesday at two.';
+let server: TestServer;
+let engineSeconds = 0;
+
+before(async () => {
+  server = await startServer({ config: { models: { 'tone-check': { extends: 'omnivoice', engine: 'tone' } } } });
+  const engine = server.app.services.engines.get('espeak')!;
+  const voice = (await server.app.services.voices.get('sarah', null))!;
+  let samples = 0;
+  for await (const chunk of engine.synthesize({ text: TRANSCRIPT, voice, speed: 1, wordTimings: false }, new AbortController().signal)) {
+    samples += chunk.samples.length;
+  }
+  engineSeconds = samples / engine.sampleRate;
+});
+after(() => server.close());
+
+function wireFormat(format: OutputFormat): Record<string, unknown> {
+  return format.container === 'mp3'
+    ? { container: 'mp3', sample_rate: format.sampleRate, bit_rate: format.bitRate }
+    : { container: format.container, encoding: format.encoding, sample_rate: format.sampleRate };
+}
+
+async function checkClip(model: string, format: OutputFormat): Promise<void> {
+  const response = await server.post('/tts/bytes', ttsBody({ model_id: model, transcript: TRANSCRIPT, output_format: wireFormat(format) }));
+  const bytes = Buffer.from(await response.arrayBuffer());
+  assert.equal(response.status, 200, bytes.toString());
+  const expectedType = { wav: 'audio/wav', mp3: 'audio/mpeg', raw: 'application/octet-stream' }[format.container];
+  assert.equal(response.headers.get('content-type'), expectedType);
+  assert.equal(Number(response.headers.get('content-length')), bytes.length);
+  const decoded = await decodeToFloat(bytes, format);
+  assert.equal(decoded.sampleRate, format.sampleRate);
+  const seconds = decoded.samples.length / decoded.sampleRate;
+  // mp3 adds encoder delay and frame padding (< 2 frames); PCM matches to a few samples.
+  const frameSamples = format.sampleRate >= 32000 ? 1152 : 576;
+  const tolerance = format.container === 'mp3' ? (1105 + 2 * frameSamples) / format.sampleRate : 0.005;
+  assert.ok(Math.abs(seconds - engineSeconds) <= tolerance, `duration ${seconds.toFixed(4)} s vs engine ${engineSeconds.toFixed(4)} s`);
+  const level = rms(decoded.samples);
+  assert.ok(level > 0.02, `speech level ${level}`);
+}
+
+for (const model of Object.values(BUILTIN_MODELS)) {
+  describe(`${model.id} clips`, () => {
+    for (const container of model.clip.containers) {
+      if (container === 'mp3') {
+        for (const sampleRate of model.clip.sampleRates) {
+          const allowed = model.clip.mp3BitRates.filter((bitRate) => !mp3BitRateProblem(sampleRate, bitRate));
+          test(`mp3 ${sampleRate} Hz at ${allowed.join(', ')} bps`, async () => {
+            assert.ok(allowed.length > 0);
+            for (const bitRate of allowed) await checkClip(model.id, { container, sampleRate, bitRate });
+          });
+        }
+        continue;
+      }
+      for (const encoding of model.clip.encodings) {
+        test(`${container} ${encoding} at ${model.clip.sampleRates.join(', ')} Hz`, async () => {
+          for (const sampleRate of model.clip.sampleRates) await checkClip(model.id, { container, encoding, sampleRate });
+        });
+      }
+    }
+  });
+}
+
+describe('defaults and exact rates', () => {
+  test('omnivoice: encoding defaults to pcm_s16le; mp3 bit rate defaults to 128 kbps', async () => {
+    const wav = await server.post('/tts/bytes', ttsBody({ model_id: 'omnivoice', output_format: { container: 'wav', sample_rate: 24000 } }));
+    const bytes = Buffer.from(await wav.arrayBuffer());
+    assert.equal(bytes.readUInt16LE(20), 1); // PCM
+    assert.equal(bytes.readUInt16LE(34), 16); // 16-bit
+    const mp3 = await server.post('/tts/bytes', ttsBody({ model_id: 'omnivoice', output_format: { container: 'mp3', sample_rate: 44100 } }));
+    const frame = Buffer.from(await mp3.arrayBuffer());
+    // MPEG-1 layer III bit-rate index 9 = 128 kbps.
+    const sync = frame.indexOf(Buffer.from([0xff]));
+    assert.equal(frame[sync + 2] >> 4, 9);
+  });
+  test('a request at the engine rate skips resampling: bit-identical to the engine output', async () => {
+    // The tone engine is deterministic (eSpeak adds random breath noise), so outputs can be compared exactly.
+    const engine = server.app.services.engines.get('tone')!;
+    const voice = (await server.app.services.voices.get('sarah', null))!;
+    const parts: number[] = [];
+    for await (const chunk of engine.synthesize({ text: TRANSCRIPT, voice, speed: 1, wordTimings: false }, new AbortController().signal)) parts.push(...chunk.samples);
+    const request = (sample_rate: number) =>
+      server.post('/tts/bytes', ttsBody({ model_id: 'tone-check', transcript: TRANSCRIPT, output_format: { container: 'raw', encoding: 'pcm_f32le', sample_rate } }));
+    const native = await decodeToFloat(Buffer.from(await (await request(engine.sampleRate)).arrayBuffer()), { container: 'raw', encoding: 'pcm_f32le', sampleRate: engine.sampleRate });
+    assert.deepEqual([...native.samples], parts.map((x) => Math.fround(x)));
+    // At another rate the resampler runs and the length follows the rate ratio.
+    const resampled = await decodeToFloat(Buffer.from(await (await request(48000)).arrayBuffer()), { container: 'raw', encoding: 'pcm_f32le', sampleRate: 48000 });
+    assert.equal(resampled.samples.length, Math.round((parts.length * 48000) / engine.sampleRate));
+  });
+  test('volume scales the level; speed changes the duration', async () => {
+    const measure = async (generation_config: Record<string, number>) => {
+      const format = { container: 'raw', encoding: 'pcm_f32le', sample_rate: 24000 } as const;
+      const response = await server.post('/tts/bytes', ttsBody({ model_id: 'omnivoice', transcript: TRANSCRIPT, output_format: format, generation_config }));
+      const decoded = await decodeToFloat(Buffer.from(await response.arrayBuffer()), { container: 'raw', encoding: 'pcm_f32le', sampleRate: 24000 });
+      return { level: rms(decoded.samples), seconds: decoded.samples.length / 24000 };
+    };
+    const normal = await measure({});
+    const quiet = await measure({ volume: 0.5 });
+    const fast = await measure({ speed: 1.5 });
+    assert.ok(Math.abs(quiet.level / normal.level - 0.5) < 0.02, `level ratio ${quiet.level / normal.level}`);
+    assert.ok(fast.seconds < normal.seconds * 0.8, `fast ${fast.seconds} vs ${normal.seconds}`);
+  });
+});
