@@ -1,0 +1,43 @@
+/** @module config/load.test — defaults, file, environment precedence and clear failures. */
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ConfigError, loadConfig } from './load.js';
+
+function file(content: unknown): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'voicegate-config-')), 'config.json');
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+test('an empty configuration serves with the embedded defaults', () => {
+  const config = loadConfig({ env: {} });
+  assert.equal(config.server.port, 8080);
+  assert.equal(config.server.host, '127.0.0.1');
+  assert.equal(config.server.bodyLimitBytes, 65536);
+  assert.equal(config.dataDir, './data');
+  assert.equal(config.engines.espeak.type, 'espeak');
+  assert.equal(config.engines.tone.type, 'tone');
+});
+
+test('file < VOICEGATE_* < nothing; PORT/HOST are honoured, VOICEGATE_PORT wins over PORT', () => {
+  const path = file({ server: { port: 9000 }, dataDir: '/srv/a', engines: { espeak: { workers: 3 } } });
+  assert.equal(loadConfig({ file: path, env: {} }).server.port, 9000);
+  assert.equal(loadConfig({ file: path, env: { PORT: '9100' } }).server.port, 9100);
+  assert.equal(loadConfig({ file: path, env: { PORT: '9100', VOICEGATE_PORT: '9200' } }).server.port, 9200);
+  const config = loadConfig({ file: path, env: { HOST: '0.0.0.0', VOICEGATE_DATA_DIR: '/srv/b', VOICEGATE_ESPEAK_WORKERS: '4' } });
+  assert.equal(config.server.host, '0.0.0.0');
+  assert.equal(config.dataDir, '/srv/b');
+  assert.equal(config.engines.espeak.type === 'espeak' && config.engines.espeak.workers, 4);
+});
+
+test('bad configuration fails with the field named', () => {
+  assert.throws(() => loadConfig({ env: { PORT: 'eighty' } }), (e: unknown) => e instanceof ConfigError && /PORT must be a number/.test(e.message));
+  assert.throws(() => loadConfig({ file: file({ server: { port: -1 } }), env: {} }), /server\.port/);
+  assert.throws(() => loadConfig({ file: file({ sever: {} }), env: {} }), ConfigError);
+  assert.throws(() => loadConfig({ file: file('{not json'), env: {} }), /cannot read config file/);
+  assert.throws(() => loadConfig({ file: '/nonexistent/voicegate.json', env: {} }), /cannot read config file/);
+  assert.throws(() => loadConfig({ file: file({ engines: { espeak: { type: 'espeak', workers: 0 } } }), env: {} }), /engines\.espeak\.workers/);
+});
