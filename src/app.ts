@@ -6,6 +6,10 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { AccountsAdmin } from './accounts/admin.js';
+import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
+import { AccountsGate } from './accounts/gate.js';
+import { InProcessLimits } from './accounts/limits.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
 import { EspeakPool } from './engines/espeak/pool.js';
@@ -13,7 +17,8 @@ import { openGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { buildModelCatalogue } from './models/catalogue.js';
-import type { Services } from './services.js';
+import type { AccountsServices, Services } from './services.js';
+import { openStore } from './store/open.js';
 import { espeakLanguageVoices, NAMED_VOICES } from './voices/builtin.js';
 import { VoiceCatalogue } from './voices/catalogue.js';
 
@@ -26,6 +31,8 @@ export interface App {
   services: Services;
   /** Starts the engines, then listens; resolves with the bound address. */
   listen(): Promise<string>;
+  /** Set after `listen()` when this start created the first organisation and its key. */
+  bootstrap: Bootstrap | null;
   /** Stops accepting, lets requests in flight finish (up to the grace period), stops engines. */
   close(): Promise<void>;
 }
@@ -34,14 +41,25 @@ export function createApp(config: Config, logger: Logger, options: { gate?: Requ
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
   const engines = new EngineRegistry(config.engines, models.boundEngines(), logger);
   const voices = new VoiceCatalogue(NAMED_VOICES);
-  const services: Services = { config, logger, models, engines, voices, gate: options.gate ?? openGate, version: VERSION };
+  let accounts: AccountsServices | null = null;
+  let gate = options.gate ?? openGate;
+  if (config.accounts.enabled) {
+    const store = openStore(config);
+    const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: config.accounts.costHeaderAliasPrefix };
+    const limits = new InProcessLimits();
+    accounts = { store, admin: new AccountsAdmin(store, config.accounts), limits, pricing };
+    gate = options.gate ?? new AccountsGate(store, limits, pricing, logger);
+  }
+  const services: Services = { config, logger, models, engines, voices, gate, accounts, version: VERSION };
   let closing = false;
   const http = buildHttpServer(services, () => closing);
 
-  return {
+  const app: App = {
     http,
     services,
+    bootstrap: null,
     async listen() {
+      if (accounts) app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
       await engines.start();
       for (const engine of engines.list()) {
         if (engine instanceof EspeakPool) voices.addBuiltin(espeakLanguageVoices(engine.listedVoices));
@@ -57,7 +75,9 @@ export function createApp(config: Config, logger: Logger, options: { gate?: Requ
       } finally {
         clearTimeout(force);
         await engines.stop();
+        await accounts?.store.close();
       }
     },
   };
+  return app;
 }

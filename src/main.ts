@@ -1,55 +1,45 @@
+#!/usr/bin/env node
 /**
  * @module main
- * `npm start` / `voicegate serve`: loads configuration, starts the server and
- * shuts it down gracefully on SIGINT/SIGTERM.
+ * The `voicegate` command: `serve` (the default, what `npm start` runs) and
+ * the operator's account commands. Loads configuration first so every
+ * command works on the same data directory.
  */
 import { parseArgs } from 'node:util';
-import { createApp } from './app.js';
+import { ACCOUNT_COMMANDS, ACCOUNTS_USAGE, runAccountsCommand, UsageError } from './cli/accounts.js';
+import { serve } from './cli/serve.js';
 import { ConfigError, loadConfig } from './config/load.js';
-import { createLogger } from './log/logger.js';
 
 const USAGE = `Usage: voicegate [serve] [--config path.json]
+       voicegate <accounts command> [--config path.json]
 
-Starts the Voicegate text-to-speech server.
+Starts the Voicegate text-to-speech server, or manages its accounts.
   --config <file>   JSON configuration file (see README); VOICEGATE_* variables override it
-  -h, --help        show this help`;
+  -h, --help        show this help
+
+${ACCOUNTS_USAGE}`;
 
 async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
   const { values, positionals } = parseArgs({
+    args: argv,
     allowPositionals: true,
+    strict: false,
     options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   });
+  const command = positionals[0] ?? 'serve';
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  const command = positionals[0] ?? 'serve';
-  if (command !== 'serve') throw new ConfigError(`unknown command ${command}\n\n${USAGE}`);
-
-  const config = loadConfig({ file: values.config });
-  const logger = createLogger(config.log.level);
-  const app = createApp(config, logger);
-  const address = await app.listen();
-  logger.info({ address, dataDir: config.dataDir, models: app.services.models.list().map((m) => `${m.id} → ${m.engine}`) }, 'voicegate ready');
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down: finishing requests in flight');
-    app.close().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  const config = loadConfig({ file: typeof values.config === 'string' ? values.config : undefined });
+  if (command === 'serve') return serve(config);
+  if (ACCOUNT_COMMANDS.has(command)) return runAccountsCommand(config, argv);
+  throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
 }
 
 main().catch((err) => {
-  console.error(err instanceof ConfigError ? `voicegate: ${err.message}` : err);
-  process.exit(1);
+  if (err instanceof ConfigError || err instanceof UsageError) console.error(`voicegate: ${err.message}`);
+  else console.error(err);
+  process.exit(err instanceof UsageError ? 2 : 1);
 });

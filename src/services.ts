@@ -3,12 +3,24 @@
  * What request handlers are given: configuration, catalogues, engines and
  * the request gate. Built once by `app.ts`; handlers never construct these.
  */
+import type { AccountsAdmin } from './accounts/admin.js';
+import type { LimitCounters } from './accounts/limits.js';
+import type { PricingConfig } from './accounts/pricing.js';
 import type { Config } from './config/schema.js';
 import type { EngineRegistry } from './engines/registry.js';
 import type { RequestGate } from './http/gate.js';
 import type { Logger } from './log/logger.js';
 import type { ModelCatalogue } from './models/catalogue.js';
+import type { Store } from './store/store.js';
 import type { VoiceCatalogue } from './voices/catalogue.js';
+
+/** Present when accounts are enabled. */
+export interface AccountsServices {
+  store: Store;
+  admin: AccountsAdmin;
+  limits: LimitCounters;
+  pricing: PricingConfig;
+}
 
 export interface Services {
   config: Config;
@@ -17,5 +29,6 @@ export interface Services {
   engines: EngineRegistry;
   voices: VoiceCatalogue;
   gate: RequestGate;
+  accounts: AccountsServices | null;
   version: string;
 }

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { configSchema, type Config } from './schema.js';
 
 /** Environment variables and the config path each one sets. */
-const ENV_PATHS: [string, string[], 'number' | 'string'][] = [
+const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['PORT', ['server', 'port'], 'number'],
   ['HOST', ['server', 'host'], 'string'],
   ['VOICEGATE_PORT', ['server', 'port'], 'number'],
@@ -20,7 +20,26 @@ const ENV_PATHS: [string, string[], 'number' | 'string'][] = [
   ['VOICEGATE_LOG_LEVEL', ['log', 'level'], 'string'],
   ['VOICEGATE_ESPEAK_WORKERS', ['engines', 'espeak', 'workers'], 'number'],
   ['VOICEGATE_ESPEAK_QUEUE_LIMIT', ['engines', 'espeak', 'queueLimit'], 'number'],
+  ['VOICEGATE_ACCOUNTS', ['accounts', 'enabled'], 'boolean'],
+  ['VOICEGATE_ADMIN_TOKEN', ['accounts', 'adminToken'], 'string'],
+  ['VOICEGATE_STARTING_CREDITS', ['accounts', 'startingCredits'], 'number'],
+  ['VOICEGATE_USD_PER_MILLION_CREDITS', ['accounts', 'usdPerMillionCredits'], 'number'],
+  ['VOICEGATE_COST_HEADER_PREFIX', ['accounts', 'costHeaderAliasPrefix'], 'string'],
 ];
+
+const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };
+
+function parseEnv(name: string, value: string, kind: 'number' | 'string' | 'boolean'): unknown {
+  if (kind === 'string') return value;
+  if (kind === 'boolean') {
+    const parsed = BOOLEANS[value.toLowerCase()];
+    if (parsed === undefined) throw new ConfigError(`${name} must be on or off; got ${JSON.stringify(value)}`);
+    return parsed;
+  }
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed)) throw new ConfigError(`${name} must be a number; got ${JSON.stringify(value)}`);
+  return parsed;
+}
 
 export class ConfigError extends Error {}
 
@@ -56,9 +75,7 @@ export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; ov
   for (const [name, path, kind] of ENV_PATHS) {
     const value = env[name];
     if (value === undefined || value === '') continue;
-    const parsed = kind === 'number' ? Number(value) : value;
-    if (kind === 'number' && !Number.isFinite(parsed)) throw new ConfigError(`${name} must be a number; got ${JSON.stringify(value)}`);
-    setPath(raw, path, parsed);
+    setPath(raw, path, parseEnv(name, value, kind));
   }
   for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;
   withDefaultEngines(raw);

@@ -61,6 +61,29 @@ export const engineConfigSchema = z.discriminatedUnion('type', [
     .strict(),
 ]);
 
+const limitsSchema = z
+  .object({
+    maxConcurrent: z.number().int().min(1).nullable(),
+    rateLimit: z.object({ requests: z.number().int().min(1), perSeconds: z.number().int().min(1) }).strict().nullable(),
+  })
+  .strict();
+
+const accountsSchema = z
+  .object({
+    /** Off: every request is served without a key and nothing is charged. */
+    enabled: z.boolean().default(true),
+    /** Credits given to the organisation created on first start. */
+    startingCredits: z.number().int().min(0).default(1_000_000),
+    usdPerMillionCredits: z.number().min(0).default(30),
+    /** Repeat the cost headers under this prefix too, e.g. `x-hopper-`. */
+    costHeaderAliasPrefix: z.string().regex(/^[a-z0-9-]+-$/).nullable().default(null),
+    /** Bearer token for the admin HTTP API; null disables it. */
+    adminToken: z.string().min(16).nullable().default(null),
+    /** Limits given to new organisations. */
+    defaultLimits: limitsSchema.default({ maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } }),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     server: z
@@ -79,6 +102,14 @@ export const configSchema = z
       .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
       .strict()
       .default({ level: 'info' }),
+    accounts: accountsSchema.default({
+      enabled: true,
+      startingCredits: 1_000_000,
+      usdPerMillionCredits: 30,
+      costHeaderAliasPrefix: null,
+      adminToken: null,
+      defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
+    }),
     engines: z.record(z.string(), engineConfigSchema).default({}),
     models: z.record(z.string(), modelConfigSchema).default({}),
   })
@@ -88,3 +119,4 @@ export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
 export type EngineConfig = z.output<typeof engineConfigSchema>;
 export type ModelConfig = z.output<typeof modelConfigSchema>;
+export type AccountsConfig = z.output<typeof accountsSchema>;

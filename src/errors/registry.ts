@@ -36,6 +36,23 @@ export const ERRORS = {
   engine_error: { status: 502, title: 'Engine error', message: 'the speech engine failed while generating this request{reason}' },
   engine_unavailable: { status: 503, title: 'Engine unavailable', message: 'the speech engine is busy or not ready; retry later' },
   generation_failed: { status: 500, title: 'Generation failed', message: 'generation failed for an unexpected reason; the request id helps the operator find it' },
+  missing_api_key: {
+    status: 401,
+    title: 'Missing API key',
+    message: 'an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>',
+  },
+  invalid_api_key: { status: 401, title: 'Invalid API key', message: 'the API key is not valid or has been revoked' },
+  insufficient_credits: {
+    status: 402,
+    title: 'Insufficient credits',
+    message: 'your organization has no credits left (balance {balance}); add credits to continue',
+  },
+  overloaded: { status: 429, title: 'Overloaded', message: 'too many active streams; retry later' },
+  rate_limited: { status: 429, title: 'Rate limited', message: 'too many requests for this API key; retry after {retryAfter} s' },
+  admin_disabled: { status: 403, title: 'Admin API disabled', message: 'the admin API is off: set VOICEGATE_ADMIN_TOKEN to enable it' },
+  invalid_admin_token: { status: 401, title: 'Invalid admin token', message: 'the admin API needs Authorization: Bearer <admin token>' },
+  org_not_found: { status: 404, title: 'Organization not found', message: 'organization {id} does not exist' },
+  key_not_found: { status: 404, title: 'API key not found', message: 'API key {id} does not exist' },
   not_ready: { status: 503, title: 'Not ready', message: 'the server is starting or shutting down; retry later' },
 } as const satisfies Record<string, ErrorDefinition>;
 

@@ -17,16 +17,19 @@ export interface Caller {
 export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech';
 
 export interface Admission {
-  /** Headers describing cost and balance, sent with the response. */
-  readonly headers: Record<string, string>;
-  /** Records the charge for this request; idempotent. */
-  charge(): Promise<void>;
+  /**
+   * Records the charge for this request (idempotent) and returns the cost
+   * headers for the response: exact, since the cost is known up front and the
+   * balance is the one this charge produced.
+   */
+  charge(): Promise<Record<string, string>>;
   /** Frees concurrency slots; idempotent. */
   release(): void;
 }
 
 export interface RequestGate {
-  authenticate(request: FastifyRequest): Promise<Caller>;
+  /** `allowQuery`: also accept `api_key` / `access_token` in the query (WebSocket upgrades). */
+  authenticate(request: FastifyRequest, options?: { allowQuery?: boolean }): Promise<Caller>;
   admit(caller: Caller, synthesis: SynthesisRequest, endpoint: Endpoint): Promise<Admission>;
 }
 
@@ -36,6 +39,11 @@ export const openGate: RequestGate = {
     return { orgId: null, keyId: null };
   },
   async admit() {
-    return { headers: {}, async charge() {}, release() {} };
+    return {
+      async charge() {
+        return {};
+      },
+      release() {},
+    };
   },
 };

@@ -5,10 +5,12 @@
  * dialect. Transports only adapt; synthesis lives in `synthesis/`.
  */
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { registerAdmin } from '../api/admin.js';
 import { registerTtsBytes } from '../api/cartesia/bytes.js';
 import { registerHealth } from '../api/health.js';
 import { registerModels } from '../api/models.js';
+import { registerUsage } from '../api/usage.js';
 import { registerVoices } from '../api/voices.js';
 import type { Services } from '../services.js';
 import { installErrorHandlers } from './errors.js';
@@ -26,7 +28,7 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: server.bodyLimitBytes,
-    requestIdLogLabel: 'request_id',
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
     // Honour a client's own id when it is safe to log, so traces join up.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -41,6 +43,11 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   registerHealth(app, services, isClosing);
   registerModels(app, services);
   registerVoices(app, services);
+  if (services.accounts) {
+    const { admin, pricing } = services.accounts;
+    registerUsage(app, services.gate, admin, pricing);
+    registerAdmin(app, admin, services.config.accounts.adminToken, pricing);
+  }
   app.register(async (tts) => {
     acceptRawBodies(tts, server.bodyLimitBytes);
     registerTtsBytes(tts, services);

@@ -9,6 +9,9 @@ import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { RequestGate } from '../../src/http/gate.js';
 import type { DestinationStream } from 'pino';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface TestServer {
   url: string;
@@ -24,12 +27,23 @@ export interface TestServerOptions {
   logLevel?: string;
 }
 
+/** A fresh, empty data directory. */
+export function tempDataDir(): string {
+  return mkdtempSync(join(tmpdir(), 'voicegate-test-'));
+}
+
+/**
+ * Accounts are off unless the test's config turns them on, so tests of
+ * other concerns need no keys; `dataDir` defaults to a fresh temp folder.
+ */
 export async function startServer(options: TestServerOptions = {}): Promise<TestServer> {
   const { config: overrides = {} } = options;
   const config = loadConfig({
     env: {},
     overrides: {
+      dataDir: tempDataDir(),
       ...overrides,
+      accounts: { enabled: false, ...(overrides.accounts ?? {}) },
       server: { host: '127.0.0.1', port: 0, ...(overrides.server ?? {}) },
       engines: { espeak: { type: 'espeak', workers: 1 }, ...(overrides.engines ?? {}) },
     },

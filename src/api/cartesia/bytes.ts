@@ -27,13 +27,13 @@ export function registerTtsBytes(scope: FastifyInstance, services: Services): vo
 
     if (!synthesis.streaming) {
       const clip = await renderClip(synthesis, signal);
-      await admission.charge();
-      return reply.headers(admission.headers).type(contentType).header('content-length', clip.length).send(clip);
+      const costHeaders = await admission.charge();
+      return reply.headers(costHeaders).type(contentType).header('content-length', clip.length).send(clip);
     }
 
     const pieces = synthesizeAudio(synthesis, signal)[Symbol.asyncIterator]();
     const first = await pieces.next();
-    await admission.charge();
+    const costHeaders = await admission.charge();
     async function* relay(): AsyncGenerator<Buffer> {
       try {
         if (!first.done) yield first.value.audio;
@@ -42,6 +42,6 @@ export function registerTtsBytes(scope: FastifyInstance, services: Services): vo
         await pieces.return?.(undefined);
       }
     }
-    return reply.headers(admission.headers).type(contentType).send(Readable.from(relay(), { objectMode: false }));
+    return reply.headers(costHeaders).type(contentType).send(Readable.from(relay(), { objectMode: false }));
   });
 }

@@ -1,0 +1,62 @@
+/**
+ * @module accounts/limits
+ * Concurrency and rate counters behind an async interface, so a shared
+ * implementation (Redis) can replace the in-process one when several
+ * gateways serve the same organisations.
+ */
+
+export type Release = () => void;
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+export interface LimitCounters {
+  /** Takes one of `max` concurrency slots for the org; null when all are taken. */
+  acquire(orgId: string, max: number): Promise<Release | null>;
+  /** Counts one request for the key against `requests` per `perSeconds` (sliding window). */
+  consume(keyId: string, requests: number, perSeconds: number): Promise<RateDecision>;
+  /** Active slots of an org (for tests and metrics). */
+  active(orgId: string): number;
+}
+
+export class InProcessLimits implements LimitCounters {
+  private readonly slots = new Map<string, number>();
+  private readonly windows = new Map<string, { times: number[]; windowMs: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async acquire(orgId: string, max: number): Promise<Release | null> {
+    const used = this.slots.get(orgId) ?? 0;
+    if (used >= max) return null;
+    this.slots.set(orgId, used + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.slots.get(orgId) ?? 1) - 1;
+      if (left <= 0) this.slots.delete(orgId);
+      else this.slots.set(orgId, left);
+    };
+  }
+
+  async consume(keyId: string, requests: number, perSeconds: number): Promise<RateDecision> {
+    const now = this.now();
+    const windowMs = perSeconds * 1000;
+    if (this.windows.size > 10_000) this.sweep(now);
+    const times = (this.windows.get(keyId)?.times ?? []).filter((t) => t > now - windowMs);
+    this.windows.set(keyId, { times, windowMs });
+    if (times.length >= requests) return { allowed: false, retryAfterMs: Math.max(1, times[0] + windowMs - now) };
+    times.push(now);
+    return { allowed: true };
+  }
+
+  /** Forgets keys whose window has emptied, so idle keys do not accumulate. */
+  private sweep(now: number): void {
+    for (const [key, { times, windowMs }] of this.windows) {
+      if (times.length === 0 || times[times.length - 1] <= now - windowMs) this.windows.delete(key);
+    }
+  }
+
+  active(orgId: string): number {
+    return this.slots.get(orgId) ?? 0;
+  }
+}

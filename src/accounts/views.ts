@@ -1,0 +1,48 @@
+/**
+ * @module accounts/views
+ * JSON shapes of organisations, keys and ledger rows, shared by the admin
+ * HTTP API, `GET /usage` and the CLI so all three print the same thing.
+ */
+import type { ApiKeyRecord, LedgerEntry, Org } from '../store/store.js';
+import { usd, type PricingConfig } from './pricing.js';
+
+export function orgView(org: Org, pricing: PricingConfig) {
+  return {
+    id: org.id,
+    name: org.name,
+    created_at: org.createdAt,
+    balance: { credits: org.balance, usd: usd(org.balance, pricing) },
+    limits: {
+      max_concurrent: org.limits.maxConcurrent,
+      rate_limit: org.limits.rateLimit ? { requests: org.limits.rateLimit.requests, per_seconds: org.limits.rateLimit.perSeconds } : null,
+    },
+  };
+}
+
+export function keyView(key: ApiKeyRecord) {
+  return {
+    id: key.id,
+    org_id: key.orgId,
+    name: key.name,
+    created_at: key.createdAt,
+    last_used_at: key.lastUsedAt,
+    revoked_at: key.revokedAt,
+    status: key.revokedAt ? 'revoked' : 'active',
+  };
+}
+
+export function ledgerView(entry: LedgerEntry, pricing: PricingConfig) {
+  return {
+    id: String(entry.id),
+    kind: entry.kind,
+    credits: entry.credits,
+    usd: usd(entry.credits, pricing),
+    key_id: entry.keyId,
+    request_id: entry.requestId,
+    model: entry.model,
+    endpoint: entry.endpoint,
+    characters: entry.characters,
+    reason: entry.reason,
+    created_at: entry.createdAt,
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * @module api/admin
+ * The operator's HTTP API under `/admin`, guarded by the admin token
+ * (constant-time compare). Off unless `accounts.adminToken` is set.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AccountsAdmin } from '../accounts/admin.js';
+import { tokensEqual } from '../accounts/api-keys.js';
+import type { PricingConfig } from '../accounts/pricing.js';
+import { keyView, ledgerView, orgView } from '../accounts/views.js';
+import { ApiError } from '../errors/api-error.js';
+
+type Body = Record<string, unknown>;
+
+function body(request: FastifyRequest): Body {
+  const value = request.body;
+  if (value === undefined || value === null) return {};
+  if (typeof value !== 'object' || Array.isArray(value)) throw new ApiError('invalid_json', { reason: '' });
+  return value as Body;
+}
+
+export function registerAdmin(app: FastifyInstance, admin: AccountsAdmin, adminToken: string | null, pricing: PricingConfig): void {
+  app.register(
+    async (scope) => {
+      scope.addHook('onRequest', async (request) => {
+        if (!adminToken) throw new ApiError('admin_disabled');
+        const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+        if (!match || !tokensEqual(match[1], adminToken)) throw new ApiError('invalid_admin_token');
+      });
+      type Id = { Params: { id: string } };
+      scope.get('/orgs', async () => ({ data: (await admin.listOrgs()).map((o) => orgView(o, pricing)) }));
+      scope.post('/orgs', async (request, reply) => {
+        const input = body(request);
+        const org = await admin.createOrg({ name: input.name, credits: input.credits, limits: input.limits as Body | undefined });
+        return reply.code(201).send(orgView(org, pricing));
+      });
+      scope.get<Id>('/orgs/:id', async (request) => orgView(await admin.getOrg(request.params.id), pricing));
+      scope.patch<Id>('/orgs/:id', async (request) => {
+        const limits = body(request).limits;
+        if (typeof limits !== 'object' || limits === null) throw new ApiError('invalid_request', { reason: 'send {"limits": {...}}' });
+        return orgView(await admin.setLimits(request.params.id, limits as Body), pricing);
+      });
+      scope.get<Id>('/orgs/:id/keys', async (request) => ({ data: (await admin.listKeys(request.params.id)).map(keyView) }));
+      scope.post<Id>('/orgs/:id/keys', async (request, reply) => {
+        const issued = await admin.issueKey(request.params.id, body(request).name);
+        return reply.code(201).send({ ...keyView(issued.record), key: issued.key });
+      });
+      scope.delete<Id>('/keys/:id', async (request) => keyView(await admin.revokeKey(request.params.id)));
+      scope.post<Id>('/orgs/:id/credits', async (request, reply) => {
+        const input = body(request);
+        const { org, entry } = await admin.addCredits(request.params.id, input.amount, input.reason);
+        return reply.code(201).send({ entry: ledgerView(entry, pricing), org: orgView(org, pricing) });
+      });
+      scope.get<Id & { Querystring: Record<string, string> }>('/orgs/:id/usage', async (request) => {
+        const page = await admin.usage(request.params.id, request.query);
+        return { data: page.data.map((e) => ledgerView(e, pricing)), has_more: page.hasMore };
+      });
+    },
+    { prefix: '/admin' },
+  );
+}

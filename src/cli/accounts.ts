@@ -1,0 +1,124 @@
+/**
+ * @module cli/accounts
+ * Operator commands on the store the server uses (same data directory):
+ * organisations, keys, credits and usage. Output is JSON, so it pipes into
+ * jq; a new key is also printed on its own line.
+ */
+import { parseArgs } from 'node:util';
+import { AccountsAdmin } from '../accounts/admin.js';
+import { keyView, ledgerView, orgView } from '../accounts/views.js';
+import type { Config } from '../config/schema.js';
+import { ApiError } from '../errors/api-error.js';
+import { openStore } from '../store/open.js';
+
+export const ACCOUNTS_USAGE = `Accounts (operate on the data directory of the configuration):
+  voicegate orgs create --name NAME [--credits N] [--max-concurrent N|none] [--rate N/SECONDS|none]
+  voicegate orgs list
+  voicegate orgs show ORG_ID
+  voicegate orgs limits ORG_ID [--max-concurrent N|none] [--rate N/SECONDS|none]
+  voicegate keys create --org ORG_ID [--name NAME]
+  voicegate keys list --org ORG_ID
+  voicegate keys revoke KEY_ID
+  voicegate credits add --org ORG_ID --amount N --reason TEXT
+  voicegate balance --org ORG_ID
+  voicegate usage --org ORG_ID [--limit N] [--starting-after ENTRY_ID]`;
+
+export const ACCOUNT_COMMANDS = new Set(['orgs', 'keys', 'credits', 'balance', 'usage']);
+
+export class UsageError extends Error {}
+
+function limitsInput(values: Record<string, unknown>): Record<string, unknown> {
+  const limits: Record<string, unknown> = {};
+  const concurrent = values['max-concurrent'];
+  if (typeof concurrent === 'string') limits.max_concurrent = concurrent === 'none' ? null : Number(concurrent);
+  const rate = values.rate;
+  if (typeof rate === 'string') {
+    if (rate === 'none') limits.rate_limit = null;
+    else {
+      const match = /^(\d+)\/(\d+)$/.exec(rate);
+      if (!match) throw new UsageError('--rate takes REQUESTS/SECONDS, e.g. 600/60, or none');
+      limits.rate_limit = { requests: Number(match[1]), per_seconds: Number(match[2]) };
+    }
+  }
+  return limits;
+}
+
+function need(value: unknown, flag: string): string {
+  if (typeof value !== 'string' || !value) throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+export async function runAccountsCommand(config: Config, argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: 'string' },
+      name: { type: 'string' },
+      credits: { type: 'string' },
+      org: { type: 'string' },
+      amount: { type: 'string' },
+      reason: { type: 'string' },
+      limit: { type: 'string' },
+      'starting-after': { type: 'string' },
+      'max-concurrent': { type: 'string' },
+      rate: { type: 'string' },
+    },
+  });
+  const [group, action, target] = positionals;
+  const store = openStore(config);
+  const admin = new AccountsAdmin(store, config.accounts);
+  const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: null };
+  const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
+  try {
+    switch (`${group} ${group === 'balance' || group === 'usage' ? '' : action ?? ''}`.trim()) {
+      case 'orgs create': {
+        const credits = values.credits === undefined ? undefined : Number(values.credits);
+        print(orgView(await admin.createOrg({ name: values.name, credits, limits: limitsInput(values) }), pricing));
+        break;
+      }
+      case 'orgs list':
+        print((await admin.listOrgs()).map((o) => orgView(o, pricing)));
+        break;
+      case 'orgs show':
+        print(orgView(await admin.getOrg(need(target, 'ORG_ID')), pricing));
+        break;
+      case 'orgs limits':
+        print(orgView(await admin.setLimits(need(target, 'ORG_ID'), limitsInput(values)), pricing));
+        break;
+      case 'keys create': {
+        const issued = await admin.issueKey(need(values.org, '--org'), values.name);
+        process.stderr.write('New API key (shown once; store it now):\n');
+        process.stdout.write(issued.key + '\n');
+        process.stderr.write(JSON.stringify(keyView(issued.record), null, 2) + '\n');
+        break;
+      }
+      case 'keys list':
+        print((await admin.listKeys(need(values.org, '--org'))).map(keyView));
+        break;
+      case 'keys revoke':
+        print(keyView(await admin.revokeKey(need(target, 'KEY_ID'))));
+        break;
+      case 'credits add': {
+        const { org, entry } = await admin.addCredits(need(values.org, '--org'), Number(need(values.amount, '--amount')), values.reason);
+        print({ entry: ledgerView(entry, pricing), org: orgView(org, pricing) });
+        break;
+      }
+      case 'balance':
+        print(orgView(await admin.getOrg(need(values.org, '--org')), pricing).balance);
+        break;
+      case 'usage': {
+        const page = await admin.usage(need(values.org, '--org'), { limit: values.limit, starting_after: values['starting-after'] });
+        print({ data: page.data.map((e) => ledgerView(e, pricing)), has_more: page.hasMore });
+        break;
+      }
+      default:
+        throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${ACCOUNTS_USAGE}`);
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw new UsageError(err.message);
+    throw err;
+  } finally {
+    await store.close();
+  }
+}

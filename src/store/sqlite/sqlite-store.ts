@@ -1,0 +1,233 @@
+/**
+ * @module store/sqlite/sqlite-store
+ * The embedded store: SQLite through better-sqlite3 in WAL mode, so the CLI
+ * can work on the same file while the server runs. Statements are prepared
+ * once; a ledger append is one transaction (insert row, update balance).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type {
+  ApiKeyRecord,
+  KeyRepository,
+  LedgerEntry,
+  LedgerRepository,
+  NewLedgerEntry,
+  Org,
+  OrgLimits,
+  OrgRepository,
+  Page,
+  PageQuery,
+  Store,
+} from '../store.js';
+import { MIGRATIONS } from './migrations.js';
+
+interface OrgRow {
+  id: string;
+  name: string;
+  created_at: string;
+  balance: number;
+  max_concurrent: number | null;
+  rate_requests: number | null;
+  rate_per_seconds: number | null;
+}
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  name: string | null;
+  secret_hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+interface LedgerRow {
+  id: number;
+  org_id: string;
+  kind: 'charge' | 'credit';
+  credits: number;
+  key_id: string | null;
+  request_id: string | null;
+  model: string | null;
+  endpoint: string | null;
+  characters: number | null;
+  reason: string | null;
+  created_at: string;
+}
+
+function toOrg(row: OrgRow): Org {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: row.created_at,
+    balance: row.balance,
+    limits: {
+      maxConcurrent: row.max_concurrent,
+      rateLimit: row.rate_requests !== null && row.rate_per_seconds !== null ? { requests: row.rate_requests, perSeconds: row.rate_per_seconds } : null,
+    },
+  };
+}
+
+function toKey(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    secretHash: row.secret_hash,
+    createdAt: row.created_at,
+    lastUsedAt: row.last_used_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+function toEntry(row: LedgerRow): LedgerEntry {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    kind: row.kind,
+    credits: row.credits,
+    keyId: row.key_id,
+    requestId: row.request_id,
+    model: row.model,
+    endpoint: row.endpoint,
+    characters: row.characters,
+    reason: row.reason,
+    createdAt: row.created_at,
+  };
+}
+
+function limitColumns(limits: OrgLimits) {
+  return {
+    max_concurrent: limits.maxConcurrent,
+    rate_requests: limits.rateLimit?.requests ?? null,
+    rate_per_seconds: limits.rateLimit?.perSeconds ?? null,
+  };
+}
+
+export function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+  for (const migration of MIGRATIONS) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, new Date().toISOString());
+    })();
+  }
+}
+
+export function openSqliteStore(path: string): Store {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+
+  const s = {
+    orgInsert: db.prepare(
+      'INSERT INTO orgs (id, name, created_at, balance, max_concurrent, rate_requests, rate_per_seconds) VALUES (@id, @name, @created_at, 0, @max_concurrent, @rate_requests, @rate_per_seconds)',
+    ),
+    orgGet: db.prepare('SELECT * FROM orgs WHERE id = ?'),
+    orgList: db.prepare('SELECT * FROM orgs ORDER BY created_at, id'),
+    orgCount: db.prepare('SELECT COUNT(*) AS n FROM orgs'),
+    orgLimits: db.prepare('UPDATE orgs SET max_concurrent = @max_concurrent, rate_requests = @rate_requests, rate_per_seconds = @rate_per_seconds WHERE id = @id'),
+    orgAddBalance: db.prepare('UPDATE orgs SET balance = balance + ? WHERE id = ? RETURNING balance'),
+    keyInsert: db.prepare('INSERT INTO api_keys (id, org_id, name, secret_hash, created_at) VALUES (@id, @org_id, @name, @secret_hash, @created_at)'),
+    keyGet: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
+    keyList: db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
+    keyRevoke: db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
+    keyTouch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+    ledgerInsert: db.prepare(
+      `INSERT INTO ledger (org_id, kind, credits, key_id, request_id, model, endpoint, characters, reason, created_at)
+       VALUES (@org_id, @kind, @credits, @key_id, @request_id, @model, @endpoint, @characters, @reason, @created_at) RETURNING *`,
+    ),
+    ledgerPage: db.prepare('SELECT * FROM ledger WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
+    ledgerSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM ledger WHERE org_id = ?'),
+  };
+
+  const appendTx = db.transaction((entry: NewLedgerEntry): { entry: LedgerEntry; balance: number } => {
+    const updated = s.orgAddBalance.get(entry.credits, entry.orgId) as { balance: number } | undefined;
+    if (!updated) throw new Error(`organization ${entry.orgId} does not exist`);
+    const row = s.ledgerInsert.get({
+      org_id: entry.orgId,
+      kind: entry.kind,
+      credits: entry.credits,
+      key_id: entry.keyId,
+      request_id: entry.requestId,
+      model: entry.model,
+      endpoint: entry.endpoint,
+      characters: entry.characters,
+      reason: entry.reason,
+      created_at: new Date().toISOString(),
+    }) as LedgerRow;
+    return { entry: toEntry(row), balance: updated.balance };
+  });
+
+  const orgs: OrgRepository = {
+    async create(org) {
+      s.orgInsert.run({ id: org.id, name: org.name, created_at: new Date().toISOString(), ...limitColumns(org.limits) });
+      return toOrg(s.orgGet.get(org.id) as OrgRow);
+    },
+    async get(id) {
+      const row = s.orgGet.get(id) as OrgRow | undefined;
+      return row ? toOrg(row) : null;
+    },
+    async list() {
+      return (s.orgList.all() as OrgRow[]).map(toOrg);
+    },
+    async setLimits(id, limits) {
+      const result = s.orgLimits.run({ id, ...limitColumns(limits) });
+      if (result.changes === 0) return null;
+      return toOrg(s.orgGet.get(id) as OrgRow);
+    },
+    async count() {
+      return (s.orgCount.get() as { n: number }).n;
+    },
+  };
+
+  const keys: KeyRepository = {
+    async create(key) {
+      s.keyInsert.run({ id: key.id, org_id: key.orgId, name: key.name, secret_hash: key.secretHash, created_at: key.createdAt });
+      return toKey(s.keyGet.get(key.id) as KeyRow);
+    },
+    async get(id) {
+      const row = s.keyGet.get(id) as KeyRow | undefined;
+      return row ? toKey(row) : null;
+    },
+    async list(orgId) {
+      return (s.keyList.all(orgId) as KeyRow[]).map(toKey);
+    },
+    async revoke(id, at) {
+      if (s.keyRevoke.run(at, id).changes === 0) return null;
+      return toKey(s.keyGet.get(id) as KeyRow);
+    },
+    async touch(id, at) {
+      s.keyTouch.run(at, id);
+    },
+  };
+
+  const ledger: LedgerRepository = {
+    async append(entry) {
+      return appendTx(entry);
+    },
+    async list(orgId, query: PageQuery): Promise<Page<LedgerEntry>> {
+      const before = query.startingAfter === undefined ? Number.MAX_SAFE_INTEGER : Number(query.startingAfter);
+      const rows = s.ledgerPage.all(orgId, Number.isFinite(before) ? before : 0, query.limit + 1) as LedgerRow[];
+      return { data: rows.slice(0, query.limit).map(toEntry), hasMore: rows.length > query.limit };
+    },
+    async sum(orgId) {
+      return (s.ledgerSum.get(orgId) as { total: number }).total;
+    },
+  };
+
+  return {
+    orgs,
+    keys,
+    ledger,
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * @module store/store
+ * The persistence interface: organisations, API keys and the credit ledger.
+ * Async and free of any SQL dialect, so SQLite (embedded default) and
+ * PostgreSQL (scale-out) implement the same contract. Every balance change
+ * is one atomic operation that writes its ledger row and the new balance
+ * together, so the balance always equals the sum of the organisation's rows.
+ */
+
+export interface OrgLimits {
+  /** Concurrent active generations; null = unlimited. */
+  maxConcurrent: number | null;
+  /** Requests per key per window; null = unlimited. */
+  rateLimit: { requests: number; perSeconds: number } | null;
+}
+
+export interface Org {
+  id: string;
+  name: string;
+  createdAt: string;
+  /** Integer credits; may go below zero (postpaid: the last request may overdraw). */
+  balance: number;
+  limits: OrgLimits;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  orgId: string;
+  name: string | null;
+  /** SHA-256 of the key's secret part, hex. The key itself is never stored. */
+  secretHash: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export type LedgerKind = 'charge' | 'credit';
+
+export interface LedgerEntry {
+  id: number;
+  orgId: string;
+  kind: LedgerKind;
+  /** Signed change of the balance: negative for charges. */
+  credits: number;
+  keyId: string | null;
+  requestId: string | null;
+  model: string | null;
+  endpoint: string | null;
+  characters: number | null;
+  reason: string | null;
+  createdAt: string;
+}
+
+export type NewLedgerEntry = Omit<LedgerEntry, 'id' | 'createdAt'>;
+
+export interface Page<T> {
+  data: T[];
+  hasMore: boolean;
+}
+
+export interface PageQuery {
+  limit: number;
+  /** Return entries after this id in listing order. */
+  startingAfter?: string | number;
+}
+
+export interface OrgRepository {
+  create(org: { id: string; name: string; limits: OrgLimits }): Promise<Org>;
+  get(id: string): Promise<Org | null>;
+  list(): Promise<Org[]>;
+  setLimits(id: string, limits: OrgLimits): Promise<Org | null>;
+  count(): Promise<number>;
+}
+
+export interface KeyRepository {
+  create(key: Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt'>): Promise<ApiKeyRecord>;
+  get(id: string): Promise<ApiKeyRecord | null>;
+  list(orgId: string): Promise<ApiKeyRecord[]>;
+  revoke(id: string, at: string): Promise<ApiKeyRecord | null>;
+  touch(id: string, at: string): Promise<void>;
+}
+
+export interface LedgerRepository {
+  /** Appends the row and applies `credits` to the balance atomically; returns the new balance. */
+  append(entry: NewLedgerEntry): Promise<{ entry: LedgerEntry; balance: number }>;
+  /** Newest first. */
+  list(orgId: string, query: PageQuery): Promise<Page<LedgerEntry>>;
+  /** Sum of all the organisation's rows (for audits and tests). */
+  sum(orgId: string): Promise<number>;
+}
+
+export interface Store {
+  readonly orgs: OrgRepository;
+  readonly keys: KeyRepository;
+  readonly ledger: LedgerRepository;
+  close(): Promise<void>;
+}
