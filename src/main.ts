@@ -10,11 +10,12 @@ import { ACCOUNT_COMMANDS, ACCOUNTS_USAGE, runAccountsCommand, UsageError } from
 import { serve } from './cli/serve.js';
 import { ConfigError, loadConfig } from './config/load.js';
 
-const USAGE = `Usage: voicegate [serve] [--config path.json]
+const USAGE = `Usage: voicegate [serve] [--config path.json] [--tls self-signed]
        voicegate <accounts command> [--config path.json]
 
 Starts the Voicegate text-to-speech server, or manages its accounts.
   --config <file>   JSON configuration file (see README); VOICEGATE_* variables override it
+  --tls self-signed serve HTTPS/WSS with a development CA kept under <dataDir>/tls (see README)
   -h, --help        show this help
 
 ${ACCOUNTS_USAGE}`;
@@ -25,14 +26,18 @@ async function main(): Promise<void> {
     args: argv,
     allowPositionals: true,
     strict: false,
-    options: { config: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { config: { type: 'string' }, tls: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
   });
   const command = positionals[0] ?? 'serve';
   if (values.help) {
     console.log(USAGE);
     return;
   }
-  const config = loadConfig({ file: typeof values.config === 'string' ? values.config : undefined });
+  if (values.tls !== undefined) {
+    if (values.tls !== 'self-signed') throw new UsageError(`--tls takes only self-signed; a certificate and key are set in the config or VOICEGATE_TLS_CERT/VOICEGATE_TLS_KEY\n\n${USAGE}`);
+    if (command !== 'serve') throw new UsageError(`--tls applies to serve only\n\n${USAGE}`);
+  }
+  const config = loadConfig({ file: typeof values.config === 'string' ? values.config : undefined, tls: values.tls === 'self-signed' ? 'self-signed' : undefined });
   if (command === 'serve') return serve(config);
   if (ACCOUNT_COMMANDS.has(command)) return runAccountsCommand(config, argv);
   throw new UsageError(`unknown command ${command}\n\n${USAGE}`);

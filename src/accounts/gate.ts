@@ -4,9 +4,8 @@
  * postpaid credit check, per-key rate and per-org concurrency limits, and
  * one ledger row per charge. Every transport calls it at the same points.
  */
-import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
-import type { Admission, Caller, Endpoint, RequestGate } from '../http/gate.js';
+import type { Admission, Caller, CredentialSource, Endpoint, RequestGate } from '../http/gate.js';
 import type { Logger } from '../log/logger.js';
 import type { Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
@@ -33,8 +32,8 @@ export class AccountsGate implements RequestGate {
     private readonly logger: Logger,
   ) {}
 
-  async authenticate(request: FastifyRequest, options: { allowQuery?: boolean } = {}): Promise<Caller> {
-    const presented = presentedKey(request.headers, request.url, options.allowQuery ?? false);
+  async authenticate(source: CredentialSource, options: { allowQuery?: boolean } = {}): Promise<Caller> {
+    const presented = presentedKey(source.headers, source.url, options.allowQuery ?? false);
     if (!presented) throw new ApiError('missing_api_key');
     const parsed = parseKey(presented);
     const record = parsed ? await this.store.keys.get(parsed.id) : null;
@@ -70,25 +69,31 @@ export class AccountsGate implements RequestGate {
       release = slot;
     }
 
-    const credits = creditsFor(synthesis.characters, synthesis.model.creditMultiplier);
+    const multiplier = synthesis.model.creditMultiplier;
+    const record = (characters: number) =>
+      this.store.ledger.append({
+        orgId,
+        kind: 'charge',
+        credits: -creditsFor(characters, multiplier),
+        keyId: caller.keyId,
+        requestId: synthesis.requestId,
+        model: synthesis.model.id,
+        endpoint,
+        characters,
+        reason: null,
+      });
     let charged: Promise<Record<string, string>> | null = null;
     return {
       charge: () => {
-        charged ??= this.store.ledger
-          .append({
-            orgId,
-            kind: 'charge',
-            credits: -credits,
-            keyId: caller.keyId,
-            requestId: synthesis.requestId,
-            model: synthesis.model.id,
-            endpoint,
-            characters: synthesis.characters,
-            reason: null,
-          })
-          .then(({ balance }) => costHeaders(credits, balance, this.pricing));
+        charged ??= record(synthesis.characters).then(({ balance }) =>
+          costHeaders(creditsFor(synthesis.characters, multiplier), balance, this.pricing),
+        );
         return charged;
       },
+      chargeBatch: async (characters) => {
+        if (characters > 0) await record(characters);
+      },
+      hasCredit: async () => ((await this.store.orgs.get(orgId))?.balance ?? 0) > 0,
       release,
     };
   }

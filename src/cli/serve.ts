@@ -1,14 +1,16 @@
 /**
  * @module cli/serve
  * `voicegate serve` (what `npm start` runs): starts the server, prints the
- * bootstrap API key once on first start, and shuts down gracefully on
- * SIGINT/SIGTERM, finishing requests in flight.
+ * bootstrap API key once on first start (and, with self-signed TLS, how to
+ * trust the development CA), and shuts down gracefully on SIGINT/SIGTERM,
+ * finishing requests in flight.
  */
 import { createApp } from '../app.js';
 import type { Config } from '../config/schema.js';
+import { selfSignedPaths } from '../http/tls.js';
 import { createLogger } from '../log/logger.js';
 
-function banner(address: string, orgId: string, credits: number, key: string): string {
+function banner(address: string, orgId: string, credits: number, key: string, caPath: string | null): string {
   return [
     '',
     '  Voicegate created organization ' + orgId + ' with ' + credits.toLocaleString('en-US') + ' credits and this API key.',
@@ -18,9 +20,22 @@ function banner(address: string, orgId: string, credits: number, key: string): s
     '',
     '  Try it:',
     '',
-    `    curl -sS ${address}/tts/bytes -H "Authorization: Bearer ${key}" \\`,
+    `    curl -sS ${caPath ? `--cacert ${caPath} ` : ''}${address}/tts/bytes -H "Authorization: Bearer ${key}" \\`,
     `      -d '{"model_id":"gepard-1.0","transcript":"Hello from Voicegate!","voice":{"mode":"id","id":"sarah"},"output_format":{"container":"wav","encoding":"pcm_s16le","sample_rate":22050}}' \\`,
     '      --output hello.wav',
+    '',
+  ].join('\n');
+}
+
+/** How to trust the development CA; printed on every self-signed start, since clients need it each time they are set up. */
+function tlsBanner(address: string, caPath: string): string {
+  return [
+    '',
+    '  Voicegate serves HTTPS and WSS with a self-signed development certificate.',
+    '  Clients must trust its CA, ' + caPath + ':',
+    '',
+    `    Node (fetch, ws, Cartesia SDK):  NODE_EXTRA_CA_CERTS=${caPath} node your-app.js`,
+    `    curl:                            curl --cacert ${caPath} ${address}/healthz`,
     '',
   ].join('\n');
 }
@@ -29,12 +44,14 @@ export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.log.level);
   const app = createApp(config, logger);
   const address = await app.listen();
+  const caPath = config.server.tls && 'selfSigned' in config.server.tls ? selfSignedPaths(config.dataDir).ca : null;
+  if (caPath) process.stdout.write(tlsBanner(address, caPath) + '\n');
   if (app.bootstrap) {
     // Straight to stdout, never through the logger: log pipelines keep what they receive.
-    process.stdout.write(banner(address, app.bootstrap.org.id, app.bootstrap.org.balance, app.bootstrap.key) + '\n');
+    process.stdout.write(banner(address, app.bootstrap.org.id, app.bootstrap.org.balance, app.bootstrap.key, caPath) + '\n');
   }
   logger.info(
-    { address, dataDir: config.dataDir, accounts: config.accounts.enabled, models: app.services.models.list().map((m) => `${m.id} → ${m.engine}`) },
+    { address, dataDir: config.dataDir, tlsCa: caPath ?? undefined, accounts: config.accounts.enabled, models: app.services.models.list().map((m) => `${m.id} → ${m.engine}`) },
     'voicegate ready',
   );
 

@@ -43,6 +43,26 @@ function parseEnv(name: string, value: string, kind: 'number' | 'string' | 'bool
 
 export class ConfigError extends Error {}
 
+/**
+ * `server.tls` from `VOICEGATE_TLS_CERT` + `VOICEGATE_TLS_KEY`, or
+ * `VOICEGATE_TLS=self-signed` (`off` turns a configured TLS off). It replaces
+ * the file's whole `tls` object, since its two shapes do not mix.
+ */
+function tlsFromEnv(env: NodeJS.ProcessEnv): { value: unknown } | null {
+  const cert = env.VOICEGATE_TLS_CERT || undefined;
+  const key = env.VOICEGATE_TLS_KEY || undefined;
+  const mode = env.VOICEGATE_TLS || undefined;
+  if (cert || key) {
+    if (!cert || !key) throw new ConfigError('VOICEGATE_TLS_CERT and VOICEGATE_TLS_KEY must be set together');
+    if (mode) throw new ConfigError('set either VOICEGATE_TLS or VOICEGATE_TLS_CERT/VOICEGATE_TLS_KEY, not both');
+    return { value: { cert, key } };
+  }
+  if (mode === undefined) return null;
+  if (mode === 'self-signed') return { value: { selfSigned: true } };
+  if (mode === 'off') return { value: null };
+  throw new ConfigError(`VOICEGATE_TLS must be self-signed or off; got ${JSON.stringify(mode)}`);
+}
+
 function setPath(target: Record<string, unknown>, path: string[], value: unknown): void {
   let node = target;
   for (const key of path.slice(0, -1)) {
@@ -61,7 +81,9 @@ function withDefaultEngines(raw: Record<string, unknown>): void {
   raw.engines = engines;
 }
 
-export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown> } = {}): Config {
+export function loadConfig(
+  options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown>; /** `--tls self-signed`, over file and env. */ tls?: 'self-signed' } = {},
+): Config {
   const env = options.env ?? process.env;
   let raw: Record<string, unknown> = {};
   if (options.file) {
@@ -77,6 +99,8 @@ export function loadConfig(options: { file?: string; env?: NodeJS.ProcessEnv; ov
     if (value === undefined || value === '') continue;
     setPath(raw, path, parseEnv(name, value, kind));
   }
+  const tls = options.tls === 'self-signed' ? { value: { selfSigned: true } } : tlsFromEnv(env);
+  if (tls) setPath(raw, ['server', 'tls'], tls.value);
   for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;
   withDefaultEngines(raw);
   const result = configSchema.safeParse(raw);

@@ -61,6 +61,22 @@ export const engineConfigSchema = z.discriminatedUnion('type', [
     .strict(),
 ]);
 
+const WEBSOCKET_DEFAULTS = { maxMessageBytes: 65536, idleTimeoutMs: 300_000, contextTimeoutMs: 600_000, maxContexts: 64, maxBufferDelayMs: 3000 };
+
+const websocketSchema = z
+  .object({
+    /** Messages over this size get a `payload_too_large` event (the socket stays open). */
+    maxMessageBytes: z.number().int().min(1024).default(WEBSOCKET_DEFAULTS.maxMessageBytes),
+    /** A connection with no message and no open context for this long is closed (code 4000). */
+    idleTimeoutMs: z.number().int().min(1000).default(WEBSOCKET_DEFAULTS.idleTimeoutMs),
+    /** A context open longer than this ends with `context_expired`. */
+    contextTimeoutMs: z.number().int().min(1000).default(WEBSOCKET_DEFAULTS.contextTimeoutMs),
+    maxContexts: z.number().int().min(1).default(WEBSOCKET_DEFAULTS.maxContexts),
+    /** Default for `max_buffer_delay_ms`: how long an unfinished clause waits for more text. */
+    maxBufferDelayMs: z.number().int().min(0).max(5000).default(WEBSOCKET_DEFAULTS.maxBufferDelayMs),
+  })
+  .strict();
+
 const limitsSchema = z
   .object({
     maxConcurrent: z.number().int().min(1).nullable(),
@@ -84,6 +100,43 @@ const accountsSchema = z
   })
   .strict();
 
+/** HTTPS (and so WSS) on the server's port: PEM files, or a development CA kept under `<dataDir>/tls/`. */
+const tlsSchema = z
+  .union([
+    z.object({ cert: z.string().min(1), key: z.string().min(1) }).strict(),
+    z.object({ selfSigned: z.literal(true) }).strict(),
+  ])
+  .nullable()
+  .default(null);
+
+const OPENAI_DEFAULTS = {
+  modelAliases: { 'tts-1': 'omnivoice', 'tts-1-hd': 'omnivoice', 'gpt-4o-mini-tts': 'omnivoice' },
+  voiceAliases: {
+    alloy: 'jordan',
+    ash: 'michael',
+    ballad: 'oliver',
+    cedar: 'michael',
+    coral: 'emma',
+    echo: 'oliver',
+    fable: 'oliver',
+    marin: 'sarah',
+    nova: 'sarah',
+    onyx: 'michael',
+    sage: 'isla',
+    shimmer: 'emma',
+    verse: 'jordan',
+  },
+};
+
+const openaiSchema = z
+  .object({
+    /** OpenAI model names an unchanged integration sends → model ids here. */
+    modelAliases: z.record(z.string(), z.string()).default(OPENAI_DEFAULTS.modelAliases),
+    /** OpenAI voice names → voice ids here. */
+    voiceAliases: z.record(z.string(), z.string()).default(OPENAI_DEFAULTS.voiceAliases),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     server: z
@@ -94,9 +147,11 @@ export const configSchema = z
         bodyLimitBytes: z.number().int().min(1024).default(65536),
         /** How long shutdown waits for requests in flight before closing connections. */
         shutdownGraceMs: z.number().int().min(0).default(10000),
+        websocket: websocketSchema.default(WEBSOCKET_DEFAULTS),
+        tls: tlsSchema,
       })
       .strict()
-      .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000 }),
+      .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, websocket: WEBSOCKET_DEFAULTS, tls: null }),
     dataDir: z.string().default('./data'),
     log: z
       .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
@@ -110,6 +165,7 @@ export const configSchema = z
       adminToken: null,
       defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
     }),
+    openai: openaiSchema.default(OPENAI_DEFAULTS),
     engines: z.record(z.string(), engineConfigSchema).default({}),
     models: z.record(z.string(), modelConfigSchema).default({}),
   })
@@ -120,3 +176,4 @@ export type Config = z.output<typeof configSchema>;
 export type EngineConfig = z.output<typeof engineConfigSchema>;
 export type ModelConfig = z.output<typeof modelConfigSchema>;
 export type AccountsConfig = z.output<typeof accountsSchema>;
+export type TlsConfig = z.output<typeof tlsSchema>;

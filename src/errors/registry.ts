@@ -53,6 +53,18 @@ export const ERRORS = {
   invalid_admin_token: { status: 401, title: 'Invalid admin token', message: 'the admin API needs Authorization: Bearer <admin token>' },
   org_not_found: { status: 404, title: 'Organization not found', message: 'organization {id} does not exist' },
   key_not_found: { status: 404, title: 'API key not found', message: 'API key {id} does not exist' },
+  invalid_message: { status: 400, title: 'Invalid message', message: '{reason}' },
+  context_not_found: { status: 404, title: 'Context not found', message: 'context {id} is not open on this connection' },
+  context_expired: {
+    status: 408,
+    title: 'Context expired',
+    message: 'context {id} was open for more than {seconds} s; start a new context',
+  },
+  too_many_contexts: {
+    status: 429,
+    title: 'Too many contexts',
+    message: 'this connection already has {max} open contexts; finish or cancel one first',
+  },
   not_ready: { status: 503, title: 'Not ready', message: 'the server is starting or shutting down; retry later' },
 } as const satisfies Record<string, ErrorDefinition>;
 

@@ -4,10 +4,12 @@
  * error body), the error envelope, body caps, and the routes of each API
  * dialect. Transports only adapt; synthesis lives in `synthesis/`.
  */
-import { randomBytes } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAdmin } from '../api/admin.js';
 import { registerTtsBytes } from '../api/cartesia/bytes.js';
+import { registerTtsSse } from '../api/cartesia/sse.js';
+import { registerWebSocket } from '../api/cartesia/websocket.js';
+import { registerOpenAISpeech } from '../api/openai/speech.js';
 import { registerHealth } from '../api/health.js';
 import { registerModels } from '../api/models.js';
 import { registerUsage } from '../api/usage.js';
@@ -15,16 +17,16 @@ import { registerVoices } from '../api/voices.js';
 import type { Services } from '../services.js';
 import { installErrorHandlers } from './errors.js';
 import { acceptRawBodies } from './json-body.js';
+import { resolveTls } from './tls.js';
+import { newRequestId } from './request-id.js';
 
 const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-export function newRequestId(): string {
-  return `req_${randomBytes(12).toString('hex')}`;
-}
 
 export function buildHttpServer(services: Services, isClosing: () => boolean): FastifyInstance {
   // pino's Logger is wider than Fastify's base logger type; the instance is the same.
   const { server } = services.config;
+  const tls = resolveTls(services.config);
+  if (tls?.caCreated) services.logger.info({ caPath: tls.caPath }, 'created a new development CA; clients must trust it');
   const app = Fastify({
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: server.bodyLimitBytes,
@@ -35,6 +37,8 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
       return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
     },
     return503OnClosing: true,
+    // HTTPS on this same (HTTP/1.1) server, so WebSocket upgrades on app.server are wss://.
+    ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
   });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -48,9 +52,15 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
     registerUsage(app, services.gate, admin, pricing);
     registerAdmin(app, admin, services.config.accounts.adminToken, pricing);
   }
+  registerWebSocket(app, services, isClosing);
   app.register(async (tts) => {
     acceptRawBodies(tts, server.bodyLimitBytes);
     registerTtsBytes(tts, services);
+    registerTtsSse(tts, services);
+  });
+  app.register(async (openai) => {
+    acceptRawBodies(openai, server.bodyLimitBytes);
+    registerOpenAISpeech(openai, services);
   });
   return app;
 }

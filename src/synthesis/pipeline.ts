@@ -16,6 +16,8 @@ export interface AudioPiece {
   audio: Buffer;
   /** Words whose timing became known with this piece. */
   words?: WordTiming[];
+  /** Milliseconds spent making this piece (engine, resampling, encoding). */
+  stepTime: number;
 }
 
 export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortSignal): AsyncGenerator<AudioPiece> {
@@ -34,14 +36,17 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       { text: request.text, voice: request.voice, speed: settings.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps },
       signal,
     );
+    let started = performance.now();
     for await (const chunk of chunks) {
       const samples = settings.volume === 1 ? chunk.samples : applyGain(chunk.samples, settings.volume);
       const audio = encoder.encode(resampler.process(samples));
       if (audio.length === 0 && !chunk.words) continue;
-      yield chunk.words ? { audio: withHeader(audio), words: chunk.words } : { audio: withHeader(audio) };
+      const stepTime = performance.now() - started;
+      yield chunk.words ? { audio: withHeader(audio), words: chunk.words, stepTime } : { audio: withHeader(audio), stepTime };
+      started = performance.now();
     }
     const tail = Buffer.concat([encoder.encode(resampler.flush()), encoder.end()]);
-    if (tail.length > 0 || header) yield { audio: withHeader(tail) };
+    if (tail.length > 0 || header) yield { audio: withHeader(tail), stepTime: performance.now() - started };
   } finally {
     resampler.destroy();
   }

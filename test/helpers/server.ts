@@ -8,13 +8,17 @@ import { loadConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log/logger.js';
 import type { RequestGate } from '../../src/http/gate.js';
+import { selfSignedPaths } from '../../src/http/tls.js';
 import type { DestinationStream } from 'pino';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 export interface TestServer {
+  /** `https://…` when the config turns TLS on. */
   url: string;
+  /** The development CA (PEM) in self-signed TLS mode, for clients to trust. */
+  ca?: string;
   app: App;
   close(): Promise<void>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<Response>;
@@ -51,8 +55,10 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
   const logger = createLogger(options.logLevel ?? (options.logDestination ? 'info' : 'silent'), options.logDestination);
   const app = createApp(config, logger, { gate: options.gate });
   const url = await app.listen();
+  const tls = config.server.tls;
   return {
     url,
+    ca: tls && 'selfSigned' in tls ? readFileSync(selfSignedPaths(config.dataDir).ca, 'utf8') : undefined,
     app,
     close: () => app.close(),
     post: (path, body, headers = {}) =>

@@ -11,7 +11,8 @@ import { CONTENT_TYPES } from '../../audio/format.js';
 import { disconnectSignal } from '../../http/disconnect.js';
 import { decodeJsonObject, postOnly } from '../../http/json-body.js';
 import type { Services } from '../../services.js';
-import { renderClip, synthesizeAudio } from '../../synthesis/pipeline.js';
+import { renderClip } from '../../synthesis/pipeline.js';
+import { openStream } from '../open-stream.js';
 import { parseCartesiaRequest } from './parse.js';
 
 export function registerTtsBytes(scope: FastifyInstance, services: Services): void {
@@ -31,16 +32,9 @@ export function registerTtsBytes(scope: FastifyInstance, services: Services): vo
       return reply.headers(costHeaders).type(contentType).header('content-length', clip.length).send(clip);
     }
 
-    const pieces = synthesizeAudio(synthesis, signal)[Symbol.asyncIterator]();
-    const first = await pieces.next();
-    const costHeaders = await admission.charge();
+    const { costHeaders, pieces } = await openStream(synthesis, admission, signal);
     async function* relay(): AsyncGenerator<Buffer> {
-      try {
-        if (!first.done) yield first.value.audio;
-        for (let next = await pieces.next(); !next.done; next = await pieces.next()) yield next.value.audio;
-      } finally {
-        await pieces.return?.(undefined);
-      }
+      for await (const piece of pieces) yield piece.audio;
     }
     return reply.headers(costHeaders).type(contentType).send(Readable.from(relay(), { objectMode: false }));
   });

@@ -30,6 +30,9 @@ export const cartesiaBodySchema = z.looseObject({
   add_timestamps: z.boolean().optional(),
 });
 
+/** A WebSocket message: an empty transcript is allowed (it ends or flushes a context). */
+const cartesiaMessageSchema = cartesiaBodySchema.extend({ transcript: z.string() });
+
 export type CartesiaBody = z.infer<typeof cartesiaBodySchema>;
 
 /** Order in which field problems are reported when several are present. */
@@ -66,6 +69,8 @@ export interface ParseContext {
   orgId: string | null;
   /** Streaming transport (SSE, WebSocket) regardless of the body's `stream`. */
   alwaysStreaming?: boolean;
+  /** WebSocket messages may carry an empty transcript. */
+  allowEmptyTranscript?: boolean;
 }
 
 export async function parseCartesiaRequest(body: unknown, context: ParseContext): Promise<SynthesisRequest> {
@@ -73,7 +78,7 @@ export async function parseCartesiaRequest(body: unknown, context: ParseContext)
     throw new ApiError('invalid_json', { reason: `; got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}` });
   }
   const fields = body as Record<string, unknown>;
-  const parsed = cartesiaBodySchema.safeParse(fields);
+  const parsed = (context.allowEmptyTranscript ? cartesiaMessageSchema : cartesiaBodySchema).safeParse(fields);
   if (!parsed.success) {
     const issues = [...parsed.error.issues].sort(
       (a, b) => rank(a.path[0]) - rank(b.path[0]) || a.path.length - b.path.length,

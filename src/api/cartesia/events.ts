@@ -1,0 +1,47 @@
+/**
+ * @module api/cartesia/events
+ * The Cartesia stream event shapes, shared by SSE and the WebSocket. Every
+ * event carries `context_id`; a chunk always carries `data`; an error event
+ * has `done: true` and the registry's code, status and title.
+ */
+import type { ApiError } from '../../errors/api-error.js';
+import type { WordTiming } from '../../engines/engine.js';
+
+export type StreamEvent = Record<string, unknown> & { type: string; context_id: string | null };
+
+export function chunkEvent(contextId: string | null, audio: Buffer, stepTime: number): StreamEvent {
+  return { type: 'chunk', data: audio.toString('base64'), done: false, status_code: 206, step_time: Math.round(stepTime * 100) / 100, context_id: contextId };
+}
+
+export function timestampsEvent(contextId: string | null, words: WordTiming[], offsetSeconds = 0): StreamEvent {
+  const round = (t: number) => Math.round((t + offsetSeconds) * 1000) / 1000;
+  return {
+    type: 'timestamps',
+    done: false,
+    status_code: 206,
+    context_id: contextId,
+    word_timestamps: { words: words.map((w) => w.word), start: words.map((w) => round(w.start)), end: words.map((w) => round(w.end)) },
+  };
+}
+
+export function doneEvent(contextId: string | null): StreamEvent {
+  return { type: 'done', done: true, status_code: 200, context_id: contextId };
+}
+
+export function flushDoneEvent(contextId: string, flushId: number): StreamEvent {
+  return { type: 'flush_done', done: false, flush_done: true, flush_id: flushId, status_code: 206, context_id: contextId };
+}
+
+export function errorEvent(contextId: string | null, error: ApiError, requestId: string): StreamEvent {
+  return {
+    type: 'error',
+    context_id: contextId,
+    done: true,
+    error_code: error.code,
+    status_code: error.status,
+    title: error.title,
+    message: error.message,
+    doc_url: '',
+    request_id: requestId,
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * @module api/cartesia/websocket
+ * `GET /tts/websocket` upgrades on the same server (and port, and TLS) as
+ * the REST API — the Cartesia SDK dials exactly there. The key is checked
+ * before the upgrade, from a header or the `api_key` / `access_token` query
+ * parameter (browsers and the SDK's ESM build cannot set headers); a refused
+ * upgrade gets a plain HTTP error with the documented JSON body.
+ */
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { WebSocketServer } from 'ws';
+import { ApiError, toApiError } from '../../errors/api-error.js';
+import { newRequestId } from '../../http/request-id.js';
+import type { Services } from '../../services.js';
+import { WebSocketSession } from './ws-session.js';
+
+export const WEBSOCKET_PATH = '/tts/websocket';
+
+function refuse(socket: Duplex, error: ApiError, requestId: string): void {
+  const body = JSON.stringify(error.toBody(requestId));
+  const headers = [
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${requestId}`,
+    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
+    'Connection: close',
+  ];
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}
+
+export function registerWebSocket(app: FastifyInstance, services: Services, isClosing: () => boolean): void {
+  const options = services.config.server.websocket;
+  // The hard frame cap is well above the soft per-message cap, so an oversized
+  // message is answered with an error event instead of closing the socket.
+  const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(options.maxMessageBytes * 16, 1 << 20) });
+  const sessions = new Set<WebSocketSession>();
+
+  app.server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const requestId = newRequestId();
+    const path = (request.url ?? '').split('?')[0];
+    socket.on('error', () => socket.destroy());
+    if (path !== WEBSOCKET_PATH) return refuse(socket, new ApiError('not_found', { method: 'GET', path }), requestId);
+    if (isClosing()) return refuse(socket, new ApiError('not_ready', {}, { 'retry-after': '1' }), requestId);
+    services.gate.authenticate({ headers: request.headers, url: request.url ?? '' }, { allowQuery: true }).then(
+      (caller) => {
+        wss.handleUpgrade(request, socket, head, (ws) => {
+          const log = services.logger.child({ request_id: requestId, org_id: caller.orgId });
+          const session = new WebSocketSession(ws, caller, services, options, log);
+          sessions.add(session);
+          ws.once('close', () => sessions.delete(session));
+          log.info('websocket opened');
+        });
+      },
+      (err) => refuse(socket, toApiError(err), requestId),
+    );
+  });
+
+  app.addHook('preClose', async () => {
+    await Promise.all([...sessions].map((session) => session.drain(services.config.server.shutdownGraceMs)));
+  });
+}

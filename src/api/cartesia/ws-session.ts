@@ -1,0 +1,204 @@
+/**
+ * @module api/cartesia/ws-session
+ * One WebSocket connection to /tts/websocket: many contexts multiplexed,
+ * each answered under its own `context_id`. A bad message gets an `error`
+ * event (for its context when it names one) and the socket stays open.
+ * Messages are handled in arrival order; caps on message size, open
+ * contexts and idle time keep one client from holding resources forever.
+ */
+import { randomUUID } from 'node:crypto';
+import { WebSocket, type RawData } from 'ws';
+import type { Config } from '../../config/schema.js';
+import { ApiError, toApiError } from '../../errors/api-error.js';
+import type { Caller } from '../../http/gate.js';
+import { newRequestId } from '../../http/request-id.js';
+import type { Logger } from '../../log/logger.js';
+import type { Services } from '../../services.js';
+import { countCharacters } from '../../synthesis/request.js';
+import { errorEvent, doneEvent, type StreamEvent } from './events.js';
+import { parseCartesiaRequest } from './parse.js';
+import { TurnContext, type ContextHost } from './ws-context.js';
+
+/** Stop reading generated audio while this much is queued on the socket. */
+const HIGH_WATER_BYTES = 1 << 20;
+const LOW_WATER_BYTES = 256 << 10;
+const PING_INTERVAL_MS = 30_000;
+const RECENT_CONTEXTS = 1024;
+/** Close code for an idle connection (private-use range). */
+export const IDLE_CLOSE_CODE = 4000;
+
+type WebSocketOptions = Config['server']['websocket'];
+
+export class WebSocketSession implements ContextHost {
+  private readonly contexts = new Map<string, TurnContext>();
+  private readonly recentlyEnded = new Set<string>();
+  private queue: Promise<void> = Promise.resolve();
+  private lastActivity = Date.now();
+  private alive = true;
+  private draining = false;
+  private readonly timers: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly caller: Caller,
+    private readonly services: Services,
+    private readonly options: WebSocketOptions,
+    readonly log: Logger,
+  ) {
+    ws.on('message', (data, isBinary) => {
+      this.lastActivity = Date.now();
+      this.queue = this.queue.then(() => this.handle(data, isBinary)).catch((err) => this.log.error({ err }, 'websocket message failed'));
+    });
+    ws.on('pong', () => (this.alive = true));
+    ws.on('close', () => this.closed());
+    ws.on('error', (err) => this.log.warn({ err }, 'websocket error'));
+    const idleCheck = setInterval(() => this.checkIdle(), Math.min(5000, Math.max(250, options.idleTimeoutMs / 4)));
+    const ping = setInterval(() => this.ping(), PING_INTERVAL_MS);
+    this.timers.push(idleCheck, ping);
+    for (const timer of this.timers) timer.unref();
+  }
+
+  async send(event: StreamEvent): Promise<void> {
+    if (this.ws.readyState !== WebSocket.OPEN) return;
+    this.ws.send(JSON.stringify(event));
+    if (this.ws.bufferedAmount > HIGH_WATER_BYTES) {
+      while (this.ws.readyState === WebSocket.OPEN && this.ws.bufferedAmount > LOW_WATER_BYTES) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+  }
+
+  ended(context: TurnContext): void {
+    if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
+    this.recentlyEnded.add(context.id);
+    if (this.recentlyEnded.size > RECENT_CONTEXTS) this.recentlyEnded.delete(this.recentlyEnded.values().next().value!);
+    this.lastActivity = Date.now();
+  }
+
+  /** Open contexts (for draining and tests). */
+  openContexts(): number {
+    return this.contexts.size;
+  }
+
+  /** Shutdown: accept no new contexts, let open ones finish (up to the grace period), then close. */
+  async drain(graceMs: number): Promise<void> {
+    this.draining = true;
+    const deadline = Date.now() + graceMs;
+    while (this.contexts.size > 0 && Date.now() < deadline && this.ws.readyState === WebSocket.OPEN) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    this.ws.close(1001, 'server shutting down');
+  }
+
+  private reject(contextId: string | null, error: ApiError, requestId = newRequestId()): Promise<void> {
+    return this.send(errorEvent(contextId, error, requestId));
+  }
+
+  private async handle(data: RawData, isBinary: boolean): Promise<void> {
+    if (isBinary) return this.reject(null, new ApiError('invalid_message', { reason: 'binary frames are not accepted; send JSON text messages' }));
+    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
+    if (size > this.options.maxMessageBytes) return this.reject(null, new ApiError('payload_too_large', { limit: this.options.maxMessageBytes }));
+    let message: unknown;
+    try {
+      message = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+    } catch (err) {
+      return this.reject(null, new ApiError('invalid_json', { reason: `; ${(err as Error).message}` }));
+    }
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
+      return this.reject(null, new ApiError('invalid_json', { reason: '' }));
+    }
+    const fields = message as Record<string, unknown>;
+    const given = fields.context_id;
+    if (given !== undefined && given !== null && (typeof given !== 'string' || given.length === 0 || given.length > 256)) {
+      return this.reject(null, new ApiError('invalid_message', { reason: 'context_id must be a string of 1–256 characters' }));
+    }
+    const contextId = (given as string | undefined) ?? null;
+
+    if (fields.cancel === true) {
+      if (!contextId) return this.reject(null, new ApiError('invalid_message', { reason: 'cancel needs a context_id' }));
+      const context = this.contexts.get(contextId);
+      if (context) context.cancel();
+      else if (!this.recentlyEnded.has(contextId)) await this.reject(contextId, new ApiError('context_not_found', { id: contextId }));
+      return;
+    }
+
+    const existing = contextId ? this.contexts.get(contextId) : undefined;
+    if (existing) return this.continueContext(existing, fields);
+    return this.openContext(contextId ?? randomUUID(), fields);
+  }
+
+  private input(fields: Record<string, unknown>, maxChars: number) {
+    const transcript = fields.transcript ?? '';
+    if (typeof transcript !== 'string') throw new ApiError('missing_transcript');
+    const characters = countCharacters(transcript);
+    if (characters > maxChars) throw new ApiError('input_too_long', { count: characters, max: maxChars });
+    for (const flag of ['continue', 'flush'] as const) {
+      if (fields[flag] !== undefined && fields[flag] !== null && typeof fields[flag] !== 'boolean') {
+        throw new ApiError('invalid_message', { reason: `${flag} must be a boolean` });
+      }
+    }
+    const delay = fields.max_buffer_delay_ms ?? this.options.maxBufferDelayMs;
+    if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0 || delay > 5000) {
+      throw new ApiError('invalid_message', { reason: 'max_buffer_delay_ms must be a number from 0 to 5000' });
+    }
+    return { transcript, continue: fields.continue === true, flush: fields.flush === true, maxBufferDelayMs: delay };
+  }
+
+  private async continueContext(context: TurnContext, fields: Record<string, unknown>): Promise<void> {
+    try {
+      await context.accept(this.input(fields, context.model.maxTranscriptChars));
+    } catch (err) {
+      context.fail(toApiError(err));
+    }
+  }
+
+  private async openContext(contextId: string, fields: Record<string, unknown>): Promise<void> {
+    const requestId = newRequestId();
+    try {
+      if (this.draining) throw new ApiError('not_ready');
+      const synthesis = await parseCartesiaRequest(fields, {
+        services: this.services,
+        requestId,
+        orgId: this.caller.orgId,
+        alwaysStreaming: true,
+        allowEmptyTranscript: true,
+      });
+      if (synthesis.format.container !== 'raw') {
+        throw new ApiError('invalid_output_format', { reason: 'the WebSocket sends raw audio: use container raw' });
+      }
+      const input = this.input(fields, synthesis.model.maxTranscriptChars);
+      // An empty, final message for a context that is not open (already done) has nothing to end.
+      if (!input.transcript && !input.continue && !input.flush) return this.send(doneEvent(contextId));
+      if (this.contexts.size >= this.options.maxContexts) throw new ApiError('too_many_contexts', { max: this.options.maxContexts });
+      const admission = await this.services.gate.admit(this.caller, { ...synthesis, contextId }, 'tts.websocket');
+      const context = new TurnContext(contextId, { ...synthesis, contextId }, admission, this, this.options.contextTimeoutMs);
+      this.contexts.set(contextId, context);
+      await context.accept(input);
+    } catch (err) {
+      const error = toApiError(err);
+      if (error.status >= 500) this.log.error({ err, context_id: contextId }, 'websocket context failed to open');
+      await this.reject(contextId, error, requestId);
+    }
+  }
+
+  private checkIdle(): void {
+    if (this.contexts.size > 0 || this.ws.readyState !== WebSocket.OPEN) return;
+    if (Date.now() - this.lastActivity >= this.options.idleTimeoutMs) {
+      this.ws.close(IDLE_CLOSE_CODE, `idle timeout: no message for ${Math.round(this.options.idleTimeoutMs / 1000)} s`);
+    }
+  }
+
+  private ping(): void {
+    if (!this.alive) {
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    this.ws.ping();
+  }
+
+  private closed(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    for (const context of [...this.contexts.values()]) context.cancel();
+  }
+}
