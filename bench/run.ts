@@ -1,0 +1,45 @@
+/**
+ * @module bench/run
+ * `npm run bench`: runs every benchmark in order (serving efficiency, then
+ * gateway overhead) and prints their markdown tables with the machine and
+ * the date, for pasting into BENCHMARKS.md.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { runGatewayOverhead } from './gateway-overhead.js';
+import { note } from './lib/load.js';
+import { runServingEfficiency } from './serving-efficiency.js';
+
+function cpuModel(): string {
+  try {
+    return /^model name\s*:\s*(.+)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function nproc(): string {
+  try {
+    return execFileSync('nproc', { encoding: 'utf8' }).trim();
+  } catch {
+    return String(availableParallelism());
+  }
+}
+
+const started = performance.now();
+const serving = await runServingEfficiency();
+const gateway = await runGatewayOverhead();
+note(`all benchmarks done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+
+console.log(
+  [
+    `## Voicegate benchmarks — ${new Date().toISOString()}`,
+    '',
+    `Machine: ${nproc()} CPUs (nproc), ${cpuModel()}, Node ${process.version}`,
+    '',
+    serving.markdown,
+    '',
+    gateway.markdown,
+  ].join('\n'),
+);

@@ -1,0 +1,287 @@
+/**
+ * @module bench/serving-efficiency
+ * Serving efficiency: audio seconds served per wall second by POST /tts/bytes
+ * at saturation (model gepard-1.0 on the embedded eSpeak NG pool, server in a
+ * child process), against the engine's own rate on the same cores: an
+ * `EspeakPool` with the same worker count driven in-process at the same
+ * concurrency. Slices of the two alternate (see lib/interleave) and both
+ * count only work completed inside equal windows.
+ * Run: `npm run build && node dist/bench/serving-efficiency.js`.
+ */
+import { parseWav } from '../src/audio/wav.js';
+import { EspeakPool } from '../src/engines/espeak/pool.js';
+import { createLogger } from '../src/log/logger.js';
+import { NAMED_VOICES } from '../src/voices/builtin.js';
+import { startChild, type ChildServer } from './lib/child.js';
+import { interleave, median, spread, type Slice } from './lib/interleave.js';
+import { combineLoads, isMain, loadSlice, note, percentile, rounds, runLoad, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
+import { combineUsage, cores, measureProcess, otherLoad, waitForQuiet, type Usage } from './lib/proc.js';
+import { markdownTable, num, verdict, type Cell } from './lib/table.js';
+
+export const TARGET = 0.9;
+
+/** One-to-two-sentence English prompts, rotated across requests. */
+export const TEXTS = [
+  'Thanks for calling. Your order has shipped and should arrive on Thursday.',
+  'The quick brown fox jumps over the lazy dog while the farmer watches from the porch.',
+  'Please hold for a moment while I transfer you to the next available agent.',
+  "Good morning! Today's forecast calls for light rain in the afternoon, clearing by evening.",
+  'Your appointment is confirmed for three thirty. Reply yes to keep it, or no to cancel.',
+];
+
+const VOICE_ID = 'sarah';
+const NATIVE_RATE = 22050;
+/** Warm-up before measuring: V8 keeps tiering eSpeak's wasm up for the first seconds of load. */
+const WARMUP_SECONDS = 4;
+
+interface Format {
+  id: string;
+  output_format: { container: 'raw' | 'wav'; encoding: 'pcm_s16le' | 'pcm_mulaw'; sample_rate: number };
+  bytesPerSample: number;
+  /** The row the target applies to: the engine's native rate, no resampling. */
+  primary: boolean;
+}
+
+const FORMATS: Format[] = [
+  { id: `raw pcm_s16le ${NATIVE_RATE} Hz (native)`, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: NATIVE_RATE }, bytesPerSample: 2, primary: true },
+  { id: 'raw pcm_mulaw 8000 Hz', output_format: { container: 'raw', encoding: 'pcm_mulaw', sample_rate: 8000 }, bytesPerSample: 1, primary: false },
+  { id: 'wav pcm_s16le 44100 Hz', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 44100 }, bytesPerSample: 2, primary: false },
+];
+
+function body(text: string, format: Format): Record<string, unknown> {
+  return { model_id: 'gepard-1.0', transcript: text, voice: { mode: 'id', id: VOICE_ID }, output_format: format.output_format };
+}
+
+interface RawSlice {
+  jobs: number;
+  audioSeconds: number;
+  seconds: number;
+  latencies: number[];
+  /** This (the benchmark) process while the pool ran. */
+  usage: Usage;
+  /** Audio seconds each text made at the native rate (NaN if it did not finish in the window). */
+  perText: number[];
+}
+
+/**
+ * One baseline slice: `concurrency` loops, each walking the texts from the start, synthesizing on the
+ * pool. Counts jobs finished within `seconds`; jobs still running then are cancelled, as autocannon
+ * drops requests in flight when its window closes.
+ */
+async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number): Promise<RawSlice> {
+  const voice = NAMED_VOICES.find((v) => v.id === VOICE_ID)!;
+  const perText = TEXTS.map(() => NaN);
+  const latencies: number[] = [];
+  let samples = 0;
+  let jobs = 0;
+  const controller = new AbortController();
+  const watch = measureProcess(process.pid);
+  const deadline = performance.now() + seconds * 1000;
+  const timer = setTimeout(() => controller.abort(), seconds * 1000);
+  const loop = async () => {
+    for (let i = 0; performance.now() < deadline; i++) {
+      const index = i % TEXTS.length;
+      const started = performance.now();
+      let made = 0;
+      try {
+        for await (const chunk of pool.synthesize({ text: TEXTS[index], voice, speed: 1, wordTimings: false }, controller.signal)) made += chunk.samples.length;
+      } catch (err) {
+        if (controller.signal.aborted) return;
+        throw err;
+      }
+      const finished = performance.now();
+      if (finished > deadline) return;
+      perText[index] = made / pool.sampleRate;
+      samples += made;
+      jobs++;
+      latencies.push(finished - started);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, loop));
+  clearTimeout(timer);
+  return { jobs, audioSeconds: samples / pool.sampleRate, seconds, latencies: latencies.sort((a, b) => a - b), usage: watch.stop(), perText };
+}
+
+/** Fetches every text once in `format`: checks the answers against the engine and learns the header size. */
+async function preflight(server: ChildServer, format: Format, expected: number[]): Promise<{ headerBytes: number; mismatches: string[] }> {
+  let headerBytes = 0;
+  const mismatches: string[] = [];
+  for (const [i, text] of TEXTS.entries()) {
+    const res = await fetch(`${server.url}/tts/bytes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body(text, format)) });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200) throw new Error(`preflight ${format.id}: HTTP ${res.status} ${bytes.toString('utf8').slice(0, 200)}`);
+    if (format.output_format.container === 'wav') {
+      const wav = parseWav(bytes);
+      if (wav.data.byteOffset - bytes.byteOffset + wav.data.length !== bytes.length) throw new Error('preflight: the WAV data chunk is not last');
+      headerBytes = bytes.length - wav.data.length;
+    }
+    const seconds = (bytes.length - headerBytes) / format.bytesPerSample / format.output_format.sample_rate;
+    // eSpeak's output length for a text wobbles by a few ms from run to run; more than 1% means different audio.
+    if (!(Math.abs(seconds - expected[i]) <= 0.01 * expected[i])) {
+      mismatches.push(`"${text.slice(0, 24)}…": served ${num(seconds, 3)} s, engine ${num(expected[i], 3)} s`);
+    }
+  }
+  return { headerBytes, mismatches };
+}
+
+export interface ServingReport {
+  markdown: string;
+  /** served/raw for the native-rate row (median over slices). */
+  ratio: number;
+}
+
+export async function runServingEfficiency(): Promise<ServingReport> {
+  const seconds = sliceSeconds();
+  const roundCount = rounds(3);
+  const notes: string[] = [];
+  const waited = await waitForQuiet();
+  if (waited === null) notes.push('The machine never went quiet for a second within 8 s before this benchmark started: other load was running.');
+  note('serving efficiency: starting the Voicegate child');
+  // Accounts off: this measures synthesis serving, not key checks and billing (the gateway benchmark covers those).
+  const server = await startChild(new URL('./server-child.js', import.meta.url), [JSON.stringify({ accounts: { enabled: false } })]);
+  let pool: EspeakPool | null = null;
+  let lifetimePeak = NaN;
+  const rows: Cell[][] = [];
+  let ratio = NaN;
+  let cpuRatio = NaN;
+  let connections = 0;
+  try {
+    const espeak = (server.ready.engines as { id: string; workers?: number }[]).find((e) => e.id === 'espeak');
+    const workers = espeak?.workers ?? 0;
+    if (!workers) throw new Error('the server child reports no espeak workers');
+    connections = 2 * workers;
+
+    pool = new EspeakPool({ id: 'espeak', workers, queueLimit: 256, highWater: 32, logger: createLogger('silent') });
+    await pool.start();
+    const basePool = pool;
+    note(`warm-up: in-process pool and server (${WARMUP_SECONDS} s each), ${workers} workers, concurrency ${connections}`);
+    const warm = await rawSlice(basePool, connections, WARMUP_SECONDS);
+    const headers = new Map<string, number>();
+    const options = new Map<string, LoadOptions>();
+    for (const format of FORMATS) {
+      const check = await preflight(server, format, warm.perText);
+      if (check.mismatches.length) notes.push(`Audio length check failed for ${format.id}: ${check.mismatches.join('; ')}`);
+      headers.set(format.id, check.headerBytes);
+      const load: LoadOptions = { url: server.url, path: '/tts/bytes', bodies: TEXTS.map((t) => body(t, format)), connections, seconds };
+      options.set(format.id, load);
+      await runLoad({ ...load, seconds: format.primary ? WARMUP_SECONDS : 1 });
+    }
+
+    const audioSeconds = (format: Format, load: { bodyBytes: number; ok: number }) =>
+      (load.bodyBytes - load.ok * headers.get(format.id)!) / format.bytesPerSample / format.output_format.sample_rate;
+
+    note(`measuring: ${roundCount} rounds of ${seconds} s slices, baseline between every served slice`);
+    const result = await interleave<RawSlice, LoadSlice>(
+      async () => {
+        const slice = await rawSlice(basePool, connections, seconds);
+        return { rate: slice.audioSeconds / slice.seconds, data: slice };
+      },
+      FORMATS.map((format) => ({
+        id: format.id,
+        run: async (): Promise<Slice<LoadSlice>> => {
+          const slice = await loadSlice(server.pid, options.get(format.id)!);
+          return { rate: audioSeconds(format, slice.load) / slice.load.seconds, data: slice };
+        },
+      })),
+      roundCount,
+    );
+
+    const raw = result.reference.map((s) => s.data);
+    const rawAudio = raw.reduce((n, s) => n + s.audioSeconds, 0);
+    const rawSeconds = raw.reduce((n, s) => n + s.seconds, 0);
+    const rawLatencies = raw.flatMap((s) => s.latencies).sort((a, b) => a - b);
+    const rawUsage = combineUsage(raw.map((s) => s.usage));
+    const rawPerCpu = rawAudio / rawUsage.cpuSeconds;
+    rows.push([
+      'EspeakPool in-process (baseline)',
+      `native ${NATIVE_RATE} Hz`,
+      raw.reduce((n, s) => n + s.jobs, 0),
+      num(rawAudio / rawSeconds, 1),
+      '1.00',
+      spread(result.reference.map((s) => s.rate), 0),
+      num(rawPerCpu, 1),
+      '1.00',
+      num(percentile(rawLatencies, 50), 1),
+      num(percentile(rawLatencies, 99), 1),
+      num(cores(rawUsage).all, 2),
+      num(cores(rawUsage).main, 2),
+      '—',
+      num(otherLoad(rawUsage), 2),
+      '—',
+    ]);
+
+    for (const format of FORMATS) {
+      const { slices, ratios } = result.candidates.get(format.id)!;
+      const load = combineLoads(slices.map((s) => s.data.load));
+      const usage = combineUsage(slices.map((s) => s.data.server));
+      const used = cores(usage);
+      const audio = audioSeconds(format, load);
+      const formatRatio = median(ratios);
+      const perCpu = audio / usage.cpuSeconds;
+      if (format.primary) {
+        ratio = formatRatio;
+        cpuRatio = perCpu / rawPerCpu;
+      }
+      if (load.failed) notes.push(`${format.id}: ${load.failed} failed requests (non-2xx, errors or timeouts).`);
+      rows.push([
+        'POST /tts/bytes (child process)',
+        format.id,
+        load.ok,
+        num(audio / load.seconds, 1),
+        num(formatRatio, 2),
+        `${spread(slices.map((s) => s.rate), 0)} (ratios ${spread(ratios)})`,
+        num(perCpu, 1),
+        num(perCpu / rawPerCpu, 2),
+        num(percentile(load.latencies, 50), 1),
+        num(percentile(load.latencies, 99), 1),
+        num(used.all, 2),
+        num(used.main, 2),
+        num(load.loadgenCpuSeconds / load.seconds, 2),
+        num(otherLoad(usage, load.loadgenCpuSeconds), 2),
+        num(usage.peakRssMiB, 0),
+      ]);
+    }
+  } finally {
+    await pool?.stop();
+    lifetimePeak = (await server.stop()).peakRssMiB;
+  }
+
+  const table = markdownTable(
+    [
+      'Path',
+      'Output',
+      'Completed',
+      'Audio s / wall s',
+      'Ratio vs raw (median)',
+      'Per-slice audio s / wall s',
+      'Audio s per CPU s',
+      'Ratio per CPU s',
+      'p50 ms',
+      'p99 ms',
+      'Server CPU (cores)',
+      'Server main thread (cores)',
+      'Load-gen CPU (cores)',
+      'Other load on machine (cores)',
+      'Peak RSS (MiB)',
+    ],
+    rows,
+  );
+  const markdown = [
+    `### Serving efficiency (concurrency ${connections}; ${roundCount} slices of ${seconds} s per row, interleaved with the baseline)`,
+    '',
+    table,
+    '',
+    `- ${verdict('served/raw at the native rate (raw pcm_s16le 22050 Hz)', ratio, TARGET)}`,
+    `- Per CPU-second (audio made per CPU-second of the serving process, load generator excluded) the native row is at ${num(cpuRatio, 2)} of the baseline.`,
+    '- Ratio vs raw = median over slices of (served slice rate ÷ mean of the baseline slices just before and after it).',
+    '- Other load on machine = busy CPU from /proc/stat minus the server and the benchmark process: anything above ~0.1 means the figures were taken on a shared, busy machine.',
+    `- Server lifetime peak RSS (VmHWM): ${num(lifetimePeak, 0)} MiB. On the baseline row, CPU is the benchmark process itself (pool workers + its main thread).`,
+    ...notes.map((n) => `- ${n}`),
+  ].join('\n');
+  return { markdown, ratio };
+}
+
+if (isMain(import.meta.url)) {
+  const report = await runServingEfficiency();
+  console.log(report.markdown);
+}
