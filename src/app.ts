@@ -13,7 +13,7 @@ import { InProcessLimits } from './accounts/limits.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
 import { EspeakPool } from './engines/espeak/pool.js';
-import { openGate, type RequestGate } from './http/gate.js';
+import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { buildModelCatalogue } from './models/catalogue.js';
@@ -40,17 +40,17 @@ export interface App {
 export function createApp(config: Config, logger: Logger, options: { gate?: RequestGate } = {}): App {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
   const engines = new EngineRegistry(config.engines, models.boundEngines(), logger);
-  const voices = new VoiceCatalogue(NAMED_VOICES);
+  const store = openStore(config);
+  const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
-  let gate = options.gate ?? openGate;
+  let gate = options.gate ?? localGate;
   if (config.accounts.enabled) {
-    const store = openStore(config);
     const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: config.accounts.costHeaderAliasPrefix };
     const limits = new InProcessLimits();
     accounts = { store, admin: new AccountsAdmin(store, config.accounts), limits, pricing };
     gate = options.gate ?? new AccountsGate(store, limits, pricing, logger);
   }
-  const services: Services = { config, logger, models, engines, voices, gate, accounts, version: VERSION };
+  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION };
   let closing = false;
   const http = buildHttpServer(services, () => closing);
 
@@ -60,6 +60,10 @@ export function createApp(config: Config, logger: Logger, options: { gate?: Requ
     bootstrap: null,
     async listen() {
       if (accounts) app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
+      else if (!(await store.orgs.get(LOCAL_ORG_ID))) {
+        // Without accounts everything belongs to one implicit organisation (voices, dictionaries).
+        await store.orgs.create({ id: LOCAL_ORG_ID, name: 'local', limits: { maxConcurrent: null, rateLimit: null } });
+      }
       await engines.start();
       for (const engine of engines.list()) {
         if (engine instanceof EspeakPool) voices.addBuiltin(espeakLanguageVoices(engine.listedVoices));
@@ -75,7 +79,7 @@ export function createApp(config: Config, logger: Logger, options: { gate?: Requ
       } finally {
         clearTimeout(force);
         await engines.stop();
-        await accounts?.store.close();
+        await store.close();
       }
     },
   };

@@ -28,6 +28,8 @@ export interface Services {
   models: ModelCatalogue;
   engines: EngineRegistry;
   voices: VoiceCatalogue;
+  /** Persistent state: organisations, keys, ledger, cloned voices, dictionaries. */
+  store: Store;
   gate: RequestGate;
   accounts: AccountsServices | null;
   version: string;

@@ -10,6 +10,6 @@ import { engineContract } from './helpers/engine-contract.js';
 engineContract(
   'espeak',
   () => new EspeakPool({ id: 'espeak', workers: 2, queueLimit: 16, highWater: 32, logger: createLogger('silent') }),
-  { speaksText: true },
+  { speaksText: true, wordTimings: true },
 );
-engineContract('tone', () => new ToneEngine({ id: 'tone', sampleRate: 24000, secondsPerChar: 0.06, chunkSeconds: 0.1 }), { speaksText: false });
+engineContract('tone', () => new ToneEngine({ id: 'tone', sampleRate: 24000, secondsPerChar: 0.06, chunkSeconds: 0.1 }), { speaksText: false, wordTimings: true });

@@ -26,7 +26,7 @@ test('healthz, readyz, / and the model list', async () => {
     const models = (await (await fetch(server.url + '/models')).json()) as { data: Record<string, any>[] };
     const byId = Object.fromEntries(models.data.map((m) => [m.id, m]));
     assert.deepEqual(Object.keys(byId).sort(), ['gepard-1.0', 'omnivoice', 'tone-load']);
-    assert.deepEqual(byId['gepard-1.0'].engine, { id: 'espeak', type: 'espeak', native_sample_rate: 22050, ready: true });
+    assert.deepEqual(byId['gepard-1.0'].engine, { id: 'espeak', type: 'espeak', native_sample_rate: 22050, ready: true, upstreams: null });
     assert.equal(byId['tone-load'].engine.type, 'tone');
     assert.equal(byId['gepard-1.0'].max_transcript_chars, 2000);
     assert.deepEqual(byId.omnivoice.formats.bytes.containers, ['wav', 'mp3', 'raw']);
@@ -35,8 +35,13 @@ test('healthz, readyz, / and the model list', async () => {
     assert.equal((await fetch(server.url + '/models/omnivoice')).status, 200);
     assert.equal((await fetch(server.url + '/models/nope')).status, 404);
 
-    const voices = (await (await fetch(server.url + '/voices')).json()) as { data: { id: string; gender: string }[] };
-    const ids = voices.data.map((v) => v.id);
+    const ids: string[] = [];
+    for (let after = ''; ; ) {
+      const page = (await (await fetch(`${server.url}/voices?limit=100${after}`)).json()) as { data: { id: string }[] };
+      if (page.data.length === 0) break;
+      ids.push(...page.data.map((v) => v.id));
+      after = `&starting_after=${page.data.at(-1)!.id}`;
+    }
     for (const id of ['sarah', 'michael', 'emma', 'oliver', 'isla', 'jordan', 'espeak-fr-fr', 'espeak-de', 'espeak-en-us']) assert.ok(ids.includes(id), id);
     const french = await server.post('/tts/bytes', ttsBody({ transcript: 'Bonjour tout le monde.', voice: { mode: 'id', id: 'espeak-fr-fr' } }));
     assert.equal(french.status, 200);

@@ -33,6 +33,8 @@ export function describeModel(model: ModelProfile, services: Services) {
       type: info?.type ?? null,
       native_sample_rate: info?.sampleRate ?? null,
       ready: info?.ready ?? false,
+      /** Remote engines: how many of the pool's inference servers pass their health probes. */
+      upstreams: (info?.upstreams as { healthy: number; total: number } | undefined) ?? null,
     },
     max_transcript_chars: model.maxTranscriptChars,
     formats: { bytes: formats(model.clip), stream: formats(model.stream) },

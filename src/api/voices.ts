@@ -1,16 +1,26 @@
 /**
  * @module api/voices
- * `GET /voices` and `GET /voices/{id}` in the Cartesia voice shape, listing
- * what the calling organisation can use.
+ * The voices API in the Cartesia shapes: list (cursor paging and filters),
+ * get, update and delete an organisation's own voices, and clone a voice
+ * from an uploaded clip. Built-in voices are visible to all and read-only;
+ * another organisation's voice is "not found".
  */
-import type { FastifyInstance } from 'fastify';
+import { randomBytes } from 'node:crypto';
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import type { Services } from '../services.js';
-import type { Voice } from '../voices/voice.js';
+import type { StoredVoice, VoicePatch } from '../store/store.js';
+import { prepareClip } from '../voices/clip.js';
+import type { Gender, Voice } from '../voices/voice.js';
+import { pageByCursor } from './paging.js';
+
+const GENDERS: Gender[] = ['feminine', 'masculine', 'gender_neutral'];
 
 export function voiceToJson(voice: Voice, orgId: string | null) {
   return {
     id: voice.id,
+    user_id: voice.ownerOrgId,
     name: voice.name,
     description: voice.description,
     tagline: null,
@@ -22,20 +32,154 @@ export function voiceToJson(voice: Voice, orgId: string | null) {
     access: voice.ownerOrgId === null ? 'public' : 'private',
     visibility: voice.ownerOrgId === null ? 'public' : 'private',
     created_at: voice.createdAt,
+    /** Engine types this voice can be spoken by (it has a profile for each). */
     engines: Object.keys(voice.profiles),
   };
 }
 
+function invalid(reason: string): ApiError {
+  return new ApiError('invalid_request', { reason });
+}
+
+function text(value: unknown, name: string, max: number, required: boolean): string | undefined {
+  if (value === undefined || value === null || value === '') {
+    if (required) throw invalid(`${name} is required`);
+    return undefined;
+  }
+  if (typeof value !== 'string' || value.length > max) throw invalid(`${name} must be a string of at most ${max} characters`);
+  return value.trim();
+}
+
+function gender(value: unknown): Gender | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  if (!GENDERS.includes(value as Gender)) throw invalid(`gender must be one of ${GENDERS.join(', ')}`);
+  return value as Gender;
+}
+
+function language(value: unknown): string {
+  const lang = text(value, 'language', 35, true)!;
+  if (!/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(lang)) throw invalid('language must be a language code such as en or en-US');
+  return lang.toLowerCase();
+}
+
+function matches(voice: Voice, query: Record<string, unknown>, orgId: string | null): boolean {
+  const q = typeof query.q === 'string' ? query.q.trim().toLowerCase() : '';
+  if (q && !`${voice.name} ${voice.description} ${voice.id}`.toLowerCase().includes(q)) return false;
+  if (query.gender !== undefined && voice.gender !== query.gender) return false;
+  if (typeof query.language === 'string' && query.language) {
+    const wanted = query.language.toLowerCase();
+    if (voice.language !== wanted && !voice.language.startsWith(`${wanted}-`)) return false;
+  }
+  if (query.is_owner !== undefined) {
+    const owned = voice.ownerOrgId !== null && voice.ownerOrgId === orgId;
+    if (String(query.is_owner) !== String(owned)) return false;
+  }
+  return true;
+}
+
+async function ownVoice(services: Services, id: string, orgId: string | null): Promise<StoredVoice> {
+  if (services.voices.isBuiltin(id)) throw new ApiError('voice_not_editable', { id });
+  const stored = await services.store.voices.get(id);
+  if (!stored || stored.orgId !== orgId) throw new ApiError('voice_not_found', { id });
+  return stored;
+}
+
+async function readClone(request: FastifyRequest, maxBytes: number): Promise<{ clip: Buffer | null; fields: Record<string, string> }> {
+  const fields: Record<string, string> = {};
+  let clip: Buffer | null = null;
+  try {
+    for await (const part of request.parts()) {
+      if (part.type === 'file') {
+        if (part.fieldname !== 'clip' || clip) {
+          await part.toBuffer();
+          throw invalid(`unexpected file field ${part.fieldname}; send one file named clip`);
+        }
+        clip = await part.toBuffer();
+      } else if (typeof part.value === 'string') {
+        fields[part.fieldname] = part.value;
+      }
+    }
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT') throw new ApiError('payload_too_large', { limit: maxBytes });
+    if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') throw invalid('send multipart/form-data with a clip file, name and language');
+    throw err;
+  }
+  return { clip, fields };
+}
+
 export function registerVoices(app: FastifyInstance, services: Services): void {
-  app.get('/voices', async (request) => {
+  app.get<{ Querystring: Record<string, unknown> }>('/voices', async (request) => {
     const caller = await services.gate.authenticate(request);
-    const voices = await services.voices.list(caller.orgId);
-    return { data: voices.map((v) => voiceToJson(v, caller.orgId)), has_more: false };
+    const voices = (await services.voices.list(caller.orgId)).filter((v) => matches(v, request.query, caller.orgId));
+    const page = pageByCursor(voices, request.query);
+    return { data: page.data.map((v) => voiceToJson(v, caller.orgId)), has_more: page.has_more };
   });
+
   app.get<{ Params: { id: string } }>('/voices/:id', async (request) => {
     const caller = await services.gate.authenticate(request);
     const voice = await services.voices.get(request.params.id, caller.orgId);
     if (!voice) throw new ApiError('voice_not_found', { id: request.params.id });
     return voiceToJson(voice, caller.orgId);
+  });
+
+  app.patch<{ Params: { id: string } }>('/voices/:id', async (request) => {
+    const caller = await services.gate.authenticate(request);
+    await ownVoice(services, request.params.id, caller.orgId);
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('invalid_json', { reason: '' });
+    const patch: VoicePatch = {};
+    const name = text(body.name, 'name', 200, false);
+    if (name !== undefined) patch.name = name;
+    const description = text(body.description, 'description', 1000, false);
+    if (description !== undefined) patch.description = description;
+    const g = gender(body.gender);
+    if (g) patch.gender = g;
+    if (body.accent !== undefined) patch.accent = text(body.accent, 'accent', 100, false) ?? null;
+    const updated = await services.store.voices.update(request.params.id, patch);
+    if (!updated) throw new ApiError('voice_not_found', { id: request.params.id });
+    return voiceToJson((await services.voices.get(updated.id, caller.orgId))!, caller.orgId);
+  });
+
+  app.delete<{ Params: { id: string } }>('/voices/:id', async (request, reply) => {
+    const caller = await services.gate.authenticate(request);
+    await ownVoice(services, request.params.id, caller.orgId);
+    await services.store.voices.delete(request.params.id);
+    return reply.code(204).send();
+  });
+
+  app.register(async (scope) => {
+    const { maxClipBytes, clipSampleRate } = services.config.voices;
+    await scope.register(multipart, { limits: { fileSize: maxClipBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
+    scope.post('/voices/clone', async (request) => {
+      const caller = await services.gate.authenticate(request);
+      if (!caller.orgId) throw new ApiError('missing_api_key');
+      const { clip, fields } = await readClone(request, maxClipBytes);
+      const name = text(fields.name, 'name', 200, true)!;
+      const lang = language(fields.language);
+      const description = text(fields.description, 'description', 1000, false) ?? '';
+      const transcript = text(fields.transcript, 'transcript', 5000, false) ?? null;
+      const g = gender(fields.gender) ?? 'gender_neutral';
+      const accent = text(fields.accent, 'accent', 100, false) ?? null;
+      if (!clip || clip.length === 0) throw invalid('clip is required: a WAV or MP3 file of 1–120 seconds');
+      const prepared = await prepareClip(clip, clipSampleRate);
+      const stored = await services.store.voices.create(
+        {
+          id: `voice_${randomBytes(10).toString('hex')}`,
+          orgId: caller.orgId,
+          name,
+          description,
+          gender: g,
+          language: lang,
+          accent,
+          transcript,
+          clipSeconds: Math.round(prepared.seconds * 100) / 100,
+          createdAt: new Date().toISOString(),
+        },
+        prepared.wav,
+      );
+      request.log.info({ voice: stored.id, seconds: prepared.seconds }, 'voice cloned');
+      return voiceToJson((await services.voices.get(stored.id, caller.orgId))!, caller.orgId);
+    });
   });
 }

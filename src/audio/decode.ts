@@ -1,7 +1,7 @@
 /**
- * @module audio/decode — decodes any output this server produces back to float samples, so
- * end-to-end tests can check what a client would actually hear. The mp3 decoder (mpg123-decoder)
- * is a devDependency, so it is imported lazily inside the mp3 branch only.
+ * @module audio/decode — decodes WAV (any of the four encodings), raw PCM and MP3 to float
+ * samples: for reading uploaded voice clips, and for tests that check what a client would
+ * actually hear. The mp3 decoder (mpg123-decoder, wasm) is loaded lazily, on first mp3 only.
  */
 
 import { bytesPerSample, type Encoding, type OutputFormat } from './format.js';

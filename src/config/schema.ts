@@ -42,6 +42,44 @@ export const modelConfigSchema = z
   })
   .strict();
 
+const upstreamSchema = z
+  .object({
+    /** Base URL, e.g. http://gpu-1:8880 (the engine appends /v1/audio/speech or /tts/sse). */
+    url: z.url(),
+    /** Sent as `Authorization: Bearer`; never logged. */
+    apiKey: z.string().min(1).optional(),
+    /** Requests this server may run at once; more wait for another server. */
+    maxConcurrent: z.number().int().min(1).default(8),
+  })
+  .strict();
+
+/** A pool of remote inference servers that speak one dialect. */
+function upstreamEngineSchema<T extends string, F extends z.ZodType>(type: T, format: F) {
+  return z
+    .object({
+      type: z.literal(type),
+      upstreams: z.array(upstreamSchema).min(1),
+      /** The model name the servers expect. */
+      model: z.string().min(1),
+      /** The rate the servers produce (their native rate). */
+      sampleRate: z.number().int().min(8000).max(48000),
+      /** What to ask the servers for: raw PCM streams best. */
+      format,
+      /** Our voice id → the servers' voice name; voices not listed are refused unless `passVoiceIds`. */
+      voices: z.record(z.string(), z.string()).default({}),
+      /** Send any voice id unchanged (for servers that know our ids, or clone by id). */
+      passVoiceIds: z.boolean().default(false),
+      /** Longest a generation may take (504 `upstream_timeout` beyond). */
+      timeoutMs: z.number().int().min(1000).default(300_000),
+      /** Health probe: GET this path on each server. */
+      healthPath: z.string().startsWith('/').default('/health'),
+      probeIntervalMs: z.number().int().min(100).default(5000),
+      /** Consecutive failures that take a server out of rotation until a probe passes. */
+      ejectAfterFailures: z.number().int().min(1).default(3),
+    })
+    .strict();
+}
+
 export const engineConfigSchema = z.discriminatedUnion('type', [
   z
     .object({
@@ -59,6 +97,8 @@ export const engineConfigSchema = z.discriminatedUnion('type', [
       chunkSeconds: z.number().positive().default(0.1),
     })
     .strict(),
+  upstreamEngineSchema('openai-upstream', z.enum(['pcm', 'wav']).default('pcm')),
+  upstreamEngineSchema('cartesia-upstream', z.enum(['pcm_s16le', 'pcm_f32le']).default('pcm_f32le')),
 ]);
 
 const WEBSOCKET_DEFAULTS = { maxMessageBytes: 65536, idleTimeoutMs: 300_000, contextTimeoutMs: 600_000, maxContexts: 64, maxBufferDelayMs: 3000 };
@@ -108,6 +148,17 @@ const tlsSchema = z
   ])
   .nullable()
   .default(null);
+
+const VOICES_DEFAULTS = { maxClipBytes: 20 * 1024 * 1024, clipSampleRate: 24000 };
+
+const voicesSchema = z
+  .object({
+    /** Largest clone upload accepted (413 beyond). */
+    maxClipBytes: z.number().int().min(64 * 1024).default(VOICES_DEFAULTS.maxClipBytes),
+    /** Cloned clips are stored mono at this rate. */
+    clipSampleRate: z.number().int().min(8000).max(48000).default(VOICES_DEFAULTS.clipSampleRate),
+  })
+  .strict();
 
 const OPENAI_DEFAULTS = {
   modelAliases: { 'tts-1': 'omnivoice', 'tts-1-hd': 'omnivoice', 'gpt-4o-mini-tts': 'omnivoice' },
@@ -166,6 +217,7 @@ export const configSchema = z
       defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
     }),
     openai: openaiSchema.default(OPENAI_DEFAULTS),
+    voices: voicesSchema.default(VOICES_DEFAULTS),
     engines: z.record(z.string(), engineConfigSchema).default({}),
     models: z.record(z.string(), modelConfigSchema).default({}),
   })

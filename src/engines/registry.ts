@@ -8,6 +8,8 @@ import type { Logger } from '../log/logger.js';
 import type { Engine } from './engine.js';
 import { EspeakPool } from './espeak/pool.js';
 import { ToneEngine } from './tone/engine.js';
+import { CartesiaUpstreamEngine } from './upstream/cartesia-engine.js';
+import { OpenAIUpstreamEngine } from './upstream/openai-engine.js';
 
 export function createEngine(id: string, config: EngineConfig, logger: Logger): Engine {
   switch (config.type) {
@@ -15,6 +17,14 @@ export function createEngine(id: string, config: EngineConfig, logger: Logger): 
       return new EspeakPool({ id, workers: config.workers, queueLimit: config.queueLimit, highWater: config.highWater, logger });
     case 'tone':
       return new ToneEngine({ id, sampleRate: config.sampleRate, secondsPerChar: config.secondsPerChar, chunkSeconds: config.chunkSeconds });
+    case 'openai-upstream':
+    case 'cartesia-upstream': {
+      const { type: _type, format, ...rest } = config;
+      const options = { ...rest, id, logger };
+      return config.type === 'openai-upstream'
+        ? new OpenAIUpstreamEngine(options, config.format)
+        : new CartesiaUpstreamEngine(options, config.format);
+    }
   }
 }
 

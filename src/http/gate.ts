@@ -43,10 +43,13 @@ export interface RequestGate {
   admit(caller: Caller, synthesis: SynthesisRequest, endpoint: Endpoint): Promise<Admission>;
 }
 
-/** The gate used while accounts are not configured: everyone may speak, nothing is charged. */
-export const openGate: RequestGate = {
+/** The organisation that owns everything when accounts are off. */
+export const LOCAL_ORG_ID = 'org_local';
+
+/** The gate used while accounts are off: no key needed, nothing charged, one implicit organisation. */
+export const localGate: RequestGate = {
   async authenticate() {
-    return { orgId: null, keyId: null };
+    return { orgId: LOCAL_ORG_ID, keyId: null };
   },
   async admit() {
     return {

@@ -6,6 +6,7 @@
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAdmin } from '../api/admin.js';
+import { registerDictionaries } from '../api/dictionaries.js';
 import { registerTtsBytes } from '../api/cartesia/bytes.js';
 import { registerTtsSse } from '../api/cartesia/sse.js';
 import { registerWebSocket } from '../api/cartesia/websocket.js';
@@ -47,6 +48,7 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   registerHealth(app, services, isClosing);
   registerModels(app, services);
   registerVoices(app, services);
+  registerDictionaries(app, services);
   if (services.accounts) {
     const { admin, pricing } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);

@@ -89,9 +89,67 @@ export interface LedgerRepository {
   sum(orgId: string): Promise<number>;
 }
 
+/** A voice an organisation cloned; its reference clip is kept (mono 16-bit WAV at 24 kHz). */
+export interface StoredVoice {
+  id: string;
+  orgId: string;
+  name: string;
+  description: string;
+  gender: 'feminine' | 'masculine' | 'gender_neutral';
+  language: string;
+  accent: string | null;
+  /** What the clip says, when the uploader gave it (cloning engines use it). */
+  transcript: string | null;
+  clipSeconds: number;
+  createdAt: string;
+  /** Per-engine-type profiles made from the clip, keyed by engine type. */
+  profiles: Record<string, unknown>;
+}
+
+export type VoicePatch = Partial<Pick<StoredVoice, 'name' | 'description' | 'gender' | 'accent'>>;
+
+export interface VoiceRepository {
+  create(voice: Omit<StoredVoice, 'profiles'>, clip: Buffer): Promise<StoredVoice>;
+  get(id: string): Promise<StoredVoice | null>;
+  /** The organisation's voices, newest first. */
+  list(orgId: string): Promise<StoredVoice[]>;
+  update(id: string, patch: VoicePatch): Promise<StoredVoice | null>;
+  delete(id: string): Promise<boolean>;
+  clip(id: string): Promise<Buffer | null>;
+  /** Stores what a cloning-capable engine derived from the clip. */
+  setProfile(voiceId: string, engineType: string, data: unknown): Promise<void>;
+}
+
+export interface PronunciationItem {
+  text: string;
+  alias: string;
+  case_sensitive?: boolean;
+}
+
+export interface PronunciationDict {
+  id: string;
+  orgId: string;
+  name: string;
+  items: PronunciationItem[];
+  pinned: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DictRepository {
+  create(dict: Omit<PronunciationDict, 'updatedAt'>): Promise<PronunciationDict>;
+  get(id: string): Promise<PronunciationDict | null>;
+  /** The organisation's dictionaries, newest first. */
+  list(orgId: string): Promise<PronunciationDict[]>;
+  update(id: string, patch: Partial<Pick<PronunciationDict, 'name' | 'items' | 'pinned'>>): Promise<PronunciationDict | null>;
+  delete(id: string): Promise<boolean>;
+}
+
 export interface Store {
   readonly orgs: OrgRepository;
   readonly keys: KeyRepository;
   readonly ledger: LedgerRepository;
+  readonly voices: VoiceRepository;
+  readonly dicts: DictRepository;
   close(): Promise<void>;
 }

@@ -8,6 +8,7 @@ import type { OutputFormat } from '../audio/format.js';
 import type { Engine } from '../engines/engine.js';
 import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
+import type { PronunciationItem } from '../store/store.js';
 import type { Voice } from '../voices/voice.js';
 
 export interface SynthesisRequest {
@@ -20,6 +21,8 @@ export interface SynthesisRequest {
   characters: number;
   /** What the engine speaks (the transcript after pronunciation expansion). */
   text: string;
+  /** The dictionary items to apply to any text this request speaks (WebSocket segments too); null without a dictionary. */
+  pronunciation: PronunciationItem[] | null;
   voice: Voice;
   format: OutputFormat;
   language: string | null;

@@ -1,15 +1,34 @@
 /**
  * @module voices/catalogue
- * Looks voices up by id for a calling organisation. Built-in voices are seen
- * by everyone; an organisation's own voices (cloned, from the voice store)
- * only by that organisation — any other caller gets "not found".
+ * Looks voices up for a calling organisation. Built-in voices are seen by
+ * everyone; an organisation's cloned voices (in the store) only by that
+ * organisation — any other caller gets "not found", never "forbidden".
  */
+import type { Store, StoredVoice } from '../store/store.js';
 import type { Voice } from './voice.js';
+
+export function fromStored(stored: StoredVoice): Voice {
+  return {
+    id: stored.id,
+    name: stored.name,
+    description: stored.description,
+    gender: stored.gender,
+    language: stored.language,
+    accent: stored.accent,
+    ownerOrgId: stored.orgId,
+    createdAt: stored.createdAt,
+    profiles: stored.profiles,
+    clipSeconds: stored.clipSeconds,
+  };
+}
 
 export class VoiceCatalogue {
   private readonly builtin = new Map<string, Voice>();
 
-  constructor(voices: Iterable<Voice>) {
+  constructor(
+    voices: Iterable<Voice>,
+    private readonly store: Store,
+  ) {
     for (const voice of voices) this.builtin.set(voice.id, voice);
   }
 
@@ -18,13 +37,20 @@ export class VoiceCatalogue {
     for (const voice of voices) if (!this.builtin.has(voice.id)) this.builtin.set(voice.id, voice);
   }
 
-  async get(id: string, orgId: string | null): Promise<Voice | null> {
-    const voice = this.builtin.get(id);
-    if (voice && (voice.ownerOrgId === null || voice.ownerOrgId === orgId)) return voice;
-    return null;
+  isBuiltin(id: string): boolean {
+    return this.builtin.has(id);
   }
 
+  async get(id: string, orgId: string | null): Promise<Voice | null> {
+    const builtin = this.builtin.get(id);
+    if (builtin) return builtin;
+    const stored = await this.store.voices.get(id);
+    return stored && stored.orgId === orgId ? fromStored(stored) : null;
+  }
+
+  /** The caller's own voices (newest first), then the built-in ones. */
   async list(orgId: string | null): Promise<Voice[]> {
-    return [...this.builtin.values()].filter((v) => v.ownerOrgId === null || v.ownerOrgId === orgId);
+    const own = orgId ? (await this.store.voices.list(orgId)).map(fromStored) : [];
+    return [...own, ...this.builtin.values()];
   }
 }

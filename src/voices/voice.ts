@@ -19,8 +19,10 @@ export interface EspeakVoiceProfile {
   rate: number;
 }
 
+/** Profiles keyed by engine type; cloning-capable engines add theirs for cloned voices. */
 export interface VoiceProfiles {
   espeak?: EspeakVoiceProfile;
+  [engineType: string]: unknown;
 }
 
 export interface Voice {
@@ -35,4 +37,6 @@ export interface Voice {
   ownerOrgId: string | null;
   createdAt: string;
   profiles: VoiceProfiles;
+  /** Cloned voices: seconds of reference audio kept. */
+  clipSeconds?: number;
 }

@@ -8,10 +8,13 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../../errors/api-error.js';
+import { LOCAL_ORG_ID } from '../../http/gate.js';
 import { resolveGenerationConfig } from '../../models/generation-config.js';
 import { resolveOutputFormat } from '../../models/output-format.js';
+import { expandForSpeech } from '../../synthesis/pronunciation.js';
 import { countCharacters, type SynthesisRequest } from '../../synthesis/request.js';
 import type { Services } from '../../services.js';
+import type { PronunciationItem } from '../../store/store.js';
 
 const voiceSchema = z.looseObject({
   mode: z.literal('id'),
@@ -28,6 +31,7 @@ export const cartesiaBodySchema = z.looseObject({
   stream: z.boolean().optional(),
   context_id: z.string().max(256).nullish(),
   add_timestamps: z.boolean().optional(),
+  pronunciation_dict_id: z.string().nullish(),
 });
 
 /** A WebSocket message: an empty transcript is allowed (it ends or flushes a context). */
@@ -36,7 +40,7 @@ const cartesiaMessageSchema = cartesiaBodySchema.extend({ transcript: z.string()
 export type CartesiaBody = z.infer<typeof cartesiaBodySchema>;
 
 /** Order in which field problems are reported when several are present. */
-const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps'];
+const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps', 'pronunciation_dict_id'];
 
 function describe(value: unknown): string {
   if (value === undefined) return '';
@@ -104,6 +108,17 @@ export async function parseCartesiaRequest(body: unknown, context: ParseContext)
   if (!voice) throw new ApiError('voice_not_found', { id: data.voice.id });
   const engine = engines.get(model.engine);
   if (!engine) throw new ApiError('engine_unavailable');
+  if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
+
+  // Looked up last, so a bad model, format or voice is reported first; empty means none.
+  let pronunciation: PronunciationItem[] | null = null;
+  if (data.pronunciation_dict_id) {
+    const dict = await context.services.store.dicts.get(data.pronunciation_dict_id);
+    if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id: data.pronunciation_dict_id });
+    pronunciation = dict.items;
+  }
+  // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
+  const text = expandForSpeech(data.transcript, pronunciation);
 
   return {
     requestId: context.requestId,
@@ -111,7 +126,8 @@ export async function parseCartesiaRequest(body: unknown, context: ParseContext)
     engine,
     transcript: data.transcript,
     characters,
-    text: data.transcript,
+    text,
+    pronunciation,
     voice,
     format,
     language: data.language ?? null,

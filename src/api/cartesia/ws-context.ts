@@ -16,6 +16,7 @@ import type { Admission } from '../../http/gate.js';
 import type { Logger } from '../../log/logger.js';
 import { takeClauses } from '../../synthesis/clauses.js';
 import { synthesizeAudio } from '../../synthesis/pipeline.js';
+import { expandForSpeech } from '../../synthesis/pronunciation.js';
 import { countCharacters, type SynthesisRequest } from '../../synthesis/request.js';
 import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, timestampsEvent, type StreamEvent } from './events.js';
 
@@ -172,7 +173,9 @@ export class TurnContext {
   }
 
   private async speak(text: string): Promise<void> {
-    const synthesis: SynthesisRequest = { ...this.template, transcript: text, text, characters: countCharacters(text) };
+    // Billing counts the text as received (in accept); the dictionary changes only what is spoken.
+    const spoken = expandForSpeech(text, this.template.pronunciation);
+    const synthesis: SynthesisRequest = { ...this.template, transcript: text, text: spoken, characters: countCharacters(text) };
     const { format } = synthesis;
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;

@@ -11,6 +11,8 @@ import type { ErrorCode } from '../../errors/registry.js';
 const PARAMS: Partial<Record<ErrorCode, string>> = {
   missing_transcript: 'input',
   input_too_long: 'input',
+  transcript_too_long: 'input',
+  dict_not_found: 'pronunciation_dict_id',
   missing_voice: 'voice',
   missing_voice_id: 'voice',
   unknown_voice_mode: 'voice',

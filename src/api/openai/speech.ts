@@ -59,6 +59,8 @@ export function toNativeBody(body: Record<string, unknown>, services: Services):
     output_format: RESPONSE_FORMATS[format],
     ...(body.speed === undefined || body.speed === null ? {} : { generation_config: { speed: body.speed } }),
     stream: body.stream === true || streamFormat === 'sse',
+    // Not an OpenAI field: lets OpenAI-shaped clients use a dictionary too.
+    ...(body.pronunciation_dict_id === undefined ? {} : { pronunciation_dict_id: body.pronunciation_dict_id }),
   };
 }
 

@@ -9,6 +9,10 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
   ApiKeyRecord,
+  DictRepository,
+  PronunciationDict,
+  StoredVoice,
+  VoiceRepository,
   KeyRepository,
   LedgerEntry,
   LedgerRepository,
@@ -54,6 +58,41 @@ interface LedgerRow {
   characters: number | null;
   reason: string | null;
   created_at: string;
+}
+
+interface VoiceRow {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string;
+  gender: StoredVoice['gender'];
+  language: string;
+  accent: string | null;
+  transcript: string | null;
+  clip_seconds: number;
+  created_at: string;
+}
+
+interface DictRow {
+  id: string;
+  org_id: string;
+  name: string;
+  items: string;
+  pinned: number;
+  created_at: string;
+  updated_at: string;
+}
+
+function toDict(row: DictRow): PronunciationDict {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    items: JSON.parse(row.items),
+    pinned: row.pinned === 1,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 function toOrg(row: OrgRow): Org {
@@ -145,6 +184,53 @@ export function openSqliteStore(path: string): Store {
     ),
     ledgerPage: db.prepare('SELECT * FROM ledger WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     ledgerSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM ledger WHERE org_id = ?'),
+    voiceInsert: db.prepare(
+      `INSERT INTO voices (id, org_id, name, description, gender, language, accent, transcript, clip, clip_seconds, created_at)
+       VALUES (@id, @org_id, @name, @description, @gender, @language, @accent, @transcript, @clip, @clip_seconds, @created_at)`,
+    ),
+    voiceGet: db.prepare('SELECT id, org_id, name, description, gender, language, accent, transcript, clip_seconds, created_at FROM voices WHERE id = ?'),
+    voiceList: db.prepare(
+      'SELECT id, org_id, name, description, gender, language, accent, transcript, clip_seconds, created_at FROM voices WHERE org_id = ? ORDER BY created_at DESC, id DESC',
+    ),
+    voiceUpdate: db.prepare(
+      `UPDATE voices SET name = COALESCE(@name, name), description = COALESCE(@description, description),
+       gender = COALESCE(@gender, gender), accent = CASE WHEN @set_accent THEN @accent ELSE accent END WHERE id = @id`,
+    ),
+    voiceDelete: db.prepare('DELETE FROM voices WHERE id = ?'),
+    voiceClip: db.prepare('SELECT clip FROM voices WHERE id = ?'),
+    profileUpsert: db.prepare(
+      `INSERT INTO voice_profiles (voice_id, engine_type, data, created_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (voice_id, engine_type) DO UPDATE SET data = excluded.data, created_at = excluded.created_at`,
+    ),
+    profileList: db.prepare('SELECT engine_type, data FROM voice_profiles WHERE voice_id = ?'),
+    dictInsert: db.prepare(
+      'INSERT INTO pronunciation_dicts (id, org_id, name, items, pinned, created_at, updated_at) VALUES (@id, @org_id, @name, @items, @pinned, @created_at, @created_at)',
+    ),
+    dictGet: db.prepare('SELECT * FROM pronunciation_dicts WHERE id = ?'),
+    dictList: db.prepare('SELECT * FROM pronunciation_dicts WHERE org_id = ? ORDER BY created_at DESC, id DESC'),
+    dictUpdate: db.prepare(
+      `UPDATE pronunciation_dicts SET name = COALESCE(@name, name), items = COALESCE(@items, items),
+       pinned = COALESCE(@pinned, pinned), updated_at = @updated_at WHERE id = @id`,
+    ),
+    dictDelete: db.prepare('DELETE FROM pronunciation_dicts WHERE id = ?'),
+  };
+
+  const withProfiles = (row: VoiceRow): StoredVoice => {
+    const profiles: Record<string, unknown> = {};
+    for (const p of s.profileList.all(row.id) as { engine_type: string; data: string }[]) profiles[p.engine_type] = JSON.parse(p.data);
+    return {
+      id: row.id,
+      orgId: row.org_id,
+      name: row.name,
+      description: row.description,
+      gender: row.gender,
+      language: row.language,
+      accent: row.accent,
+      transcript: row.transcript,
+      clipSeconds: row.clip_seconds,
+      createdAt: row.created_at,
+      profiles,
+    };
   };
 
   const appendTx = db.transaction((entry: NewLedgerEntry): { entry: LedgerEntry; balance: number } => {
@@ -222,10 +308,98 @@ export function openSqliteStore(path: string): Store {
     },
   };
 
+  const voices: VoiceRepository = {
+    async create(voice, clip) {
+      s.voiceInsert.run({
+        id: voice.id,
+        org_id: voice.orgId,
+        name: voice.name,
+        description: voice.description,
+        gender: voice.gender,
+        language: voice.language,
+        accent: voice.accent,
+        transcript: voice.transcript,
+        clip,
+        clip_seconds: voice.clipSeconds,
+        created_at: voice.createdAt,
+      });
+      return withProfiles(s.voiceGet.get(voice.id) as VoiceRow);
+    },
+    async get(id) {
+      const row = s.voiceGet.get(id) as VoiceRow | undefined;
+      return row ? withProfiles(row) : null;
+    },
+    async list(orgId) {
+      return (s.voiceList.all(orgId) as VoiceRow[]).map(withProfiles);
+    },
+    async update(id, patch) {
+      const result = s.voiceUpdate.run({
+        id,
+        name: patch.name ?? null,
+        description: patch.description ?? null,
+        gender: patch.gender ?? null,
+        set_accent: patch.accent !== undefined ? 1 : 0,
+        accent: patch.accent ?? null,
+      });
+      if (result.changes === 0) return null;
+      return withProfiles(s.voiceGet.get(id) as VoiceRow);
+    },
+    async delete(id) {
+      return db.transaction(() => {
+        db.prepare('DELETE FROM voice_profiles WHERE voice_id = ?').run(id);
+        return s.voiceDelete.run(id).changes > 0;
+      })();
+    },
+    async clip(id) {
+      const row = s.voiceClip.get(id) as { clip: Buffer } | undefined;
+      return row?.clip ?? null;
+    },
+    async setProfile(voiceId, engineType, data) {
+      s.profileUpsert.run(voiceId, engineType, JSON.stringify(data), new Date().toISOString());
+    },
+  };
+
+  const dicts: DictRepository = {
+    async create(dict) {
+      s.dictInsert.run({
+        id: dict.id,
+        org_id: dict.orgId,
+        name: dict.name,
+        items: JSON.stringify(dict.items),
+        pinned: dict.pinned ? 1 : 0,
+        created_at: dict.createdAt,
+      });
+      return toDict(s.dictGet.get(dict.id) as DictRow);
+    },
+    async get(id) {
+      const row = s.dictGet.get(id) as DictRow | undefined;
+      return row ? toDict(row) : null;
+    },
+    async list(orgId) {
+      return (s.dictList.all(orgId) as DictRow[]).map(toDict);
+    },
+    async update(id, patch) {
+      const result = s.dictUpdate.run({
+        id,
+        name: patch.name ?? null,
+        items: patch.items ? JSON.stringify(patch.items) : null,
+        pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
+        updated_at: new Date().toISOString(),
+      });
+      if (result.changes === 0) return null;
+      return toDict(s.dictGet.get(id) as DictRow);
+    },
+    async delete(id) {
+      return s.dictDelete.run(id).changes > 0;
+    },
+  };
+
   return {
     orgs,
     keys,
     ledger,
+    voices,
+    dicts,
     async close() {
       db.close();
     },
