@@ -1,8 +1,8 @@
 /**
  * @module bench/run
- * `npm run bench`: runs every benchmark in order (serving efficiency, then
- * gateway overhead) and prints their markdown tables with the machine and
- * the date, for pasting into BENCHMARKS.md.
+ * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
+ * overhead, then streaming latency) and prints their markdown tables with the
+ * machine and the date, for pasting into BENCHMARKS.md.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import { runGatewayOverhead } from './gateway-overhead.js';
 import { note } from './lib/load.js';
 import { runServingEfficiency } from './serving-efficiency.js';
+import { runStreamingLatency } from './streaming-latency.js';
 
 function cpuModel(): string {
   try {
@@ -30,6 +31,7 @@ function nproc(): string {
 const started = performance.now();
 const serving = await runServingEfficiency();
 const gateway = await runGatewayOverhead();
+const streaming = await runStreamingLatency();
 note(`all benchmarks done in ${((performance.now() - started) / 1000).toFixed(0)} s`);
 
 console.log(
@@ -41,5 +43,7 @@ console.log(
     serving.markdown,
     '',
     gateway.markdown,
+    '',
+    streaming.markdown,
   ].join('\n'),
 );

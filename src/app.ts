@@ -47,8 +47,15 @@ export function createApp(config: Config, logger: Logger, options: { gate?: Requ
   if (config.accounts.enabled) {
     const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: config.accounts.costHeaderAliasPrefix };
     const limits = new InProcessLimits();
-    accounts = { store, admin: new AccountsAdmin(store, config.accounts), limits, pricing };
-    gate = options.gate ?? new AccountsGate(store, limits, pricing, logger);
+    const admin = new AccountsAdmin(store, config.accounts);
+    accounts = { store, admin, limits, pricing };
+    if (options.gate) gate = options.gate;
+    else {
+      const accountsGate = new AccountsGate(store, limits, pricing, logger);
+      // Admin API changes reach the gate's caches at once; the CLI's within their lifetime.
+      admin.onChange((change) => accountsGate.invalidate(change));
+      gate = accountsGate;
+    }
   }
   const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION };
   let closing = false;

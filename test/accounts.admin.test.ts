@@ -50,6 +50,8 @@ test('the CLI creates an org, issues a key the server accepts, adds credits, rep
     assert.equal(keys[0].status, 'active');
     assert.equal(JSON.stringify(keys).includes(key.slice(20)), false, 'listing never shows the secret');
     await cli(dataDir, 'keys', 'revoke', keys[0].id);
+    // The server caches key records for up to 500 ms; a revocation from another process lands within that.
+    await new Promise((resolve) => setTimeout(resolve, 600));
     const refused = await server.post('/tts/bytes', ttsBody(), { authorization: `Bearer ${key}` });
     assert.equal(refused.status, 401);
     await refused.arrayBuffer();

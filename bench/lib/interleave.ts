@@ -23,6 +23,8 @@ export interface CandidateResult<T> {
   slices: Slice<T>[];
   /** Each slice's rate over the mean rate of the reference slices around it. */
   ratios: number[];
+  /** Indices (into `reference`) of the reference slices just before and after each slice. */
+  around: [number, number][];
 }
 
 export interface Interleaved<R, C> {
@@ -37,7 +39,7 @@ export async function interleave<R, C>(
   onSlice: (label: string) => void = () => {},
 ): Promise<Interleaved<R, C>> {
   const refs: Slice<R>[] = [];
-  const results = new Map<string, CandidateResult<C>>(candidates.map((c) => [c.id, { slices: [], ratios: [] }]));
+  const results = new Map<string, CandidateResult<C>>(candidates.map((c) => [c.id, { slices: [], ratios: [], around: [] }]));
   onSlice('reference');
   refs.push(await reference());
   for (let round = 0; round < rounds; round++) {
@@ -51,6 +53,7 @@ export async function interleave<R, C>(
       const result = results.get(candidate.id)!;
       result.slices.push(slice);
       result.ratios.push(slice.rate / ((before.rate + after.rate) / 2));
+      result.around.push([refs.length - 2, refs.length - 1]);
     }
   }
   return { reference: refs, candidates: results };

@@ -45,11 +45,28 @@ export function parseLimits(input: Record<string, unknown>, current: OrgLimits):
   return limits;
 }
 
+/** What an admin action changed: a key (revoked) or an organisation (limits, balance). */
+export interface AccountsChange {
+  keyId?: string;
+  orgId?: string;
+}
+
 export class AccountsAdmin {
+  private readonly listeners: ((change: AccountsChange) => void)[] = [];
+
   constructor(
     private readonly store: Store,
     private readonly config: AccountsConfig,
   ) {}
+
+  /** Calls `listener` after each change to a key or an organisation (so caches can drop it). */
+  onChange(listener: (change: AccountsChange) => void): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(change: AccountsChange): void {
+    for (const listener of this.listeners) listener(change);
+  }
 
   async createOrg(input: { name?: unknown; credits?: unknown; limits?: Record<string, unknown> }): Promise<Org> {
     const name = input.name;
@@ -72,7 +89,9 @@ export class AccountsAdmin {
 
   async setLimits(id: string, input: Record<string, unknown>): Promise<Org> {
     const org = await this.getOrg(id);
-    return (await this.store.orgs.setLimits(id, parseLimits(input, org.limits)))!;
+    const updated = (await this.store.orgs.setLimits(id, parseLimits(input, org.limits)))!;
+    this.changed({ orgId: id });
+    return updated;
   }
 
   async issueKey(orgId: string, name?: unknown): Promise<IssuedKey> {
@@ -97,6 +116,7 @@ export class AccountsAdmin {
   async revokeKey(id: string): Promise<ApiKeyRecord> {
     const key = await this.store.keys.revoke(id, new Date().toISOString());
     if (!key) throw new ApiError('key_not_found', { id });
+    this.changed({ keyId: id });
     return key;
   }
 
@@ -115,6 +135,7 @@ export class AccountsAdmin {
       characters: null,
       reason: reason.trim(),
     });
+    this.changed({ orgId });
     return { org: await this.getOrg(orgId), entry };
   }
 

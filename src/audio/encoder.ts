@@ -7,7 +7,7 @@
 import { bytesPerSample, CONTENT_TYPES, type Encoding, type OutputFormat } from './format.js';
 import { encodeAlaw, encodeMulaw } from './g711.js';
 import { createMp3Stream, defaultMp3BitRate } from './mp3.js';
-import { clipFloat, float32ToBytes, floatToInt16, int16ToBytes } from './pcm.js';
+import { clipFloat, float32AsBytes, floatToInt16, int16AsBytes } from './pcm.js';
 import { wavHeader } from './wav.js';
 
 export interface AudioEncoder {
@@ -16,6 +16,11 @@ export interface AudioEncoder {
   header(): Buffer | null;
   /** Encoded bytes for this chunk; may be empty (mp3 buffers until a frame is full). */
   encode(samples: Float32Array): Buffer;
+  /**
+   * pcm_s16le only: the bytes of samples that are already 16-bit, equal to encode() of their Float32
+   * form. The array must be the caller's own and unchanged afterwards: its memory is sent as is.
+   */
+  encodeInt16?(samples: Int16Array): Buffer;
   /** Trailing bytes (mp3's last frames; empty otherwise). The encoder is finished afterwards. */
   end(): Buffer;
 }
@@ -29,11 +34,12 @@ function asBuffer(u8: Uint8Array): Buffer {
 /** Float samples → bytes of a PCM-style encoding. Stateless, so chunking never changes the bytes. */
 export function encodePcm(encoding: Encoding, samples: Float32Array): Buffer {
   switch (encoding) {
+    // The converted arrays are fresh and owned here, so their bytes are sent without another copy.
     case 'pcm_s16le':
-      return int16ToBytes(floatToInt16(samples));
+      return int16AsBytes(floatToInt16(samples));
     case 'pcm_f32le':
       // Clipped so f32 carries the same signal as the integer encodings (resampler overshoot included).
-      return float32ToBytes(clipFloat(samples));
+      return float32AsBytes(clipFloat(samples));
     case 'pcm_mulaw':
       return asBuffer(encodeMulaw(floatToInt16(samples)));
     case 'pcm_alaw':
@@ -109,6 +115,14 @@ export async function createAudioEncoder(
       live();
       return encodePcm(encoding, samples);
     },
+    ...(encoding === 'pcm_s16le'
+      ? {
+          encodeInt16(samples: Int16Array) {
+            live();
+            return int16AsBytes(samples);
+          },
+        }
+      : {}),
     end() {
       ended = true;
       return EMPTY;

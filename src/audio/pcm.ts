@@ -38,6 +38,19 @@ export function int16ToBytes(s: Int16Array): Buffer {
   return out;
 }
 
+/**
+ * int16 samples as little-endian bytes, sharing the array's memory where the host is little endian.
+ * Only for arrays the caller owns and never changes afterwards (e.g. just converted).
+ */
+export function int16AsBytes(s: Int16Array): Buffer {
+  return HOST_LE ? Buffer.from(s.buffer, s.byteOffset, s.byteLength) : int16ToBytes(s);
+}
+
+/** float32 samples as little-endian bytes, sharing memory like int16AsBytes (same ownership rule). */
+export function float32AsBytes(f: Float32Array): Buffer {
+  return HOST_LE ? Buffer.from(f.buffer, f.byteOffset, f.byteLength) : float32ToBytes(f);
+}
+
 /** float32 samples as little-endian IEEE bytes (a fresh Buffer, not a view of the input). */
 export function float32ToBytes(f: Float32Array): Buffer {
   if (HOST_LE) return Buffer.from(f.buffer.slice(f.byteOffset, f.byteOffset + f.byteLength));

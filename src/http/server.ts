@@ -41,8 +41,10 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
     // HTTPS on this same (HTTP/1.1) server, so WebSocket upgrades on app.server are wss://.
     ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
   });
-  app.addHook('onRequest', async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request and needs no promise.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
   installErrorHandlers(app, server.bodyLimitBytes);
   registerHealth(app, services, isClosing);

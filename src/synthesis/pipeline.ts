@@ -8,7 +8,8 @@
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
 import { applyGain } from '../audio/pcm.js';
 import { createResampler } from '../audio/resampler.js';
-import type { WordTiming } from '../engines/engine.js';
+import type { EngineChunk, WordTiming } from '../engines/engine.js';
+import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
 import type { SynthesisRequest } from './request.js';
 
 export interface AudioPiece {
@@ -22,9 +23,14 @@ export interface AudioPiece {
 
 export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortSignal): AsyncGenerator<AudioPiece> {
   const { engine, format, settings } = request;
-  const resampler = await createResampler(engine.sampleRate, format.sampleRate);
+  // At the engine's own rate there is nothing to resample: chunks go to the encoder as they are.
+  const resampler = engine.sampleRate === format.sampleRate ? null : await createResampler(engine.sampleRate, format.sampleRate);
   const encoder = await createAudioEncoder(format, { streaming: request.streaming });
   let header = request.streaming ? encoder.header() : null;
+  const encodeFloat = (chunk: Float32Array): Buffer => {
+    const samples = settings.volume === 1 ? chunk : applyGain(chunk, settings.volume);
+    return encoder.encode(resampler ? resampler.process(samples) : samples);
+  };
   const withHeader = (audio: Buffer): Buffer => {
     if (!header) return audio;
     const joined = Buffer.concat([header, audio]);
@@ -32,34 +38,37 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     return joined;
   };
   try {
-    const chunks = engine.synthesize(
-      { text: request.text, voice: request.voice, speed: settings.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps },
-      signal,
-    );
+    const input = { text: request.text, voice: request.voice, speed: settings.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
+    // s16 at the engine's rate and volume 1: an engine's own 16-bit samples become the bytes as they are.
+    const encodeInt16 = !resampler && settings.volume === 1 && offersInt16(engine) ? encoder.encodeInt16 : undefined;
+    const chunks: AsyncIterable<EngineChunk | Int16Chunk> = encodeInt16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
     let started = performance.now();
     for await (const chunk of chunks) {
-      const samples = settings.volume === 1 ? chunk.samples : applyGain(chunk.samples, settings.volume);
-      const audio = encoder.encode(resampler.process(samples));
+      const audio = encodeInt16 ? encodeInt16(chunk.samples as Int16Array) : encodeFloat(chunk.samples as Float32Array);
       if (audio.length === 0 && !chunk.words) continue;
       const stepTime = performance.now() - started;
       yield chunk.words ? { audio: withHeader(audio), words: chunk.words, stepTime } : { audio: withHeader(audio), stepTime };
       started = performance.now();
     }
-    const tail = Buffer.concat([encoder.encode(resampler.flush()), encoder.end()]);
+    const tail = resampler ? Buffer.concat([encoder.encode(resampler.flush()), encoder.end()]) : encoder.end();
     if (tail.length > 0 || header) yield { audio: withHeader(tail), stepTime: performance.now() - started };
   } finally {
-    resampler.destroy();
+    resampler?.destroy();
   }
 }
 
-/** Runs the whole synthesis and returns the finished clip (WAV with its real size). */
+/**
+ * Runs the whole synthesis and returns the finished clip (WAV with its real size). One piece is
+ * returned as is; several are joined once: one copy costs less than writing them out one by one.
+ */
 export async function renderClip(request: SynthesisRequest, signal: AbortSignal): Promise<Buffer> {
   const pieces: Buffer[] = [];
   let size = 0;
   for await (const piece of synthesizeAudio({ ...request, streaming: false }, signal)) {
+    if (piece.audio.length === 0) continue;
     pieces.push(piece.audio);
     size += piece.audio.length;
   }
   if (request.format.container === 'wav') pieces.unshift(finalWavHeader(request.format, size));
-  return Buffer.concat(pieces);
+  return pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
 }

@@ -98,3 +98,23 @@ test('cancelling frees the worker for the next job within a bounded time', async
     await engine.stop();
   }
 });
+
+test('the first chunk goes out alone, later ones are gathered; samples never reach -32768 and the Float32 form stays in [-1, 1]', async () => {
+  const engine = pool({ highWater: 32 });
+  await engine.start();
+  try {
+    const text = 'The quick brown fox jumps over the lazy dog. It was a sunny day.';
+    const sizes: number[] = [];
+    for await (const chunk of engine.synthesizeInt16({ text, voice, speed: 1, wordTimings: false }, new AbortController().signal)) {
+      sizes.push(chunk.samples.length);
+      assert.equal(chunk.samples.indexOf(-32768), -1, 'never -32768, so the Float32 form maps back exactly');
+    }
+    assert.ok(sizes[0] <= 0.15 * engine.sampleRate, `first chunk ${sizes[0]} samples`);
+    assert.ok(Math.max(...sizes) > 2 * sizes[0], `chunks ${sizes.join(',')}`);
+    for await (const chunk of engine.synthesize({ text, voice, speed: 1, wordTimings: false }, new AbortController().signal)) {
+      assert.ok(chunk.samples.every((s) => s >= -1 && s <= 1));
+    }
+  } finally {
+    await engine.stop();
+  }
+});

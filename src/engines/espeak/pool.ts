@@ -6,11 +6,13 @@
  * replaced and its job fails with `engine_error`; the server stays up.
  */
 import { Worker } from 'node:worker_threads';
+import { int16ToFloat } from '../../audio/pcm.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
 import type { EspeakListedVoice } from '../../voices/builtin.js';
 import type { Voice } from '../../voices/voice.js';
-import type { Engine, EngineChunk, EngineInfo, EngineInput, WordTiming } from '../engine.js';
+import type { EngineChunk, EngineInfo, EngineInput, WordTiming } from '../engine.js';
+import type { Int16Chunk, Int16Engine } from '../pcm16.js';
 import { CONTROL, CONTROL_SLOTS, type RawWordEvent, type SynthesizeMessage, type WorkerMessage } from './protocol.js';
 import { prepareText, wordAt, type PreparedText } from './text.js';
 
@@ -28,7 +30,7 @@ const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 /** One synthesis, from enqueue to its last chunk. */
 class Job {
-  readonly chunks: { pcm: Int16Array; words: RawWordEvent[] }[] = [];
+  readonly chunks: { pcm: Int16Array; words: RawWordEvent[]; units: number }[] = [];
   finished = false;
   error: unknown = null;
   slot: Slot | null = null;
@@ -66,7 +68,7 @@ interface Slot {
   ready: boolean;
 }
 
-export class EspeakPool implements Engine {
+export class EspeakPool implements Int16Engine {
   readonly type = 'espeak';
   readonly id: string;
   sampleRate = 22050;
@@ -122,7 +124,7 @@ export class EspeakPool implements Engine {
     const job = slot.job;
     if (!job || message.type === 'ready' || message.jobId !== job.id) return;
     if (message.type === 'chunk') {
-      job.chunks.push({ pcm: message.pcm, words: message.words });
+      job.chunks.push({ pcm: message.pcm, words: message.words, units: message.units });
       job.notify();
       return;
     }
@@ -194,6 +196,16 @@ export class EspeakPool implements Engine {
   }
 
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
+    // ÷32767, the exact inverse of floatToInt16 for the worker's samples (never -32768).
+    return this.run(input, signal, int16ToFloat);
+  }
+
+  /** eSpeak's own 16-bit samples, as the worker made them (see engines/pcm16). */
+  synthesizeInt16(input: EngineInput, signal: AbortSignal): AsyncIterable<Int16Chunk> {
+    return this.run(input, signal, (pcm) => pcm);
+  }
+
+  private run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array) => T): AsyncIterable<{ samples: T; words?: WordTiming[] }> {
     const profile = input.voice.profiles.espeak;
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
     if (!this.isReady()) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
@@ -215,10 +227,15 @@ export class EspeakPool implements Engine {
     );
     this.queue.push(job);
     this.dispatch();
-    return this.consume(job, input.wordTimings, signal);
+    return this.consume(job, input.wordTimings, signal, convert);
   }
 
-  private async *consume(job: Job, wantWords: boolean, signal: AbortSignal): AsyncGenerator<EngineChunk> {
+  private async *consume<T>(
+    job: Job,
+    wantWords: boolean,
+    signal: AbortSignal,
+    convert: (pcm: Int16Array) => T,
+  ): AsyncGenerator<{ samples: T; words?: WordTiming[] }> {
     const onAbort = () => job.notify();
     signal.addEventListener('abort', onAbort);
     const rate = this.sampleRate;
@@ -231,12 +248,10 @@ export class EspeakPool implements Engine {
         if (next) {
           const slot = job.slot;
           if (slot) {
-            Atomics.sub(slot.control, CONTROL.inFlight, 1);
+            Atomics.sub(slot.control, CONTROL.inFlight, next.units);
             Atomics.notify(slot.control, CONTROL.inFlight);
           }
-          const samples = new Float32Array(next.pcm.length);
-          for (let i = 0; i < samples.length; i++) samples[i] = next.pcm[i] / 32768;
-          const chunk: EngineChunk = { samples };
+          const chunk: { samples: T; words?: WordTiming[] } = { samples: convert(next.pcm) };
           if (wantWords) {
             const words: WordTiming[] = [];
             for (const event of next.words) {
@@ -246,13 +261,13 @@ export class EspeakPool implements Engine {
             }
             if (words.length) chunk.words = words;
           }
-          emitted += samples.length;
+          emitted += next.pcm.length;
           yield chunk;
           continue;
         }
         if (job.finished) {
           if (job.error) throw job.error;
-          if (pending) yield { samples: new Float32Array(0), words: [{ ...pending, end: emitted / rate }] };
+          if (pending) yield { samples: convert(new Int16Array(0)), words: [{ ...pending, end: emitted / rate }] };
           return;
         }
         await job.waitForChange();

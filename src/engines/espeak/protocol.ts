@@ -11,7 +11,7 @@ import type { EspeakListedVoice } from '../../voices/builtin.js';
 export const CONTROL = {
   /** Set to 1 by the pool to cancel the current job. */
   cancel: 0,
-  /** Chunks posted by the worker and not yet taken by the consumer. */
+  /** eSpeak chunks (~100 ms each) posted by the worker and not yet taken by the consumer. */
   inFlight: 1,
 } as const;
 export const CONTROL_SLOTS = 2;
@@ -23,7 +23,7 @@ export interface SynthesizeMessage {
   voice: string;
   pitch: number;
   rate: number;
-  /** Chunks the worker may post ahead of the consumer before it waits. */
+  /** eSpeak chunks the worker may post ahead of the consumer before it waits. */
   highWater: number;
 }
 
@@ -36,6 +36,7 @@ export interface RawWordEvent {
 
 export type WorkerMessage =
   | { type: 'ready'; sampleRate: number; voices: EspeakListedVoice[] }
-  | { type: 'chunk'; jobId: number; pcm: Int16Array; words: RawWordEvent[] }
+  /** `units`: eSpeak callbacks (~100 ms each) gathered in this message, as counted in `CONTROL.inFlight`. */
+  | { type: 'chunk'; jobId: number; pcm: Int16Array; words: RawWordEvent[]; units: number }
   | { type: 'end'; jobId: number; cancelled: boolean }
   | { type: 'failed'; jobId: number; message: string };

@@ -1,0 +1,86 @@
+/**
+ * @module accounts/gate.test
+ * The gate's short-lived caches: no store read per request while a record is
+ * fresh, admin changes in this process take effect at once, a revocation
+ * made behind the gate's back (the CLI, another process) within CACHE_MS,
+ * and the cached balance follows every charge.
+ */
+import assert from 'node:assert/strict';
+import { beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ApiError } from '../errors/api-error.js';
+import { createLogger } from '../log/logger.js';
+import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
+import type { Store } from '../store/store.js';
+import type { SynthesisRequest } from '../synthesis/request.js';
+import { AccountsAdmin } from './admin.js';
+import { AccountsGate, CACHE_MS } from './gate.js';
+import { InProcessLimits } from './limits.js';
+
+const NO_LIMITS = { maxConcurrent: null, rateLimit: null };
+
+function synthesis(characters: number): SynthesisRequest {
+  return { requestId: 'req_test', characters, model: { id: 'gepard-1.0', creditMultiplier: 1 } } as unknown as SynthesisRequest;
+}
+
+const isCode = (code: string) => (err: unknown) => err instanceof ApiError && err.code === code;
+
+describe('AccountsGate caches', () => {
+  let store: Store;
+  let admin: AccountsAdmin;
+  let gate: AccountsGate;
+  let reads: { keys: number; orgs: number };
+  let orgId: string;
+  let keyId: string;
+  let source: { headers: Record<string, string>; url: string };
+
+  beforeEach(async () => {
+    store = openSqliteStore(':memory:');
+    reads = { keys: 0, orgs: 0 };
+    const getKey = store.keys.get.bind(store.keys);
+    const getOrg = store.orgs.get.bind(store.orgs);
+    store.keys.get = (id) => (reads.keys++, getKey(id));
+    store.orgs.get = (id) => (reads.orgs++, getOrg(id));
+    admin = new AccountsAdmin(store, { defaultLimits: NO_LIMITS } as ConstructorParameters<typeof AccountsAdmin>[1]);
+    gate = new AccountsGate(store, new InProcessLimits(), { usdPerMillionCredits: 30, costHeaderAliasPrefix: null }, createLogger('silent'));
+    admin.onChange((change) => gate.invalidate(change));
+    const org = await admin.createOrg({ name: 'cache test', credits: 10 });
+    const issued = await admin.issueKey(org.id);
+    orgId = org.id;
+    keyId = issued.record.id;
+    source = { headers: { authorization: `Bearer ${issued.key}` }, url: '/tts/bytes' };
+  });
+
+  it('reads the key and the organisation once while they are fresh', async () => {
+    reads = { keys: 0, orgs: 0 };
+    for (let i = 0; i < 20; i++) {
+      const caller = await gate.authenticate(source);
+      (await gate.admit(caller, synthesis(1), 'tts.bytes')).release();
+    }
+    assert.deepEqual(reads, { keys: 1, orgs: 1 });
+  });
+
+  it('a key revoked through the admin operations stops at once', async () => {
+    await gate.authenticate(source);
+    await admin.revokeKey(keyId);
+    await assert.rejects(gate.authenticate(source), isCode('invalid_api_key'));
+  });
+
+  it('a key revoked in the store directly (as the CLI does) stops within CACHE_MS', async () => {
+    await gate.authenticate(source);
+    await store.keys.revoke(keyId, new Date().toISOString());
+    await sleep(CACHE_MS + 20);
+    await assert.rejects(gate.authenticate(source), isCode('invalid_api_key'));
+  });
+
+  it('the cached balance follows each charge; credits added through admin apply at once', async () => {
+    const caller = await gate.authenticate(source);
+    const admission = await gate.admit(caller, synthesis(10), 'tts.bytes');
+    const headers = await admission.charge();
+    assert.equal(headers['x-credits-remaining'], '0');
+    await assert.rejects(gate.admit(caller, synthesis(1), 'tts.bytes'), isCode('insufficient_credits'));
+    await admin.addCredits(orgId, 5, 'top-up');
+    await gate.admit(caller, synthesis(1), 'tts.bytes');
+    assert.equal((await store.orgs.get(orgId))!.balance, 5);
+  });
+});
