@@ -5,13 +5,11 @@
  * status is committed only once the first audio exists — an error before
  * that is an ordinary HTTP error — and the body is relayed as it is made.
  */
-import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { CONTENT_TYPES } from '../../audio/format.js';
 import { disconnectSignal } from '../../http/disconnect.js';
 import { decodeJsonObject, postOnly } from '../../http/json-body.js';
 import type { Services } from '../../services.js';
-import { renderClip } from '../../synthesis/pipeline.js';
+import { sendAudioStream, sendClip } from '../audio-response.js';
 import { openStream } from '../open-stream.js';
 import { parseCartesiaRequest } from './parse.js';
 
@@ -24,18 +22,7 @@ export function registerTtsBytes(scope: FastifyInstance, services: Services): vo
     const admission = await services.gate.admit(caller, synthesis, synthesis.streaming ? 'tts.bytes.stream' : 'tts.bytes');
     reply.raw.once('close', () => admission.release());
     const signal = disconnectSignal(reply);
-    const contentType = CONTENT_TYPES[synthesis.format.container];
-
-    if (!synthesis.streaming) {
-      const clip = await renderClip(synthesis, signal);
-      const costHeaders = await admission.charge();
-      return reply.headers(costHeaders).type(contentType).header('content-length', clip.length).send(clip);
-    }
-
-    const { costHeaders, pieces } = await openStream(synthesis, admission, signal);
-    async function* relay(): AsyncGenerator<Buffer> {
-      for await (const piece of pieces) yield piece.audio;
-    }
-    return reply.headers(costHeaders).type(contentType).send(Readable.from(relay(), { objectMode: false }));
+    if (!synthesis.streaming) return sendClip(reply, synthesis, admission, signal);
+    return sendAudioStream(reply, synthesis, await openStream(synthesis, admission, signal));
   });
 }

@@ -10,14 +10,13 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { CONTENT_TYPES } from '../../audio/format.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
 import { classify } from '../../http/errors.js';
 import { disconnectSignal } from '../../http/disconnect.js';
 import { decodeJsonObject, postOnly } from '../../http/json-body.js';
 import type { Services } from '../../services.js';
-import { renderClip } from '../../synthesis/pipeline.js';
 import { parseCartesiaRequest } from '../cartesia/parse.js';
+import { sendAudioStream, sendClip } from '../audio-response.js';
 import { openStream } from '../open-stream.js';
 import { openAIError } from './errors.js';
 
@@ -87,20 +86,10 @@ export function registerOpenAISpeech(scope: FastifyInstance, services: Services)
     const admission = await services.gate.admit(caller, synthesis, 'openai.speech');
     reply.raw.once('close', () => admission.release());
     const signal = disconnectSignal(reply);
-    const contentType = CONTENT_TYPES[synthesis.format.container];
-
-    if (!synthesis.streaming) {
-      const clip = await renderClip(synthesis, signal);
-      const costHeaders = await admission.charge();
-      return reply.headers(costHeaders).type(contentType).header('content-length', clip.length).send(clip);
-    }
-    const { costHeaders, pieces } = await openStream(synthesis, admission, signal);
-    if (body.stream_format !== 'sse') {
-      async function* audio(): AsyncGenerator<Buffer> {
-        for await (const piece of pieces) yield piece.audio;
-      }
-      return reply.headers(costHeaders).type(contentType).send(Readable.from(audio()));
-    }
+    if (!synthesis.streaming) return sendClip(reply, synthesis, admission, signal);
+    const opened = await openStream(synthesis, admission, signal);
+    if (body.stream_format !== 'sse') return sendAudioStream(reply, synthesis, opened);
+    const { costHeaders, pieces } = opened;
     async function* events(): AsyncGenerator<string> {
       let bytes = 0;
       try {
