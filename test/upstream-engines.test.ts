@@ -131,6 +131,8 @@ describe('a model served by a pool of two inference servers', () => {
 
   test('a failure before any audio is retried once on the other server; the client never notices', async () => {
     for (const behaviour of ['reset', 'status-500', 'json'] as const) {
+      // Earlier failures may have ejected A; wait until a probe has re-admitted it.
+      await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2);
       reset();
       // Server A fails once; a request that lands there is retried on B.
       a.script = [behaviour];
