@@ -226,3 +226,18 @@ describe('backpressure', () => {
     socket.close();
   });
 });
+
+describe('shutdown', () => {
+  test('closing the server lets an open turn finish, then closes the socket with 1001', async () => {
+    const own = await startServer();
+    const socket = await TestSocket.open(own.url);
+    socket.send({ ...BASE, context_id: 'last', transcript: 'A turn that is still speaking when the server is asked to stop. '.repeat(4) });
+    await socket.waitFor((e) => e.type === 'chunk' && e.context_id === 'last');
+    const closing = own.close();
+    const code = await socket.waitForClose(15_000);
+    await closing;
+    assert.ok(socket.events.some((e) => e.type === 'done' && e.context_id === 'last'), 'the turn finished first');
+    assert.equal(code, 1001);
+    assert.match(socket.closeReason, /shutting down/);
+  });
+});
