@@ -32,11 +32,6 @@ interface Cached<T> {
   readAt: number;
 }
 
-export interface ChargeSpec {
-  characters: number;
-  endpoint: Endpoint;
-}
-
 export class AccountsGate implements RequestGate {
   private readonly touched = new Map<string, number>();
   private readonly keys = new Map<string, Cached<ApiKeyRecord>>();
