@@ -5,17 +5,22 @@
  * gateways serve the same organisations.
  */
 
-export type Release = () => void;
+/** A held concurrency slot. `release` is idempotent; a shared implementation also lets it lapse if never released. */
+export interface Lease {
+  release(): Promise<void>;
+}
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
 export interface LimitCounters {
   /** Takes one of `max` concurrency slots for the org; null when all are taken. */
-  acquire(orgId: string, max: number): Promise<Release | null>;
+  acquire(orgId: string, max: number): Promise<Lease | null>;
   /** Counts one request for the key against `requests` per `perSeconds` (sliding window). */
   consume(keyId: string, requests: number, perSeconds: number): Promise<RateDecision>;
   /** Active slots of an org (for tests and metrics). */
-  active(orgId: string): number;
+  active(orgId: string): Promise<number>;
+  /** Stops timers and connections. */
+  close(): Promise<void>;
 }
 
 export class InProcessLimits implements LimitCounters {
@@ -24,17 +29,19 @@ export class InProcessLimits implements LimitCounters {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async acquire(orgId: string, max: number): Promise<Release | null> {
+  async acquire(orgId: string, max: number): Promise<Lease | null> {
     const used = this.slots.get(orgId) ?? 0;
     if (used >= max) return null;
     this.slots.set(orgId, used + 1);
     let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.slots.get(orgId) ?? 1) - 1;
-      if (left <= 0) this.slots.delete(orgId);
-      else this.slots.set(orgId, left);
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        const left = (this.slots.get(orgId) ?? 1) - 1;
+        if (left <= 0) this.slots.delete(orgId);
+        else this.slots.set(orgId, left);
+      },
     };
   }
 
@@ -56,7 +63,9 @@ export class InProcessLimits implements LimitCounters {
     }
   }
 
-  active(orgId: string): number {
+  async active(orgId: string): Promise<number> {
     return this.slots.get(orgId) ?? 0;
   }
+
+  async close(): Promise<void> {}
 }

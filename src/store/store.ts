@@ -43,7 +43,15 @@ export interface LedgerEntry {
   /** Signed change of the balance: negative for charges. */
   credits: number;
   keyId: string | null;
+  /** The server-made id of the request this row belongs to. */
   requestId: string | null;
+  /**
+   * Idempotency key made by the server (`<request id>/<batch index>` for charges); unique in the
+   * ledger, so a retried write of the same charge can never apply twice. Null for rows without one.
+   */
+  chargeKey: string | null;
+  /** The `x-request-id` the client sent, recorded for its own tracing; never a key. */
+  clientRequestId: string | null;
   model: string | null;
   endpoint: string | null;
   characters: number | null;
@@ -80,9 +88,51 @@ export interface KeyRepository {
   touch(id: string, at: string): Promise<void>;
 }
 
+/** Credits held against a balance while a request runs; they count until settled, released or expired. */
+export interface Reservation {
+  /** Made by the server; the charge that settles it carries the same value as its `chargeKey`. */
+  id: string;
+  orgId: string;
+  credits: number;
+  /** Epoch milliseconds after which the reservation no longer counts (a crashed server's holds lapse). */
+  expiresAt: number;
+}
+
+export type ReserveResult =
+  /** `balance` and `reserved` as they were just before this reservation was added. */
+  | { ok: true; reservation: Reservation; balance: number; reserved: number }
+  | { ok: false; balance: number; reserved: number };
+
+export interface AppendResult {
+  entry: LedgerEntry;
+  /** The balance after this row (for a duplicate: the balance now). */
+  balance: number;
+  /** True when a row with the same `chargeKey` already existed: nothing was written. */
+  duplicate: boolean;
+}
+
 export interface LedgerRepository {
-  /** Appends the row and applies `credits` to the balance atomically; returns the new balance. */
-  append(entry: NewLedgerEntry): Promise<{ entry: LedgerEntry; balance: number }>;
+  /**
+   * Appends the row and applies `credits` to the balance atomically; returns the new balance.
+   * A row whose `chargeKey` is already in the ledger is not written again (`duplicate: true`).
+   */
+  append(entry: NewLedgerEntry): Promise<AppendResult>;
+  /**
+   * Holds `credits` against the organisation's balance, atomically: granted only while
+   * balance − Σ open reservations > 0, so however many requests race, the balance can end
+   * at most one reservation below zero. Unknown organisation → `ok: false` with balance 0.
+   */
+  reserve(request: { id: string; orgId: string; credits: number; ttlMs: number }): Promise<ReserveResult>;
+  /**
+   * Turns a reservation into its ledger row in one transaction: the row, the balance change and
+   * the removal of the reservation together. Idempotent by `entry.chargeKey`; a reservation that
+   * has already expired or gone is no obstacle (the charge is still recorded once).
+   */
+  settle(reservationId: string, entry: NewLedgerEntry): Promise<AppendResult>;
+  /** Drops a reservation without charging; a no-op for one that is gone. */
+  release(reservationId: string): Promise<void>;
+  /** Σ credits of the organisation's open (unexpired) reservations. */
+  reserved(orgId: string): Promise<number>;
   /** Newest first. */
   list(orgId: string, query: PageQuery): Promise<Page<LedgerEntry>>;
   /** Sum of all the organisation's rows (for audits and tests). */
