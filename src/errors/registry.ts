@@ -61,6 +61,18 @@ export const ERRORS = {
   },
   upstream_error: { status: 502, title: 'Upstream error', message: 'the inference server for model {model} failed: {reason}' },
   upstream_timeout: { status: 504, title: 'Upstream timeout', message: 'generation for model {model} took longer than {seconds} s' },
+  engine_timeout: { status: 504, title: 'Engine timeout', message: 'the speech engine did not finish within {seconds} s{reason}' },
+  store_unavailable: {
+    status: 503,
+    title: 'Store unavailable',
+    message: 'the account database could not be reached; nothing was charged — retry later',
+  },
+  limits_unavailable: {
+    status: 503,
+    title: 'Limits unavailable',
+    message: 'the shared limit counters could not be reached; nothing was charged — retry later',
+  },
+  url_too_long: { status: 414, title: 'URL too long', message: 'a path segment is longer than {max} characters' },
   generation_failed: { status: 500, title: 'Generation failed', message: 'generation failed for an unexpected reason; the request id helps the operator find it' },
   missing_api_key: {
     status: 401,
