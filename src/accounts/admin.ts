@@ -130,6 +130,9 @@ export class AccountsAdmin {
       credits: amount,
       keyId: null,
       requestId: null,
+      // An operator's credit is a deliberate act, never retried by the server: no idempotency key.
+      chargeKey: null,
+      clientRequestId: null,
       model: null,
       endpoint: null,
       characters: null,

@@ -2,12 +2,18 @@
  * @module store/sqlite/sqlite-store
  * The embedded store: SQLite through better-sqlite3 in WAL mode, so the CLI
  * can work on the same file while the server runs. Statements are prepared
- * once; a ledger append is one transaction (insert row, update balance).
+ * once; a ledger append is one transaction (insert row, update balance), and
+ * every write transaction takes the write lock at its start (`BEGIN
+ * IMMEDIATE`), so a reservation's check and insert see no other writer
+ * between them, whichever process it is in.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { checkReserveRequest } from '../checks.js';
+import { storeUnavailable } from '../errors.js';
 import type {
+  AppendResult,
   ApiKeyRecord,
   DictRepository,
   PronunciationDict,
@@ -22,6 +28,8 @@ import type {
   OrgRepository,
   Page,
   PageQuery,
+  Reservation,
+  ReserveResult,
   Store,
 } from '../store.js';
 import { MIGRATIONS } from './migrations.js';
@@ -53,11 +61,36 @@ interface LedgerRow {
   credits: number;
   key_id: string | null;
   request_id: string | null;
+  charge_key: string | null;
+  client_request_id: string | null;
   model: string | null;
   endpoint: string | null;
   characters: number | null;
   reason: string | null;
   created_at: string;
+}
+
+interface ReservationRow {
+  id: string;
+  org_id: string;
+  credits: number;
+  expires_at: number;
+  created_at: string;
+}
+
+function toReservation(row: ReservationRow): Reservation {
+  return { id: row.id, orgId: row.org_id, credits: row.credits, expiresAt: row.expires_at };
+}
+
+/** Runs a write; a database still locked by another process after `busy_timeout` is a 503 `store_unavailable`. */
+function guard<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY_'))) throw storeUnavailable(err);
+    throw err;
+  }
 }
 
 interface VoiceRow {
@@ -128,6 +161,8 @@ function toEntry(row: LedgerRow): LedgerEntry {
     credits: row.credits,
     keyId: row.key_id,
     requestId: row.request_id,
+    chargeKey: row.charge_key,
+    clientRequestId: row.client_request_id,
     model: row.model,
     endpoint: row.endpoint,
     characters: row.characters,
@@ -179,9 +214,17 @@ export function openSqliteStore(path: string): Store {
     keyRevoke: db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     keyTouch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
     ledgerInsert: db.prepare(
-      `INSERT INTO ledger (org_id, kind, credits, key_id, request_id, model, endpoint, characters, reason, created_at)
-       VALUES (@org_id, @kind, @credits, @key_id, @request_id, @model, @endpoint, @characters, @reason, @created_at) RETURNING *`,
+      `INSERT INTO ledger (org_id, kind, credits, key_id, request_id, charge_key, client_request_id, model, endpoint, characters, reason, created_at)
+       VALUES (@org_id, @kind, @credits, @key_id, @request_id, @charge_key, @client_request_id, @model, @endpoint, @characters, @reason, @created_at) RETURNING *`,
     ),
+    ledgerByChargeKey: db.prepare('SELECT * FROM ledger WHERE charge_key = ?'),
+    orgBalance: db.prepare('SELECT balance FROM orgs WHERE id = ?'),
+    reservationSweep: db.prepare('DELETE FROM reservations WHERE org_id = ? AND expires_at <= ?'),
+    reservationGet: db.prepare('SELECT * FROM reservations WHERE id = ?'),
+    reservationSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE org_id = ? AND expires_at > ?'),
+    reservationInsert: db.prepare('INSERT INTO reservations (id, org_id, credits, expires_at, created_at) VALUES (?, ?, ?, ?, ?)'),
+    reservationDelete: db.prepare('DELETE FROM reservations WHERE id = ?'),
+    reservationDeleteForOrg: db.prepare('DELETE FROM reservations WHERE id = ? AND org_id = ?'),
     ledgerPage: db.prepare('SELECT * FROM ledger WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     ledgerSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM ledger WHERE org_id = ?'),
     voiceInsert: db.prepare(
@@ -233,7 +276,15 @@ export function openSqliteStore(path: string): Store {
     };
   };
 
-  const appendTx = db.transaction((entry: NewLedgerEntry): { entry: LedgerEntry; balance: number } => {
+  /** Writes the row and its balance change, unless its charge key is already in the ledger. */
+  const appendInTx = (entry: NewLedgerEntry): AppendResult => {
+    if (entry.chargeKey !== null) {
+      const existing = s.ledgerByChargeKey.get(entry.chargeKey) as LedgerRow | undefined;
+      if (existing) {
+        const current = s.orgBalance.get(existing.org_id) as { balance: number };
+        return { entry: toEntry(existing), balance: current.balance, duplicate: true };
+      }
+    }
     const updated = s.orgAddBalance.get(entry.credits, entry.orgId) as { balance: number } | undefined;
     if (!updated) throw new Error(`organization ${entry.orgId} does not exist`);
     const row = s.ledgerInsert.get({
@@ -242,13 +293,41 @@ export function openSqliteStore(path: string): Store {
       credits: entry.credits,
       key_id: entry.keyId,
       request_id: entry.requestId,
+      charge_key: entry.chargeKey,
+      client_request_id: entry.clientRequestId,
       model: entry.model,
       endpoint: entry.endpoint,
       characters: entry.characters,
       reason: entry.reason,
       created_at: new Date().toISOString(),
     }) as LedgerRow;
-    return { entry: toEntry(row), balance: updated.balance };
+    return { entry: toEntry(row), balance: updated.balance, duplicate: false };
+  };
+  const appendTx = db.transaction(appendInTx);
+
+  const settleTx = db.transaction((reservationId: string, entry: NewLedgerEntry): AppendResult => {
+    const result = appendInTx(entry);
+    // Gone either way: charged now, or charged by an earlier settle of the same key.
+    s.reservationDeleteForOrg.run(reservationId, entry.orgId);
+    return result;
+  });
+
+  const reserveTx = db.transaction((request: { id: string; orgId: string; credits: number; ttlMs: number }): ReserveResult => {
+    const org = s.orgBalance.get(request.orgId) as { balance: number } | undefined;
+    if (!org) return { ok: false, balance: 0, reserved: 0 };
+    const now = Date.now();
+    s.reservationSweep.run(request.orgId, now);
+    const reserved = (s.reservationSum.get(request.orgId, now) as { total: number }).total;
+    const existing = s.reservationGet.get(request.id) as ReservationRow | undefined;
+    if (existing) {
+      // A repeated reserve of the same id holds nothing twice.
+      if (existing.org_id !== request.orgId) throw new Error(`reservation ${request.id} belongs to another organization`);
+      return { ok: true, reservation: toReservation(existing), balance: org.balance, reserved: reserved - existing.credits };
+    }
+    if (org.balance - reserved <= 0) return { ok: false, balance: org.balance, reserved };
+    const expiresAt = now + request.ttlMs;
+    s.reservationInsert.run(request.id, request.orgId, request.credits, expiresAt, new Date(now).toISOString());
+    return { ok: true, reservation: { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt }, balance: org.balance, reserved };
   });
 
   const orgs: OrgRepository = {
@@ -296,7 +375,20 @@ export function openSqliteStore(path: string): Store {
 
   const ledger: LedgerRepository = {
     async append(entry) {
-      return appendTx(entry);
+      return guard(() => appendTx.immediate(entry));
+    },
+    async reserve(request) {
+      checkReserveRequest(request);
+      return guard(() => reserveTx.immediate(request));
+    },
+    async settle(reservationId, entry) {
+      return guard(() => settleTx.immediate(reservationId, entry));
+    },
+    async release(reservationId) {
+      guard(() => s.reservationDelete.run(reservationId));
+    },
+    async reserved(orgId) {
+      return (s.reservationSum.get(orgId, Date.now()) as { total: number }).total;
     },
     async list(orgId, query: PageQuery): Promise<Page<LedgerEntry>> {
       const before = query.startingAfter === undefined ? Number.MAX_SAFE_INTEGER : Number(query.startingAfter);

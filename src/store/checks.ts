@@ -1,0 +1,12 @@
+/**
+ * @module store/checks
+ * Argument checks every store implementation applies the same way, so a
+ * programming error fails loudly instead of writing a nonsensical hold.
+ */
+
+/** A reservation holds a whole, non-negative number of credits for a positive time. */
+export function checkReserveRequest(request: { id: string; orgId: string; credits: number; ttlMs: number }): void {
+  if (typeof request.id !== 'string' || request.id === '') throw new RangeError('reservation id must be a non-empty string');
+  if (!Number.isSafeInteger(request.credits) || request.credits < 0) throw new RangeError(`reservation credits must be a non-negative integer; got ${request.credits}`);
+  if (!Number.isSafeInteger(request.ttlMs) || request.ttlMs < 1) throw new RangeError(`reservation ttlMs must be a positive integer; got ${request.ttlMs}`);
+}
