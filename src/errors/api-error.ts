@@ -4,13 +4,21 @@
  * request fails to the transport, which renders it in that transport's
  * envelope (JSON body, SSE error event, OpenAI error shape …).
  */
-import { ERRORS, formatMessage, type ErrorCode } from './registry.js';
+import { ERRORS, formatMessage, isRetryable, type ErrorCode } from './registry.js';
+
+/** The header Stainless-generated SDKs obey over their own retry rule. */
+export const SHOULD_RETRY_HEADER = 'x-should-retry';
 
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly status: number;
   readonly title: string;
-  /** Extra response headers, e.g. Retry-After for 429/503. */
+  /** Whether the same request may succeed later (`isRetryable`). */
+  readonly retry: boolean;
+  /**
+   * Response headers for any HTTP rendering: `x-should-retry` from the
+   * registry, plus the caller's own (e.g. Retry-After for 429/503).
+   */
   readonly headers: Record<string, string>;
 
   constructor(code: ErrorCode, params: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
@@ -20,7 +28,8 @@ export class ApiError extends Error {
     this.code = code;
     this.status = def.status;
     this.title = def.title;
-    this.headers = headers;
+    this.retry = isRetryable(code);
+    this.headers = { [SHOULD_RETRY_HEADER]: String(this.retry), ...headers };
   }
 
   /** The documented error body: `{error, error_code, title, message, detail, status_code, request_id, doc_url}`. */

@@ -1,8 +1,9 @@
 /**
  * @module errors/registry
- * The one registry of error codes a client can see: code → HTTP status, title
- * and message template. `docs/errors.md` documents the same table and a test
- * keeps the two in step, so adding a code here means documenting it there.
+ * The one registry of error codes a client can see: code → HTTP status, title,
+ * message template and whether a retry can help. `docs/errors.md` documents
+ * the same table and a test keeps the two in step, so adding a code here
+ * means documenting it there.
  */
 
 export interface ErrorDefinition {
@@ -12,6 +13,12 @@ export interface ErrorDefinition {
   readonly title: string;
   /** Message template; `{name}` placeholders are filled from the error's params. */
   readonly message: string;
+  /**
+   * Whether sending the same request again can succeed. Omitted, it follows
+   * from the status (see `isRetryable`); set it only where a code breaks
+   * that rule.
+   */
+  readonly retry?: boolean;
 }
 
 export const ERRORS = {
@@ -45,6 +52,14 @@ export const ERRORS = {
   invalid_output_format: { status: 400, title: 'Invalid output format', message: '{reason}' },
   invalid_generation_config: { status: 400, title: 'Invalid generation config', message: '{reason}' },
   payload_too_large: { status: 413, title: 'Payload too large', message: 'request body is larger than the limit of {limit} bytes' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type', message: '{reason}' },
+  headers_too_large: { status: 431, title: 'Headers too large', message: 'the request headers are larger than the limit of {limit} bytes' },
+  request_timeout: {
+    status: 408,
+    title: 'Request timeout',
+    message: "the request's headers or body did not arrive within the server's time limit; send it again",
+    retry: true,
+  },
   method_not_allowed: { status: 405, title: 'Method not allowed', message: '{method} is not allowed on {path}; use {allowed}' },
   not_found: { status: 404, title: 'Not found', message: 'no route for {method} {path}' },
   engine_error: { status: 502, title: 'Engine error', message: 'the speech engine failed while generating this request{reason}' },
@@ -114,6 +129,17 @@ export function formatMessage(template: string, params: Record<string, unknown>)
     const value = params[name];
     return value === undefined || value === null ? '' : String(value);
   });
+}
+
+/**
+ * Whether a retry of the same request can succeed: by default 429 (come back
+ * later) and 5xx (a failure on this side), never another 4xx, which the
+ * request itself causes. The Stainless-generated SDKs (Cartesia, OpenAI)
+ * read this as `x-should-retry` and otherwise also retry 408 and 409.
+ */
+export function isRetryable(code: ErrorCode): boolean {
+  const def: ErrorDefinition = ERRORS[code];
+  return def.retry ?? (def.status === 429 || def.status >= 500);
 }
 
 export function isErrorCode(code: string): code is ErrorCode {

@@ -1,17 +1,40 @@
 /**
  * @module http/json-body
- * TTS routes read their body as bytes and decode JSON themselves: any
- * Content-Type is accepted (curl's default form type included), the size cap
- * is enforced before reading, and a body that is not a JSON object gets the
- * documented `invalid_json` rather than a framework error.
+ * Request bodies. TTS routes read theirs as bytes and decode JSON
+ * themselves: any Content-Type is accepted (curl's default form type
+ * included), the size cap is enforced before reading, and a body that is not
+ * a JSON object gets the documented `invalid_json` rather than a framework
+ * error. The other routes parse JSON with Fastify's own parser, but an empty
+ * body of any type counts as no body, so a DELETE or GET that a client sends
+ * with `Content-Type: application/json` and nothing else is not refused; a
+ * route that needs a body answers its own documented error.
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
+import { acceptedBodyType, unsupportedMediaType } from './errors.js';
 
 /** Registers a raw-bytes body parser in this (encapsulated) Fastify scope. */
 export function acceptRawBodies(scope: FastifyInstance, bodyLimit: number): void {
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => done(null, body));
+}
+
+/**
+ * Registers, in this scope and the scopes it will register, a JSON parser
+ * that reads an empty body as none, and a catch-all that accepts an empty
+ * body of any other type and answers a non-empty one `unsupported_media_type`.
+ */
+export function acceptEmptyBodies(scope: FastifyInstance): void {
+  const parseJson = scope.getDefaultJsonParser('error', 'error');
+  scope.removeContentTypeParser('application/json');
+  scope.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body: string, done) => {
+    if (body.length === 0) return done(null, undefined);
+    parseJson(request, body, done);
+  });
+  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+    if (body.length === 0) return done(null, undefined);
+    done(unsupportedMediaType(request.headers['content-type'], acceptedBodyType(request.server)), undefined);
+  });
 }
 
 export function decodeJsonObject(body: unknown): Record<string, unknown> {

@@ -1,8 +1,10 @@
 /**
  * @module http/server
  * Builds the Fastify instance: request ids (on every log line, response and
- * error body), the error envelope, body caps, and the routes of each API
- * dialect. Transports only adapt; synthesis lives in `synthesis/`.
+ * error body), the error envelope for every refusal (router and HTTP parser
+ * included), body caps and parsers, refusal while shutting down, and the
+ * routes of each API dialect. Transports only adapt; synthesis lives in
+ * `synthesis/`.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { registerAdmin } from '../api/admin.js';
@@ -16,8 +18,9 @@ import { registerModels } from '../api/models.js';
 import { registerUsage } from '../api/usage.js';
 import { registerVoices } from '../api/voices.js';
 import type { Services } from '../services.js';
-import { installErrorHandlers } from './errors.js';
-import { acceptRawBodies } from './json-body.js';
+import { ApiError } from '../errors/api-error.js';
+import { MAX_PATH_SEGMENT, clientErrorHandler, frameworkErrorHandler, installErrorHandlers, sendError } from './errors.js';
+import { acceptEmptyBodies, acceptRawBodies } from './json-body.js';
 import { resolveTls } from './tls.js';
 import { newRequestId } from './request-id.js';
 
@@ -32,16 +35,28 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     // Always the server's own id: it keys charges. A client's x-request-id is logged and stored beside it.
     genReqId: () => newRequestId(),
-    return503OnClosing: true,
+    // Ids up to this length reach their route (and its own 404); longer is `url_too_long`.
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT },
+    // Router and HTTP-parser refusals get the registry envelope too.
+    frameworkErrors: frameworkErrorHandler(server.bodyLimitBytes),
+    clientErrorHandler: clientErrorHandler(services.logger as FastifyBaseLogger),
+    // Shutting down is answered below as `not_ready`, not with Fastify's own 503 body.
+    return503OnClosing: false,
     // HTTPS on this same (HTTP/1.1) server, so WebSocket upgrades on app.server are wss://.
     ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
   });
   // A callback hook, not an async one: it runs on every request and needs no promise.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    if (isClosing()) {
+      // Answering from the hook without `done()` ends the request here.
+      sendError(reply.header('connection', 'close'), request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
+      return;
+    }
     done();
   });
   installErrorHandlers(app, server.bodyLimitBytes);
+  acceptEmptyBodies(app);
   registerHealth(app, services, isClosing);
   registerModels(app, services);
   registerVoices(app, services);

@@ -32,8 +32,10 @@ function refuse(socket: Duplex, error: ApiError, requestId: string): void {
 
 export function registerWebSocket(app: FastifyInstance, services: Services, isClosing: () => boolean): void {
   const options = services.config.server.websocket;
-  // The hard frame cap is well above the soft per-message cap, so an oversized
-  // message is answered with an error event instead of closing the socket.
+  // The hard cap (16 × the soft per-message cap, at least 1 MiB) is well above
+  // the soft one, so an oversized message is answered with an error event and
+  // the socket stays open; one over the hard cap is never buffered: ws closes
+  // the socket with 1009 (docs/errors.md, docs/api.md).
   const wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(options.maxMessageBytes * 16, 1 << 20) });
   const sessions = new Set<WebSocketSession>();
 
