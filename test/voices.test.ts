@@ -114,6 +114,14 @@ describe('cloning', () => {
     noClip.set('name', 'x');
     noClip.set('language', 'en');
     await expect(await fetch(server.url + '/voices/clone', { method: 'POST', headers: a.auth, body: noClip }), 400, 'invalid_request', /clip is required/);
+    // Malformed multipart bodies are the client's error too: no boundary, or a body cut short.
+    const multipart = (contentType: string, body: string) => fetch(server.url + '/voices/clone', { method: 'POST', headers: { ...a.auth, 'content-type': contentType }, body });
+    await expect(await multipart('multipart/form-data', 'whatever'), 400, 'invalid_request');
+    await expect(
+      await multipart('multipart/form-data; boundary=XYZ', '--XYZ\r\nContent-Disposition: form-data; name="clip"; filename="a.wav"\r\n\r\nRIFF'),
+      400,
+      'invalid_request',
+    );
   });
 });
 

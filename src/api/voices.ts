@@ -103,7 +103,9 @@ async function readClone(request: FastifyRequest, maxBytes: number): Promise<{ c
     const code = (err as { code?: string }).code;
     if (code === 'FST_REQ_FILE_TOO_LARGE' || code === 'FST_PARTS_LIMIT' || code === 'FST_FILES_LIMIT') throw new ApiError('payload_too_large', { limit: maxBytes });
     if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') throw invalid('send multipart/form-data with a clip file, name and language');
-    throw err;
+    if (err instanceof ApiError) throw err;
+    // The multipart parser's own failures (no boundary, a body cut short) are the client's malformed upload.
+    throw invalid(`the multipart body could not be read: ${err instanceof Error ? err.message.slice(0, 200) : 'malformed'}`);
   }
   return { clip, fields };
 }

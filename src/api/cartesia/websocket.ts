@@ -6,11 +6,12 @@
  * parameter (browsers and the SDK's ESM build cannot set headers); a refused
  * upgrade gets a plain HTTP error with the documented JSON body.
  */
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
 import { ApiError, toApiError } from '../../errors/api-error.js';
+import { rawErrorResponse } from '../../http/errors.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Services } from '../../services.js';
 import { WebSocketSession } from './ws-session.js';
@@ -18,16 +19,7 @@ import { WebSocketSession } from './ws-session.js';
 export const WEBSOCKET_PATH = '/tts/websocket';
 
 function refuse(socket: Duplex, error: ApiError, requestId: string): void {
-  const body = JSON.stringify(error.toBody(requestId));
-  const headers = [
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `x-request-id: ${requestId}`,
-    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
-    'Connection: close',
-  ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  socket.end(rawErrorResponse(error, requestId));
 }
 
 export function registerWebSocket(app: FastifyInstance, services: Services, isClosing: () => boolean): void {

@@ -21,7 +21,7 @@ function sse(event: Record<string, unknown>): string {
 
 export function registerOpenAISpeech(scope: FastifyInstance, services: Services): void {
   scope.setErrorHandler((err, request, reply) => {
-    const error = classify(err, services.config.server.bodyLimitBytes);
+    const error = classify(err, services.config.server.bodyLimitBytes, request);
     if (error.status >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: error.code }, 'request rejected');
     if (reply.raw.headersSent) return void reply.raw.destroy();
