@@ -37,10 +37,10 @@ export interface App {
   close(): Promise<void>;
 }
 
-export function createApp(config: Config, logger: Logger, options: { gate?: RequestGate } = {}): App {
+export async function createApp(config: Config, logger: Logger, options: { gate?: RequestGate } = {}): Promise<App> {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
   const engines = new EngineRegistry(config.engines, models.boundEngines(), logger);
-  const store = openStore(config);
+  const store = await openStore(config);
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
   let gate = options.gate ?? localGate;
