@@ -22,7 +22,7 @@ const RETRYABLE_SQLSTATES = new Set([
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
 /** node-postgres reports its own timeouts and lost connections by message only. */
-const DRIVER_MESSAGES = /timeout exceeded when trying to connect|Connection terminated|Query read timeout|not queryable|Cannot use a pool after calling end/i;
+const DRIVER_MESSAGES = /^timeout expired$|timeout exceeded when trying to connect|Connection terminated|Query read timeout|not queryable|Cannot use a pool after calling end/;
 
 export function isUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
