@@ -69,7 +69,10 @@ export async function createApp(config: Config, logger: Logger, options: { gate?
       if (accounts) app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
       else if (!(await store.orgs.get(LOCAL_ORG_ID))) {
         // Without accounts everything belongs to one implicit organisation (voices, dictionaries).
-        await store.orgs.create({ id: LOCAL_ORG_ID, name: 'local', limits: { maxConcurrent: null, rateLimit: null } });
+        await store.orgs.create({ id: LOCAL_ORG_ID, name: 'local', limits: { maxConcurrent: null, rateLimit: null } }).catch(async (err: unknown) => {
+          // Another server sharing the store may have created it a moment ago.
+          if (!(await store.orgs.get(LOCAL_ORG_ID))) throw err;
+        });
       }
       await engines.start();
       for (const engine of engines.list()) {

@@ -81,19 +81,22 @@ export function openDb(options: PostgresOptions): Db {
       } catch (err) {
         throw storeError(err);
       }
-      let failure: unknown;
+      // A connection that failed, timed out or could not roll back is in an unknown state: discard it.
+      let discard: Error | undefined;
       try {
         await client.query('BEGIN');
         const result = await work(runner(client));
         await client.query('COMMIT');
         return result;
       } catch (err) {
-        failure = err;
-        if (!isUnavailable(err)) await client.query('ROLLBACK').catch(() => {});
+        if (isUnavailable(err)) discard = err as Error;
+        else
+          await client.query('ROLLBACK').catch((rollbackError: unknown) => {
+            discard = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+          });
         throw storeError(err);
       } finally {
-        // A connection that failed or timed out is in an unknown state: discard it.
-        client.release(failure !== undefined && isUnavailable(failure) ? (failure as Error) : undefined);
+        client.release(discard);
       }
     },
     end: () => pool.end(),
