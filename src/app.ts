@@ -4,21 +4,24 @@
  * and voice catalogues, the request gate and the HTTP server; starts engines
  * before listening and drains requests in flight on close.
  */
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { AccountsAdmin } from './accounts/admin.js';
 import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
 import { AccountsGate } from './accounts/gate.js';
-import { InProcessLimits } from './accounts/limits.js';
+import { InProcessLimits, type LimitCounters } from './accounts/limits.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
 import { EspeakPool } from './engines/espeak/pool.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
+import { logSynthesis } from './log/synthesis-log.js';
 import { buildModelCatalogue } from './models/catalogue.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
+import type { Store } from './store/store.js';
 import { espeakLanguageVoices, NAMED_VOICES } from './voices/builtin.js';
 import { VoiceCatalogue } from './voices/catalogue.js';
 
@@ -37,16 +40,24 @@ export interface App {
   close(): Promise<void>;
 }
 
-export async function createApp(config: Config, logger: Logger, options: { gate?: RequestGate } = {}): Promise<App> {
+export interface AppOptions {
+  gate?: RequestGate;
+  /** Replaces the configured store (tests wrap the real one to inject faults). */
+  store?: Store;
+  /** Replaces the configured limit counters. */
+  limits?: LimitCounters;
+}
+
+export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
   const engines = new EngineRegistry(config.engines, models.boundEngines(), logger);
-  const store = await openStore(config);
+  const store = options.store ?? (await openStore(config));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
   let gate = options.gate ?? localGate;
   if (config.accounts.enabled) {
     const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: config.accounts.costHeaderAliasPrefix };
-    const limits = new InProcessLimits();
+    const limits = options.limits ?? new InProcessLimits();
     const admin = new AccountsAdmin(store, config.accounts);
     accounts = { store, admin, limits, pricing };
     if (options.gate) gate = options.gate;
@@ -57,7 +68,9 @@ export async function createApp(config: Config, logger: Logger, options: { gate?
       gate = accountsGate;
     }
   }
-  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION };
+  const instanceId = randomUUID();
+  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId };
+  const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
   const http = buildHttpServer(services, () => closing);
 
@@ -89,7 +102,9 @@ export async function createApp(config: Config, logger: Logger, options: { gate?
       } finally {
         clearTimeout(force);
         await engines.stop();
+        await accounts?.limits.close();
         await store.close();
+        stopLogging();
       }
     },
   };

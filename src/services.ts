@@ -33,4 +33,6 @@ export interface Services {
   gate: RequestGate;
   accounts: AccountsServices | null;
   version: string;
+  /** Tells this server's diagnostics events from another's in the same process (tests run several). */
+  instanceId: string;
 }

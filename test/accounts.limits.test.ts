@@ -20,8 +20,8 @@ const LONG = ttsBody({ model_id: 'omnivoice', transcript: 'A longer text that ta
 
 async function waitForSlots(orgId: string, expected: number): Promise<void> {
   const limits = server.app.services.accounts!.limits;
-  for (let i = 0; i < 200 && limits.active(orgId) !== expected; i++) await sleep(10);
-  assert.equal(limits.active(orgId), expected);
+  for (let i = 0; i < 200 && (await limits.active(orgId)) !== expected; i++) await sleep(10);
+  assert.equal(await limits.active(orgId), expected);
 }
 
 test('over the concurrency limit → 429 overloaded with Retry-After; the slot frees when the first ends', async () => {

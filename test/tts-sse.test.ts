@@ -140,8 +140,8 @@ describe('SSE on the wire', () => {
     await reader.read();
     controller.abort();
     const limits = server.app.services.accounts!.limits;
-    for (let i = 0; i < 200 && (limits.active(limited.orgId) > 0 || (pool.info().busy as number) > 0); i++) await sleep(10);
-    assert.equal(limits.active(limited.orgId), 0, 'slot released');
+    for (let i = 0; i < 200 && ((await limits.active(limited.orgId)) > 0 || (pool.info().busy as number) > 0); i++) await sleep(10);
+    assert.equal(await limits.active(limited.orgId), 0, 'slot released');
     assert.equal(pool.info().busy, 0, 'engine stopped');
   });
 

@@ -180,17 +180,20 @@ describe('billing per turn', () => {
     const piece = 'a few words '.repeat(50); // 600 characters
     socket.send({ ...BASE, context_id: 'broke', transcript: 'First clause is spoken. ' + piece, continue: true });
     await socket.waitFor((e) => e.type === 'chunk' && e.context_id === 'broke');
-    socket.send({ ...BASE, context_id: 'broke', transcript: piece, continue: true }); // 1,224: batch 1 complete and charged → balance −100
-    socket.send({ ...BASE, context_id: 'broke', transcript: piece, continue: true }); // 1,824: still batch 2
-    socket.send({ ...BASE, context_id: 'broke', transcript: piece, continue: true }); // would start batch 3 with balance ≤ 0
+    // 1,224 would reach into batch 1, but batch 0 (1,000 credits) is still reserved against 900.
+    socket.send({ ...BASE, context_id: 'broke', transcript: piece, continue: true });
     const error = await socket.waitFor((e) => e.context_id === 'broke' && e.type === 'error');
     assert.equal(error.error_code, 'insufficient_credits');
     assert.equal(error.status_code, 402);
     await sleep(50);
     const { balance, sum } = await balanceOf(server, payer.orgId);
     assert.equal(balance, sum);
-    assert.equal(balance, 900 - (24 + 600 + 600 + 600), 'billed for the text it accepted, not the refused message');
-    // New turns are refused while the balance is below zero.
+    assert.equal(balance, 900 - 624, 'billed for the text it accepted, not the refused message');
+    assert.equal(await server.app.services.accounts!.store.ledger.reserved(payer.orgId), 0, 'no reservation left');
+    // The remaining 276 credits still open a turn; once it is charged below zero, none opens.
+    const drain = 'x'.repeat(300);
+    socket.send({ ...BASE, context_id: 'last', transcript: drain });
+    assert.equal((await socket.waitFor((e) => e.context_id === 'last' && (e.type === 'done' || e.type === 'error'))).type, 'done');
     socket.send({ ...BASE, context_id: 'next', transcript: 'Anyone?' });
     assert.equal((await socket.waitFor((e) => e.context_id === 'next')).error_code, 'insufficient_credits');
     socket.close();

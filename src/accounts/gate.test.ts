@@ -19,8 +19,13 @@ import { InProcessLimits } from './limits.js';
 
 const NO_LIMITS = { maxConcurrent: null, rateLimit: null };
 
+let requests = 0;
 function synthesis(characters: number): SynthesisRequest {
-  return { requestId: 'req_test', characters, model: { id: 'gepard-1.0', creditMultiplier: 1 } } as unknown as SynthesisRequest;
+  return { requestId: `req_test${++requests}`, characters, model: { id: 'gepard-1.0', creditMultiplier: 1 } } as unknown as SynthesisRequest;
+}
+
+function options(characters: number) {
+  return { endpoint: 'tts.bytes' as const, clientRequestId: null, reserveCharacters: characters };
 }
 
 const isCode = (code: string) => (err: unknown) => err instanceof ApiError && err.code === code;
@@ -55,7 +60,7 @@ describe('AccountsGate caches', () => {
     reads = { keys: 0, orgs: 0 };
     for (let i = 0; i < 20; i++) {
       const caller = await gate.authenticate(source);
-      (await gate.admit(caller, synthesis(1), 'tts.bytes')).release();
+      await (await gate.admit(caller, synthesis(1), options(1))).release();
     }
     assert.deepEqual(reads, { keys: 1, orgs: 1 });
   });
@@ -75,12 +80,13 @@ describe('AccountsGate caches', () => {
 
   it('the cached balance follows each charge; credits added through admin apply at once', async () => {
     const caller = await gate.authenticate(source);
-    const admission = await gate.admit(caller, synthesis(10), 'tts.bytes');
-    const headers = await admission.charge();
+    const admission = await gate.admit(caller, synthesis(10), options(10));
+    const headers = await admission.charge(0, 10);
+    await admission.release();
     assert.equal(headers['x-credits-remaining'], '0');
-    await assert.rejects(gate.admit(caller, synthesis(1), 'tts.bytes'), isCode('insufficient_credits'));
+    await assert.rejects(gate.admit(caller, synthesis(1), options(1)), isCode('insufficient_credits'));
     await admin.addCredits(orgId, 5, 'top-up');
-    await gate.admit(caller, synthesis(1), 'tts.bytes');
+    await gate.admit(caller, synthesis(1), options(1));
     assert.equal((await store.orgs.get(orgId))!.balance, 5);
   });
 });

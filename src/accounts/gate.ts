@@ -1,8 +1,10 @@
 /**
  * @module accounts/gate
  * The accounts implementation of the request gate: API-key authentication,
- * postpaid credit check, per-key rate and per-org concurrency limits, and
- * one ledger row per charge. Every transport calls it at the same points.
+ * per-key rate and per-org concurrency limits, a reservation of each
+ * request's cost against the postpaid balance (granted only while balance −
+ * open reservations > 0, so racing requests overshoot by at most one), and
+ * one idempotent ledger row per charge that settles its reservation.
  *
  * Key records and organisations are reused for CACHE_MS after a read, so a
  * request costs no store reads on the hot path; an organisation's cached
@@ -11,19 +13,35 @@
  * from another process (the CLI) within CACHE_MS.
  */
 import { ApiError } from '../errors/api-error.js';
-import type { Admission, Caller, CredentialSource, Endpoint, RequestGate } from '../http/gate.js';
+import type { Admission, AdmitOptions, Caller, CredentialSource, RequestGate } from '../http/gate.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiKeyRecord, Org, Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import { presentedKey } from './credentials.js';
-import type { LimitCounters, Release } from './limits.js';
+import type { Lease, LimitCounters } from './limits.js';
 import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 
 /** Last-used times are written at most this often per key, to keep hot paths off the disk. */
 const TOUCH_INTERVAL_MS = 60_000;
 /** How long a key record or organisation read from the store is reused. */
 export const CACHE_MS = 500;
+/** How long a reservation counts if its server never settles or drops it (a crash): longer than any request or WebSocket turn. */
+export const RESERVATION_TTL_MS = 15 * 60_000;
+/** Attempts at writing one charge before the request fails with `store_unavailable`. */
+const CHARGE_ATTEMPTS = 3;
+
+async function retry<T>(action: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await action();
+    } catch (err) {
+      if (attempt >= CHARGE_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 25 * attempt));
+    }
+  }
+}
+
 /** Above this many entries, expired ones are swept (presented key ids are caller-chosen). */
 const CACHE_SWEEP_SIZE = 10_000;
 
@@ -44,13 +62,14 @@ export class AccountsGate implements RequestGate {
     private readonly limits: LimitCounters,
     private readonly pricing: PricingConfig,
     private readonly logger: Logger,
+    private readonly reservationTtlMs = RESERVATION_TTL_MS,
   ) {}
 
   async authenticate(source: CredentialSource, options: { allowQuery?: boolean } = {}): Promise<Caller> {
     const presented = presentedKey(source.headers, source.url, options.allowQuery ?? false);
     if (!presented) throw new ApiError('missing_api_key');
     const parsed = parseKey(presented);
-    const record = parsed ? await this.key(parsed.id) : null;
+    const record = parsed ? await this.guard('store', () => this.key(parsed.id)) : null;
     const valid = secretMatches(parsed?.secret ?? presented, record?.secretHash ?? null);
     if (!valid || !record || record.revokedAt) throw new ApiError('invalid_api_key');
     const now = Date.now();
@@ -61,58 +80,108 @@ export class AccountsGate implements RequestGate {
     return { orgId: record.orgId, keyId: record.id };
   }
 
-  async admit(caller: Caller, synthesis: SynthesisRequest, endpoint: Endpoint): Promise<Admission> {
+  async admit(caller: Caller, synthesis: SynthesisRequest, options: AdmitOptions): Promise<Admission> {
     const orgId = caller.orgId;
     if (!orgId) throw new ApiError('missing_api_key');
-    const org = await this.org(orgId);
+    // A WebSocket lives long: its key is checked again for every turn (the cache follows revocations).
+    if (caller.keyId) {
+      const key = await this.guard('store', () => this.key(caller.keyId!));
+      if (!key || key.revokedAt) throw new ApiError('invalid_api_key');
+    }
+    const org = await this.guard('store', () => this.org(orgId));
     if (!org) throw new ApiError('invalid_api_key');
+    // A cheap early refusal; the reservation below is the check that holds under races.
     if (org.balance <= 0) throw new ApiError('insufficient_credits', { balance: org.balance });
 
     const rate = org.limits.rateLimit;
     if (rate && caller.keyId) {
-      const decision = await this.limits.consume(caller.keyId, rate.requests, rate.perSeconds);
+      const decision = await this.guard('limits', () => this.limits.consume(caller.keyId!, rate.requests, rate.perSeconds));
       if (!decision.allowed) {
         const seconds = Math.ceil(decision.retryAfterMs / 1000);
         throw new ApiError('rate_limited', { retryAfter: seconds }, { 'retry-after': String(seconds), 'retry-after-ms': String(decision.retryAfterMs) });
       }
     }
-    let release: Release = () => {};
+    let lease: Lease | null = null;
     if (org.limits.maxConcurrent !== null) {
-      const slot = await this.limits.acquire(orgId, org.limits.maxConcurrent);
-      if (!slot) throw new ApiError('overloaded', {}, { 'retry-after': '1' });
-      release = slot;
+      lease = await this.guard('limits', () => this.limits.acquire(orgId, org.limits.maxConcurrent!));
+      if (!lease) throw new ApiError('overloaded', {}, { 'retry-after': '1' });
     }
 
     const multiplier = synthesis.model.creditMultiplier;
-    const record = async (characters: number) => {
-      const result = await this.store.ledger.append({
-        orgId,
-        kind: 'charge',
-        credits: -creditsFor(characters, multiplier),
-        keyId: caller.keyId,
-        requestId: synthesis.requestId,
-        model: synthesis.model.id,
-        endpoint,
-        characters,
-        reason: null,
-      });
-      this.balanceChanged(orgId, result.balance);
+    const requestId = synthesis.requestId;
+    /** Reservation ids (= charge keys) not yet settled. */
+    const open = new Set<string>();
+    const keyOf = (index: number) => `${requestId}/${index}`;
+    const reserve = async (index: number, characters: number) => {
+      const id = keyOf(index);
+      const result = await this.guard('store', () =>
+        this.store.ledger.reserve({ id, orgId, credits: creditsFor(characters, multiplier), ttlMs: this.reservationTtlMs }),
+      );
+      if (result.ok) open.add(id);
       return result;
     };
-    let charged: Promise<Record<string, string>> | null = null;
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      const pending = [...open];
+      open.clear();
+      await Promise.all([
+        ...pending.map((id) => this.store.ledger.release(id).catch((err) => this.logger.warn({ err, reservation: id }, 'could not drop a reservation; it lapses on its own'))),
+        lease?.release().catch((err) => this.logger.warn({ err }, 'could not release a concurrency lease; it lapses on its own')),
+      ]);
+    };
+
+    let first: Awaited<ReturnType<typeof reserve>>;
+    try {
+      first = await reserve(0, options.reserveCharacters);
+    } catch (err) {
+      await release();
+      throw err;
+    }
+    if (!first.ok) {
+      await release();
+      throw new ApiError('insufficient_credits', { balance: first.balance });
+    }
+    const cost = creditsFor(synthesis.characters, multiplier);
     return {
-      charge: () => {
-        charged ??= record(synthesis.characters).then(({ balance }) =>
-          costHeaders(creditsFor(synthesis.characters, multiplier), balance, this.pricing),
-        );
-        return charged;
+      quote: costHeaders(cost, first.balance - cost, this.pricing),
+      charge: async (index, characters) => {
+        const id = keyOf(index);
+        const credits = creditsFor(characters, multiplier);
+        const entry = {
+          orgId,
+          kind: 'charge' as const,
+          credits: -credits,
+          keyId: caller.keyId,
+          requestId,
+          chargeKey: id,
+          clientRequestId: options.clientRequestId,
+          model: synthesis.model.id,
+          endpoint: options.endpoint,
+          characters,
+          reason: null,
+        };
+        // The key makes a retry safe: a write that failed after committing is not applied twice.
+        const result = await this.guard('store', () => retry(() => this.store.ledger.settle(id, entry)));
+        open.delete(id);
+        this.balanceChanged(orgId, result.balance);
+        return costHeaders(credits, result.balance, this.pricing);
       },
-      chargeBatch: async (characters) => {
-        if (characters > 0) await record(characters);
-      },
-      hasCredit: async () => ((await this.org(orgId))?.balance ?? 0) > 0,
+      reserve: async (index, characters) => (await reserve(index, characters)).ok,
       release,
     };
+  }
+
+  /** Store and counter failures reach clients as their registry codes (503, retry later), never as a 500. */
+  private async guard<T>(dependency: 'store' | 'limits', action: () => Promise<T>): Promise<T> {
+    try {
+      return await action();
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      this.logger.error({ err, dependency }, 'accounts dependency failed');
+      throw new ApiError(dependency === 'store' ? 'store_unavailable' : 'limits_unavailable', {}, { 'retry-after': '1' });
+    }
   }
 
   /** Forgets cached records after an in-process change (revoked key, new limits or credits). */

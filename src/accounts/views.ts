@@ -39,6 +39,8 @@ export function ledgerView(entry: LedgerEntry, pricing: PricingConfig) {
     usd: usd(entry.credits, pricing),
     key_id: entry.keyId,
     request_id: entry.requestId,
+    charge_key: entry.chargeKey,
+    client_request_id: entry.clientRequestId,
     model: entry.model,
     endpoint: entry.endpoint,
     characters: entry.characters,

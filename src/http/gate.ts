@@ -1,10 +1,13 @@
 /**
  * @module http/gate
  * The named points where accounts hook into every synthesis, whatever the
- * transport: `authenticate` before anything is parsed, `admit` once the cost
- * is known (credit check, concurrency and rate limits), and on the returned
- * admission `charge` at the moment the endpoint's billing rule says, then
- * `release` exactly once however the request ends.
+ * transport. The synthesis session calls them in order: `authenticate`
+ * before anything is parsed; `admit` once the request (and so its cost) is
+ * known — key still valid, rate and concurrency limits, and a reservation of
+ * the cost against the balance; on the returned admission `charge` when the
+ * endpoint's billing policy says (settling a reservation into its ledger
+ * row), `reserve` for each further batch of a WebSocket turn, and `release`
+ * exactly once however the request ends.
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { SynthesisRequest } from '../synthesis/request.js';
@@ -14,7 +17,7 @@ export interface Caller {
   keyId: string | null;
 }
 
-export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech';
+export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech' | 'openai.speech.stream';
 
 /** What credentials are read from: an HTTP request or a WebSocket upgrade. */
 export interface CredentialSource {
@@ -22,29 +25,51 @@ export interface CredentialSource {
   url: string;
 }
 
+export interface AdmitOptions {
+  endpoint: Endpoint;
+  /** The client's own `x-request-id`, recorded on ledger rows beside the server's id. */
+  clientRequestId: string | null;
+  /** Characters whose cost batch 0 reserves: the whole transcript, or a WebSocket turn's first batch. */
+  reserveCharacters: number;
+}
+
 export interface Admission {
   /**
-   * Records the charge for the whole transcript (idempotent) and returns the
-   * cost headers for the response: exact, since the cost is known up front and
-   * the balance is the one this charge produced.
+   * Cost headers as known at admission: the exact cost of the whole transcript and the balance it
+   * leaves (the balance when reserved, less this cost). Sent by streams, whose charge comes later.
    */
-  charge(): Promise<Record<string, string>>;
-  /** Records one batch of a WebSocket turn: one ledger row for `characters`. */
-  chargeBatch(characters: number): Promise<void>;
-  /** Whether the organisation's balance is still above zero (checked before each new batch). */
-  hasCredit(): Promise<boolean>;
-  /** Frees concurrency slots; idempotent. */
-  release(): void;
+  readonly quote: Record<string, string>;
+  /**
+   * Records charge `index` of this request: one ledger row of `characters`, keyed
+   * `<request id>/<index>`, in the same transaction that settles that batch's reservation. A retry
+   * of the same index never charges twice. Resolves with the cost headers of this charge.
+   */
+  charge(index: number, characters: number): Promise<Record<string, string>>;
+  /** Reserves batch `index` (a WebSocket turn's next 1,000 characters); false when the balance is used up. */
+  reserve(index: number, characters: number): Promise<boolean>;
+  /** Drops every reservation not charged and frees the concurrency slot; idempotent. */
+  release(): Promise<void>;
 }
 
 export interface RequestGate {
   /** `allowQuery`: also accept `api_key` / `access_token` in the query (WebSocket upgrades). */
   authenticate(source: CredentialSource, options?: { allowQuery?: boolean }): Promise<Caller>;
-  admit(caller: Caller, synthesis: SynthesisRequest, endpoint: Endpoint): Promise<Admission>;
+  admit(caller: Caller, synthesis: SynthesisRequest, options: AdmitOptions): Promise<Admission>;
 }
 
 /** The organisation that owns everything when accounts are off. */
 export const LOCAL_ORG_ID = 'org_local';
+
+const FREE: Admission = {
+  quote: {},
+  async charge() {
+    return {};
+  },
+  async reserve() {
+    return true;
+  },
+  async release() {},
+};
 
 /** The gate used while accounts are off: no key needed, nothing charged, one implicit organisation. */
 export const localGate: RequestGate = {
@@ -52,15 +77,6 @@ export const localGate: RequestGate = {
     return { orgId: LOCAL_ORG_ID, keyId: null };
   },
   async admit() {
-    return {
-      async charge() {
-        return {};
-      },
-      async chargeBatch() {},
-      async hasCredit() {
-        return true;
-      },
-      release() {},
-    };
+    return FREE;
   },
 };

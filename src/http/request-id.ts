@@ -26,3 +26,11 @@ export function newRequestId(): string {
   counter = (counter + 1) >>> 0;
   return prefix + scrambled.toString(16).padStart(8, '0');
 }
+
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's own `x-request-id`, when it is safe to log and store; recorded beside the server's id, never used as a key. */
+export function clientRequestId(headers: { [name: string]: string | string[] | undefined }): string | null {
+  const given = headers['x-request-id'];
+  return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : null;
+}

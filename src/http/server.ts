@@ -21,8 +21,6 @@ import { acceptRawBodies } from './json-body.js';
 import { resolveTls } from './tls.js';
 import { newRequestId } from './request-id.js';
 
-const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 export function buildHttpServer(services: Services, isClosing: () => boolean): FastifyInstance {
   // pino's Logger is wider than Fastify's base logger type; the instance is the same.
   const { server } = services.config;
@@ -32,11 +30,8 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
     loggerInstance: services.logger as FastifyBaseLogger,
     bodyLimit: server.bodyLimitBytes,
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
-    // Honour a client's own id when it is safe to log, so traces join up.
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && CLIENT_REQUEST_ID.test(given) ? given : newRequestId();
-    },
+    // Always the server's own id: it keys charges. A client's x-request-id is logged and stored beside it.
+    genReqId: () => newRequestId(),
     return503OnClosing: true,
     // HTTPS on this same (HTTP/1.1) server, so WebSocket upgrades on app.server are wss://.
     ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),

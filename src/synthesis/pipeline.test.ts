@@ -58,9 +58,9 @@ describe('pipeline: 16-bit path', () => {
     it(`${container} pcm_s16le at the engine rate: bytes equal the Float32 path`, async () => {
       const format = { container, encoding: 'pcm_s16le', sampleRate: 24000 } as OutputFormat;
       const signal = new AbortController().signal;
-      const direct = await renderClip(request(tone, format), signal);
+      const direct = (await renderClip(request(tone, format), signal)).audio;
       assert.ok(direct.length > 40_000);
-      assert.deepEqual(direct, await renderClip(request(floatOnly, format), signal));
+      assert.deepEqual(direct, (await renderClip(request(floatOnly, format), signal)).audio);
       assert.deepEqual(await streamed(tone, format), await streamed(floatOnly, format));
     });
   }
@@ -68,10 +68,10 @@ describe('pipeline: 16-bit path', () => {
   it('other rates and volumes take the Float32 path and still match', async () => {
     const signal = new AbortController().signal;
     const resampled = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 16000 } as OutputFormat;
-    assert.deepEqual(await renderClip(request(tone, resampled), signal), await renderClip(request(floatOnly, resampled), signal));
+    assert.deepEqual((await renderClip(request(tone, resampled), signal)).audio, (await renderClip(request(floatOnly, resampled), signal)).audio);
     const native = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 } as OutputFormat;
-    const quiet = await renderClip(request(tone, native, { volume: 0.5 }), signal);
-    assert.deepEqual(quiet, await renderClip(request(floatOnly, native, { volume: 0.5 }), signal));
-    assert.notDeepEqual(quiet, await renderClip(request(tone, native), signal));
+    const quiet = (await renderClip(request(tone, native, { volume: 0.5 }), signal)).audio;
+    assert.deepEqual(quiet, (await renderClip(request(floatOnly, native, { volume: 0.5 }), signal)).audio);
+    assert.notDeepEqual(quiet, (await renderClip(request(tone, native), signal)).audio);
   });
 });

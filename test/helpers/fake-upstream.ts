@@ -5,12 +5,12 @@
  * Cartesia `/tts/sse` / `/tts/bytes` — producing a tone whose length follows
  * the text and speed, and misbehaves on request: slow first byte, hang,
  * connection reset before or during the body, an error status, the wrong
- * content type, or tiny chunks.
+ * content type, tiny chunks, or a 200 without any audio.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type Behaviour = 'normal' | 'slow-first-byte' | 'hang' | 'reset' | 'reset-mid-body' | 'status-500' | 'json' | 'tiny-chunks';
+export type Behaviour = 'normal' | 'slow-first-byte' | 'hang' | 'reset' | 'reset-mid-body' | 'status-500' | 'json' | 'tiny-chunks' | 'empty';
 
 export interface FakeUpstream {
   url: string;
@@ -78,7 +78,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
     const text: string = openai ? body.input : body.transcript;
     const speed = Number(openai ? (body.speed ?? 1) : (body.generation_config?.speed ?? 1));
     const encoding = openai ? 'pcm_s16le' : body.output_format?.encoding;
-    const samples = Math.round(([...text].length * SECONDS_PER_CHAR * RATE) / speed);
+    // 'empty': a 200 with no audio at all (a WAV is then its bare header).
+    const samples = behaviour === 'empty' ? 0 : Math.round(([...text].length * SECONDS_PER_CHAR * RATE) / speed);
     const audio = tone(samples, encoding);
     switch (behaviour) {
       case 'hang':

@@ -3,7 +3,7 @@
  * Starts a real Voicegate server on an ephemeral loopback port for a test
  * file, with quiet logs and a small eSpeak pool.
  */
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log/logger.js';
@@ -27,6 +27,9 @@ export interface TestServer {
 export interface TestServerOptions {
   config?: Partial<ConfigInput>;
   gate?: RequestGate;
+  /** A store or limit counters to use instead of the configured ones (fault injection wraps the real ones). */
+  store?: AppOptions['store'];
+  limits?: AppOptions['limits'];
   logDestination?: DestinationStream;
   logLevel?: string;
 }
@@ -53,7 +56,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     },
   });
   const logger = createLogger(options.logLevel ?? (options.logDestination ? 'info' : 'silent'), options.logDestination);
-  const app = await createApp(config, logger, { gate: options.gate });
+  const app = await createApp(config, logger, { gate: options.gate, store: options.store, limits: options.limits });
   const url = await app.listen();
   const tls = config.server.tls;
   return {

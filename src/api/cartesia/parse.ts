@@ -1,20 +1,13 @@
 /**
  * @module api/cartesia/parse
- * Turns a Cartesia-dialect body (/tts/bytes, /tts/sse, WebSocket messages)
- * into a `SynthesisRequest`. The body's shape is checked with zod and the
- * first problem is mapped to the documented error code; then the values are
- * checked against the model profile (length, formats, settings) and the
- * voice is resolved for the calling organisation.
+ * Decodes a Cartesia-dialect body (/tts/bytes, /tts/sse, WebSocket messages)
+ * into the transport-neutral `SpeechInput`. The body's shape is checked with
+ * zod and the first problem is mapped to the documented error code; what the
+ * model allows is checked later, by `synthesis/resolve`, for every dialect.
  */
 import { z } from 'zod';
 import { ApiError } from '../../errors/api-error.js';
-import { LOCAL_ORG_ID } from '../../http/gate.js';
-import { resolveGenerationConfig } from '../../models/generation-config.js';
-import { resolveOutputFormat } from '../../models/output-format.js';
-import { expandForSpeech } from '../../synthesis/pronunciation.js';
-import { countCharacters, type SynthesisRequest } from '../../synthesis/request.js';
-import type { Services } from '../../services.js';
-import type { PronunciationItem } from '../../store/store.js';
+import type { SpeechInput } from '../../synthesis/speech-input.js';
 
 const voiceSchema = z.looseObject({
   mode: z.literal('id'),
@@ -66,23 +59,16 @@ function shapeError(issue: z.core.$ZodIssue, body: Record<string, unknown>): Api
   }
 }
 
-export interface ParseContext {
-  services: Services;
-  requestId: string;
-  /** Calling organisation; null until accounts are enabled. */
-  orgId: string | null;
-  /** Streaming transport (SSE, WebSocket) regardless of the body's `stream`. */
-  alwaysStreaming?: boolean;
-  /** WebSocket messages may carry an empty transcript. */
-  allowEmptyTranscript?: boolean;
-}
-
-export async function parseCartesiaRequest(body: unknown, context: ParseContext): Promise<SynthesisRequest> {
+/**
+ * Decodes a Cartesia body (or, with `message`, a WebSocket message, whose transcript may be empty)
+ * into the neutral request. `alwaysStreaming`: SSE and the WebSocket stream whatever `stream` says.
+ */
+export function parseCartesiaBody(body: unknown, options: { alwaysStreaming?: boolean; message?: boolean } = {}): SpeechInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError('invalid_json', { reason: `; got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}` });
   }
   const fields = body as Record<string, unknown>;
-  const parsed = (context.allowEmptyTranscript ? cartesiaMessageSchema : cartesiaBodySchema).safeParse(fields);
+  const parsed = (options.message ? cartesiaMessageSchema : cartesiaBodySchema).safeParse(fields);
   if (!parsed.success) {
     const issues = [...parsed.error.issues].sort(
       (a, b) => rank(a.path[0]) - rank(b.path[0]) || a.path.length - b.path.length,
@@ -90,51 +76,17 @@ export async function parseCartesiaRequest(body: unknown, context: ParseContext)
     throw shapeError(issues[0], fields);
   }
   const data = parsed.data;
-  const { models, engines, voices } = context.services;
-
-  const model = models.get(data.model_id);
-  if (!model) {
-    throw new ApiError('model_not_found', { reason: `model ${data.model_id} does not exist; available: ${models.list().map((m) => m.id).join(', ')}` });
-  }
-  const characters = countCharacters(data.transcript);
-  if (characters > model.maxTranscriptChars) throw new ApiError('input_too_long', { count: characters, max: model.maxTranscriptChars });
-
-  const streaming = context.alwaysStreaming === true || data.stream === true;
-  if (streaming && !model.streaming) throw new ApiError('invalid_request', { reason: `model ${model.id} does not offer streaming` });
-  const format = resolveOutputFormat(data.output_format, model, streaming);
-  const settings = resolveGenerationConfig(data.generation_config, model, streaming);
-
-  const voice = await voices.get(data.voice.id, context.orgId);
-  if (!voice) throw new ApiError('voice_not_found', { id: data.voice.id });
-  const engine = engines.get(model.engine);
-  if (!engine) throw new ApiError('engine_unavailable');
-  if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
-
-  // Looked up last, so a bad model, format or voice is reported first; empty means none.
-  let pronunciation: PronunciationItem[] | null = null;
-  if (data.pronunciation_dict_id) {
-    const dict = await context.services.store.dicts.get(data.pronunciation_dict_id);
-    if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id: data.pronunciation_dict_id });
-    pronunciation = dict.items;
-  }
-  // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
-  const text = expandForSpeech(data.transcript, pronunciation);
-
   return {
-    requestId: context.requestId,
-    model,
-    engine,
+    modelId: data.model_id,
     transcript: data.transcript,
-    characters,
-    text,
-    pronunciation,
-    voice,
-    format,
+    voiceId: data.voice.id,
+    outputFormat: data.output_format,
+    generationConfig: data.generation_config,
     language: data.language ?? null,
-    settings,
-    streaming,
+    streaming: options.alwaysStreaming === true || data.stream === true,
     wordTimestamps: data.add_timestamps === true,
     contextId: data.context_id ?? null,
+    pronunciationDictId: data.pronunciation_dict_id ?? null,
   };
 }
 

@@ -6,53 +6,42 @@
  * the body ends (the SDK stops only when the body ends). Only `data:` lines
  * with JSON are sent: the SDK parses every event as JSON.
  */
-import { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { toApiError } from '../../errors/api-error.js';
-import { disconnectSignal } from '../../http/disconnect.js';
-import { decodeJsonObject, postOnly } from '../../http/json-body.js';
+import { postOnly } from '../../http/json-body.js';
+import { serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { openStream } from '../open-stream.js';
 import { chunkEvent, doneEvent, errorEvent, timestampsEvent, type StreamEvent } from './events.js';
-import { parseCartesiaRequest } from './parse.js';
+import { parseCartesiaBody } from './parse.js';
 
 function frame(event: StreamEvent): string {
   return `data: ${JSON.stringify(event)}\n\n`;
 }
 
+export const SSE_HEADERS = { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
 export function registerTtsSse(scope: FastifyInstance, services: Services): void {
   postOnly(scope, '/tts/sse');
-  scope.post('/tts/sse', async (request, reply) => {
-    const caller = await services.gate.authenticate(request);
-    const body = decodeJsonObject(request.body);
-    const requestId = String(request.id);
-    const synthesis = await parseCartesiaRequest(body, { services, requestId, orgId: caller.orgId, alwaysStreaming: true });
-    const admission = await services.gate.admit(caller, synthesis, 'tts.sse');
-    reply.raw.once('close', () => admission.release());
-    const signal = disconnectSignal(reply);
-    const { costHeaders, pieces } = await openStream(synthesis, admission, signal);
-    const contextId = synthesis.contextId ?? requestId;
-    const log = request.log;
-
-    async function* events(): AsyncGenerator<string> {
-      try {
-        for await (const piece of pieces) {
-          if (piece.audio.length > 0) yield frame(chunkEvent(contextId, piece.audio, piece.stepTime));
-          if (piece.words && synthesis.wordTimestamps) yield frame(timestampsEvent(contextId, piece.words));
-        }
-        yield frame(doneEvent(contextId));
-      } catch (err) {
-        if (signal.aborted) return;
-        const error = toApiError(err);
-        if (error.status >= 500) log.error({ err }, 'stream failed after it opened');
-        yield frame(errorEvent(contextId, error, requestId));
-      }
-    }
-    return reply
-      .headers(costHeaders)
-      .header('content-type', 'text/event-stream; charset=utf-8')
-      .header('cache-control', 'no-cache')
-      .header('x-accel-buffering', 'no')
-      .send(Readable.from(events()));
-  });
+  scope.post('/tts/sse', (request, reply) =>
+    serveSynthesis(services, request, reply, {
+      decode: (body) => parseCartesiaBody(body, { alwaysStreaming: true }),
+      endpoint: () => 'tts.sse',
+      stream: (_input, synthesis) => {
+        const contextId = synthesis.contextId ?? synthesis.requestId;
+        return {
+          contentType: 'text/event-stream; charset=utf-8',
+          headers: SSE_HEADERS,
+          framing: {
+            piece(piece) {
+              const frames: string[] = [];
+              if (piece.audio.length > 0) frames.push(frame(chunkEvent(contextId, piece.audio, piece.stepTime)));
+              if (piece.words && synthesis.wordTimestamps) frames.push(frame(timestampsEvent(contextId, piece.words)));
+              return frames;
+            },
+            done: () => [frame(doneEvent(contextId))],
+            error: (error) => [frame(errorEvent(contextId, error, synthesis.requestId))],
+          },
+        };
+      },
+    }),
+  );
 }

@@ -5,26 +5,24 @@
  * and sent as `chunk` events in order, with `timestamps` offset to the
  * turn's own clock, `flush_done` after a flush and `done` at the end.
  *
- * Billing (docs/billing.md): a turn is charged only once it has delivered
- * audio; then in batches of 1,000 characters as its transcript crosses each
- * mark, and the remainder when it ends however it ends. The balance is
- * checked before text that starts a new batch is accepted.
+ * The turn is one synthesis session with the batched billing policy
+ * (`synthesis/turn-billing.ts`): audio counts as delivered only once the
+ * socket has taken it, and a charge that cannot be written ends the turn
+ * with its error. The session's release runs once every charge is written.
  */
 import { bytesPerSample } from '../../audio/format.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
-import type { Admission } from '../../http/gate.js';
 import type { Logger } from '../../log/logger.js';
 import { takeClauses } from '../../synthesis/clauses.js';
-import { synthesizeAudio } from '../../synthesis/pipeline.js';
 import { expandForSpeech } from '../../synthesis/pronunciation.js';
 import { countCharacters, type SynthesisRequest } from '../../synthesis/request.js';
+import type { SynthesisSession } from '../../synthesis/session.js';
+import { TurnBilling } from '../../synthesis/turn-billing.js';
 import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, timestampsEvent, type StreamEvent } from './events.js';
 
-export const BATCH_CHARACTERS = 1000;
-
 export interface ContextHost {
-  /** Sends an event, resolving once the socket can take more (backpressure). */
-  send(event: StreamEvent): Promise<void>;
+  /** Sends an event; resolves true once the socket has taken it, false if the socket is not open. */
+  send(event: StreamEvent): Promise<boolean>;
   /** Called once when the context has ended, for whatever reason. */
   ended(context: TurnContext): void;
   log: Logger;
@@ -47,26 +45,29 @@ export class TurnContext {
   private wake: (() => void) | null = null;
   private readonly abort = new AbortController();
   private flushes = 0;
-  private received = 0;
-  private billed = 0;
-  private audioStarted = false;
   private offsetSeconds = 0;
   private bufferTimer: NodeJS.Timeout | null = null;
   private readonly lifetimeTimer: NodeJS.Timeout;
-  private billing: Promise<void> = Promise.resolve();
+  private readonly billing: TurnBilling;
+  private readonly template: SynthesisRequest;
+  private settled: Promise<void> = Promise.resolve();
 
   constructor(
     readonly id: string,
-    private readonly template: SynthesisRequest,
-    private readonly admission: Admission,
+    private readonly session: SynthesisSession,
     private readonly host: ContextHost,
     lifetimeMs: number,
   ) {
+    this.template = session.synthesis;
+    this.billing = new TurnBilling(session, (err) => this.failWith(err, 'could not record a websocket charge'));
     this.lifetimeTimer = setTimeout(
       () => this.fail(new ApiError('context_expired', { id, seconds: Math.round(lifetimeMs / 1000) })),
       lifetimeMs,
     );
     this.lifetimeTimer.unref();
+    // The socket closed (or the session ended): stop at once, as a cancel does.
+    if (session.signal.aborted) queueMicrotask(() => this.cancel());
+    else session.signal.addEventListener('abort', () => this.cancel(), { once: true });
     void this.run();
   }
 
@@ -82,12 +83,14 @@ export class TurnContext {
   async accept(input: ContextInput): Promise<void> {
     if (this.over) return;
     const characters = countCharacters(input.transcript);
-    if (this.startsNewBatch(characters) && !(await this.admission.hasCredit())) {
-      this.fail(new ApiError('insufficient_credits', { balance: '≤ 0' }));
-      return;
+    let accepted: boolean;
+    try {
+      accepted = await this.billing.accept(characters);
+    } catch (err) {
+      return this.failWith(err, 'could not reserve credits for a websocket turn');
     }
+    if (!accepted) return this.fail(new ApiError('insufficient_credits', { balance: '≤ 0' }));
     if (this.over) return;
-    this.received += characters;
     this.pending += input.transcript;
     this.clearBufferTimer();
     if (input.flush) {
@@ -105,7 +108,6 @@ export class TurnContext {
       this.enqueuePending();
       this.inputClosed = true;
     }
-    this.bill(false);
     this.notify();
   }
 
@@ -118,17 +120,20 @@ export class TurnContext {
   /** Ends the turn with an error event. */
   fail(error: ApiError): void {
     if (this.over) return;
+    this.session.fail(error);
     void this.host.send(errorEvent(this.id, error, this.template.requestId));
     this.end();
   }
 
-  isOver(): boolean {
-    return this.over;
+  private failWith(err: unknown, what: string): void {
+    if (this.over) return;
+    const error = this.session.fail(err);
+    if (error.status >= 500) this.host.log.error({ err, context_id: this.id, request_id: this.requestId }, what);
+    this.fail(error);
   }
 
-  private startsNewBatch(characters: number): boolean {
-    if (this.received === 0 || characters === 0) return false;
-    return Math.floor((this.received + characters - 1) / BATCH_CHARACTERS) > Math.floor((this.received - 1) / BATCH_CHARACTERS);
+  isOver(): boolean {
+    return this.over;
   }
 
   private enqueuePending(): void {
@@ -165,10 +170,7 @@ export class TurnContext {
       await this.host.send(doneEvent(this.id));
       this.end();
     } catch (err) {
-      if (this.over) return;
-      const error = toApiError(err);
-      if (error.status >= 500) this.host.log.error({ err, context_id: this.id, request_id: this.requestId }, 'websocket generation failed');
-      this.fail(error);
+      this.failWith(err, 'websocket generation failed');
     }
   }
 
@@ -179,37 +181,18 @@ export class TurnContext {
     const { format } = synthesis;
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;
-    for await (const piece of synthesizeAudio(synthesis, this.abort.signal)) {
+    for await (const piece of this.session.pieces(synthesis, this.abort.signal)) {
       if (this.over) return;
       if (piece.audio.length > 0) {
-        await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime));
-        if (!this.audioStarted) {
-          this.audioStarted = true;
-          this.bill(false);
-        }
+        // Only audio the socket took counts as delivered (a closing socket drops it).
+        if (!(await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime)))) return this.cancel();
+        this.session.delivered(piece.seconds);
+        this.billing.audioDelivered();
       }
       if (piece.words && synthesis.wordTimestamps) await this.host.send(timestampsEvent(this.id, piece.words, this.offsetSeconds));
       bytes += piece.audio.length;
     }
     this.offsetSeconds += bytes / bytesPerSecond;
-  }
-
-  /** Queues ledger writes in order: complete batches, and at the end the remainder. */
-  private bill(final: boolean): void {
-    this.billing = this.billing
-      .then(async () => {
-        if (!this.audioStarted) return;
-        while (this.received - this.billed >= BATCH_CHARACTERS) {
-          this.billed += BATCH_CHARACTERS;
-          await this.admission.chargeBatch(BATCH_CHARACTERS);
-        }
-        if (final && this.received > this.billed) {
-          const rest = this.received - this.billed;
-          this.billed = this.received;
-          await this.admission.chargeBatch(rest);
-        }
-      })
-      .catch((err) => this.host.log.error({ err, context_id: this.id, request_id: this.requestId }, 'could not record a websocket charge'));
   }
 
   private end(): void {
@@ -218,13 +201,13 @@ export class TurnContext {
     this.clearBufferTimer();
     clearTimeout(this.lifetimeTimer);
     this.notify();
-    this.bill(true);
-    void this.billing.finally(() => this.admission.release());
+    // Release comes after the last charge is written, so the reservation it settles is still held.
+    this.settled = this.billing.finish().finally(() => this.session.end());
     this.host.ended(this);
   }
 
-  /** Resolves when every charge of this turn has been written. */
-  settled(): Promise<void> {
-    return this.billing;
+  /** Resolves when every charge of this turn has been written and the turn released. */
+  done(): Promise<void> {
+    return this.settled;
   }
 }

@@ -15,13 +15,12 @@ import { newRequestId } from '../../http/request-id.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
 import { countCharacters } from '../../synthesis/request.js';
+import { SynthesisSession } from '../../synthesis/session.js';
+import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
 import { errorEvent, doneEvent, type StreamEvent } from './events.js';
-import { parseCartesiaRequest } from './parse.js';
+import { parseCartesiaBody } from './parse.js';
 import { TurnContext, type ContextHost } from './ws-context.js';
 
-/** Stop reading generated audio while this much is queued on the socket. */
-const HIGH_WATER_BYTES = 1 << 20;
-const LOW_WATER_BYTES = 256 << 10;
 const PING_INTERVAL_MS = 30_000;
 const RECENT_CONTEXTS = 1024;
 /** Close code for an idle connection (private-use range). */
@@ -37,6 +36,8 @@ export class WebSocketSession implements ContextHost {
   private alive = true;
   private draining = false;
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Aborts when the socket closes: every turn's session listens to it. */
+  private readonly socketClosed = new AbortController();
 
   constructor(
     private readonly ws: WebSocket,
@@ -58,14 +59,13 @@ export class WebSocketSession implements ContextHost {
     for (const timer of this.timers) timer.unref();
   }
 
-  async send(event: StreamEvent): Promise<void> {
-    if (this.ws.readyState !== WebSocket.OPEN) return;
-    this.ws.send(JSON.stringify(event));
-    if (this.ws.bufferedAmount > HIGH_WATER_BYTES) {
-      while (this.ws.readyState === WebSocket.OPEN && this.ws.bufferedAmount > LOW_WATER_BYTES) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    }
+  /**
+   * Resolves once the frame has been written to the socket (true), or false when the socket is not
+   * open or failed: awaiting it is the back-pressure, and its answer is what counts as delivered.
+   */
+  send(event: StreamEvent): Promise<boolean> {
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(false);
+    return new Promise((resolve) => this.ws.send(JSON.stringify(event), (err) => resolve(!err)));
   }
 
   ended(context: TurnContext): void {
@@ -90,8 +90,8 @@ export class WebSocketSession implements ContextHost {
     this.ws.close(1001, 'server shutting down');
   }
 
-  private reject(contextId: string | null, error: ApiError, requestId = newRequestId()): Promise<void> {
-    return this.send(errorEvent(contextId, error, requestId));
+  private async reject(contextId: string | null, error: ApiError, requestId = newRequestId()): Promise<void> {
+    await this.send(errorEvent(contextId, error, requestId));
   }
 
   private async handle(data: RawData, isBinary: boolean): Promise<void> {
@@ -153,31 +153,36 @@ export class WebSocketSession implements ContextHost {
   }
 
   private async openContext(contextId: string, fields: Record<string, unknown>): Promise<void> {
-    const requestId = newRequestId();
+    const session = new SynthesisSession({
+      services: this.services,
+      transport: 'websocket',
+      requestId: newRequestId(),
+      signal: this.socketClosed.signal,
+    });
+    session.useCaller(this.caller);
     try {
       if (this.draining) throw new ApiError('not_ready');
-      const synthesis = await parseCartesiaRequest(fields, {
-        services: this.services,
-        requestId,
-        orgId: this.caller.orgId,
-        alwaysStreaming: true,
-        allowEmptyTranscript: true,
-      });
+      const input = parseCartesiaBody(fields, { alwaysStreaming: true, message: true });
+      const turn = this.input(fields, Number.MAX_SAFE_INTEGER);
+      // An empty, final message for a context that is not open (already done) has nothing to end.
+      if (!turn.transcript && !turn.continue && !turn.flush) {
+        await this.send(doneEvent(contextId));
+        return void (await session.end());
+      }
+      if (this.contexts.size >= this.options.maxContexts) throw new ApiError('too_many_contexts', { max: this.options.maxContexts });
+      const synthesis = await session.admit({ ...input, contextId }, 'tts.websocket', { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true });
       if (synthesis.format.container !== 'raw') {
         throw new ApiError('invalid_output_format', { reason: 'the WebSocket sends raw audio: use container raw' });
       }
-      const input = this.input(fields, synthesis.model.maxTranscriptChars);
-      // An empty, final message for a context that is not open (already done) has nothing to end.
-      if (!input.transcript && !input.continue && !input.flush) return this.send(doneEvent(contextId));
-      if (this.contexts.size >= this.options.maxContexts) throw new ApiError('too_many_contexts', { max: this.options.maxContexts });
-      const admission = await this.services.gate.admit(this.caller, { ...synthesis, contextId }, 'tts.websocket');
-      const context = new TurnContext(contextId, { ...synthesis, contextId }, admission, this, this.options.contextTimeoutMs);
+      const context = new TurnContext(contextId, session, this, this.options.contextTimeoutMs);
       this.contexts.set(contextId, context);
-      await context.accept(input);
+      await context.accept(turn);
     } catch (err) {
-      const error = toApiError(err);
+      const error = session.fail(err);
+      await session.end();
+      if (this.socketClosed.signal.aborted) return;
       if (error.status >= 500) this.log.error({ err, context_id: contextId }, 'websocket context failed to open');
-      await this.reject(contextId, error, requestId);
+      await this.reject(contextId, error, session.requestId);
     }
   }
 
@@ -199,6 +204,8 @@ export class WebSocketSession implements ContextHost {
 
   private closed(): void {
     for (const timer of this.timers) clearInterval(timer);
+    // Every turn, open or still being admitted, sees this at once and stops generating and billing.
+    this.socketClosed.abort(new Error('websocket closed'));
     for (const context of [...this.contexts.values()]) context.cancel();
   }
 }

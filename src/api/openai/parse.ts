@@ -1,0 +1,79 @@
+/**
+ * @module api/openai/parse
+ * Decodes an OpenAI `/v1/audio/speech` body into the transport-neutral
+ * `SpeechInput`: `model` and `voice` through the configured aliases (a
+ * missing voice is the model's default), `input` as the transcript,
+ * `response_format` as a fixed output format, `speed` as generation config.
+ * Streaming is chosen by `stream` / `stream_format`, never by Accept (the
+ * SDK always sends `application/octet-stream`). Errors carry the OpenAI
+ * field at fault as `param`.
+ */
+import type { Config } from '../../config/schema.js';
+import { ApiError } from '../../errors/api-error.js';
+import type { ModelCatalogue } from '../../models/catalogue.js';
+import type { SpeechInput } from '../../synthesis/speech-input.js';
+
+/** OpenAI `response_format` → output format, as documented in docs/api.md. */
+const RESPONSE_FORMATS: Record<string, Record<string, unknown>> = {
+  mp3: { container: 'mp3', sample_rate: 44100, bit_rate: 128000 },
+  wav: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 24000 },
+  pcm: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+};
+const UNSUPPORTED_FORMATS = new Set(['opus', 'aac', 'flac']);
+
+type Fault = ApiError & { param: string };
+
+function fault(error: ApiError, param: string): Fault {
+  return Object.assign(error, { param });
+}
+
+function invalid(code: 'invalid_request' | 'invalid_output_format', reason: string, param: string): Fault {
+  return fault(new ApiError(code, { reason }), param);
+}
+
+export interface OpenAIParseContext {
+  models: ModelCatalogue;
+  aliases: Config['openai'];
+}
+
+export interface OpenAISpeechInput extends SpeechInput {
+  /** `stream_format: "sse"`: audio deltas as events instead of a byte stream. */
+  sse: boolean;
+}
+
+export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIParseContext): OpenAISpeechInput {
+  const { modelAliases, voiceAliases } = context.aliases;
+  const model = typeof body.model === 'string' ? (modelAliases[body.model] ?? body.model) : body.model;
+  if (typeof model !== 'string' || !model) throw invalid('invalid_request', 'model is required', 'model');
+  if (typeof body.input !== 'string' || body.input.length === 0) throw fault(new ApiError('missing_transcript'), 'input');
+  const format = body.response_format ?? 'mp3';
+  if (typeof format !== 'string' || !(format in RESPONSE_FORMATS)) {
+    const reason = UNSUPPORTED_FORMATS.has(String(format))
+      ? `response_format ${format} is not supported; use mp3, wav or pcm`
+      : `response_format must be one of mp3, wav, pcm`;
+    throw invalid('invalid_output_format', reason, 'response_format');
+  }
+  let voice = body.voice;
+  if (voice && typeof voice === 'object' && !Array.isArray(voice)) voice = (voice as Record<string, unknown>).id;
+  if (voice === undefined || voice === null || voice === '') voice = context.models.get(model)?.defaultVoice ?? undefined;
+  if (typeof voice !== 'string' || !voice) throw fault(new ApiError('missing_voice', { reason: '' }), 'voice');
+  const streamFormat = body.stream_format ?? 'audio';
+  if (streamFormat !== 'audio' && streamFormat !== 'sse') throw invalid('invalid_request', 'stream_format must be audio or sse', 'stream_format');
+  if (body.instructions !== undefined && typeof body.instructions !== 'string') throw invalid('invalid_request', 'instructions must be a string', 'instructions');
+  const dict = body.pronunciation_dict_id;
+  if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
+  return {
+    modelId: model,
+    transcript: body.input,
+    voiceId: voiceAliases[voice] ?? voice,
+    outputFormat: RESPONSE_FORMATS[format],
+    generationConfig: body.speed === undefined || body.speed === null ? undefined : { speed: body.speed },
+    language: null,
+    streaming: body.stream === true || streamFormat === 'sse',
+    sse: streamFormat === 'sse',
+    wordTimestamps: false,
+    contextId: null,
+    // Not an OpenAI field: lets OpenAI-shaped clients use a dictionary too.
+    pronunciationDictId: dict || null,
+  };
+}

@@ -1,0 +1,109 @@
+/**
+ * @module http/synthesis-route
+ * The HTTP side of every synthesis endpoint (`/tts/bytes`, `/tts/sse`,
+ * `/v1/audio/speech`): a session bound to the connection before anything is
+ * awaited, then authenticate → decode (the dialect's parser) → admit → the
+ * clip or the stream, and `end()` in a `finally`. An error before the first
+ * audio is thrown to the scope's error handler (each dialect renders its own
+ * envelope); after it, the dialect's framing reports it in-band.
+ */
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CONTENT_TYPES } from '../audio/format.js';
+import type { Services } from '../services.js';
+import type { SynthesisRequest } from '../synthesis/request.js';
+import { SynthesisSession, type FrameSink, type StreamFraming } from '../synthesis/session.js';
+import type { SpeechInput } from '../synthesis/speech-input.js';
+import { disconnectSignal } from './disconnect.js';
+import type { Endpoint } from './gate.js';
+import { decodeJsonObject } from './json-body.js';
+import { clientRequestId } from './request-id.js';
+
+export interface StreamAnswer {
+  contentType: string;
+  headers?: Record<string, string>;
+  framing: StreamFraming;
+}
+
+export interface SynthesisRoute<I extends SpeechInput> {
+  decode(body: Record<string, unknown>): I;
+  endpoint(input: I): Endpoint;
+  /** How a streamed answer is typed and framed. */
+  stream(input: I, synthesis: SynthesisRequest): StreamAnswer;
+}
+
+/** Audio bytes as they are made; a failure after the first byte can only cut the connection. */
+export function audioStream(synthesis: SynthesisRequest): StreamAnswer {
+  return {
+    contentType: CONTENT_TYPES[synthesis.format.container],
+    framing: {
+      piece: (piece) => (piece.audio.length > 0 ? [piece.audio] : []),
+      done: () => [],
+      error: () => null,
+    },
+  };
+}
+
+export async function serveSynthesis<I extends SpeechInput>(
+  services: Services,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  route: SynthesisRoute<I>,
+): Promise<FastifyReply> {
+  const session = new SynthesisSession({
+    services,
+    transport: 'http',
+    requestId: String(request.id),
+    clientRequestId: clientRequestId(request.headers),
+    signal: disconnectSignal(reply),
+  });
+  try {
+    await session.authenticate(request);
+    const input = route.decode(decodeJsonObject(request.body));
+    const synthesis = await session.admit(input, route.endpoint(input));
+    if (!synthesis.streaming) {
+      const { audio, headers } = await session.clip();
+      return reply.headers(headers).type(CONTENT_TYPES[synthesis.format.container]).header('content-length', audio.length).send(audio);
+    }
+    const answer = route.stream(input, synthesis);
+    await session.stream(answer.framing, rawSink(reply, answer));
+    return reply;
+  } catch (err) {
+    session.fail(err);
+    throw err;
+  } finally {
+    await session.end();
+  }
+}
+
+/**
+ * Writes a stream straight to the socket (Fastify steps aside once it opens), so that "handed to
+ * the socket" is what each write's callback says, not what a buffering stream adapter has taken.
+ */
+function rawSink(reply: FastifyReply, answer: StreamAnswer): FrameSink {
+  const res = reply.raw;
+  return {
+    open(costHeaders) {
+      reply.hijack();
+      res.writeHead(200, { ...(reply.getHeaders() as OutgoingHttpHeaders), ...costHeaders, ...answer.headers, 'content-type': answer.contentType });
+    },
+    write(frame) {
+      return new Promise((resolve, reject) => {
+        if (res.destroyed || res.writableEnded) return reject(new Error('client disconnected'));
+        const gone = () => reject(new Error('client disconnected'));
+        res.once('close', gone);
+        res.write(frame, (err) => {
+          res.off('close', gone);
+          if (err) reject(err);
+          else resolve();
+        });
+      });
+    },
+    end() {
+      res.end();
+    },
+    destroy() {
+      res.destroy();
+    },
+  };
+}

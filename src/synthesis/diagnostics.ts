@@ -1,0 +1,102 @@
+/**
+ * @module synthesis/diagnostics
+ * The `diagnostics_channel` events of every synthesis, whatever its
+ * transport: start, admission, first audio, each charge and the end. They are
+ * the one source that request logs and metrics read, so no transport logs or
+ * counts anything on its own. Publishing costs nothing while no one listens.
+ */
+import { channel } from 'node:diagnostics_channel';
+import type { Endpoint } from '../http/gate.js';
+
+export interface SynthesisStart {
+  /** The server (app instance) that published it: several may share a process. */
+  instance: string;
+  requestId: string;
+  clientRequestId: string | null;
+  transport: 'http' | 'websocket';
+}
+
+export interface SynthesisAdmitted {
+  /** The server (app instance) that published it: several may share a process. */
+  instance: string;
+  requestId: string;
+  endpoint: Endpoint;
+  orgId: string | null;
+  keyId: string | null;
+  model: string;
+  engine: string;
+  characters: number;
+  /** Milliseconds from start to admission (auth, parsing, resolving, limits, reservation). */
+  admitMs: number;
+}
+
+export interface SynthesisFirstAudio {
+  /** The server (app instance) that published it: several may share a process. */
+  instance: string;
+  requestId: string;
+  endpoint: Endpoint;
+  model: string;
+  /** Milliseconds from start to the first audio handed to the socket. */
+  ttfaMs: number;
+}
+
+export interface SynthesisCharged {
+  /** The server (app instance) that published it: several may share a process. */
+  instance: string;
+  requestId: string;
+  endpoint: Endpoint;
+  orgId: string;
+  model: string;
+  /** Batch index: 0 for HTTP requests, 0, 1, … for a WebSocket turn. */
+  index: number;
+  characters: number;
+}
+
+export interface SynthesisChargeFailed {
+  /** The server (app instance) that published it: several may share a process. */
+  instance: string;
+  requestId: string;
+  endpoint: Endpoint;
+  orgId: string | null;
+  index: number;
+  characters: number;
+  error: unknown;
+}
+
+export interface SynthesisEnd {
+  /** The server (app instance) that published it: several may share a process. */
+  instance: string;
+  requestId: string;
+  clientRequestId: string | null;
+  transport: 'http' | 'websocket';
+  /** Null when the request ended before it was resolved to an endpoint's model. */
+  endpoint: Endpoint | null;
+  orgId: string | null;
+  model: string | null;
+  engine: string | null;
+  durationMs: number;
+  /** Characters charged (credits ÷ the model's multiplier). */
+  charactersCharged: number;
+  /** Seconds of audio delivered. */
+  audioSeconds: number;
+  /** The registry code the request ended with, null on success. */
+  errorCode: string | null;
+  status: number;
+  /** Set for a failure that is the server's fault (5xx), for logs. */
+  error?: unknown;
+  /** The client left before the request finished. */
+  aborted: boolean;
+}
+
+export const diagnostics = {
+  start: channel('voicegate:synthesis:start'),
+  admitted: channel('voicegate:synthesis:admitted'),
+  firstAudio: channel('voicegate:synthesis:first-audio'),
+  charged: channel('voicegate:synthesis:charged'),
+  chargeFailed: channel('voicegate:synthesis:charge-failed'),
+  end: channel('voicegate:synthesis:end'),
+} as const;
+
+export function publish<T extends object>(target: (typeof diagnostics)[keyof typeof diagnostics], message: T): void {
+  if (target.hasSubscribers) target.publish(message);
+}

@@ -1,0 +1,72 @@
+/**
+ * @module synthesis/resolve
+ * Turns a transport-neutral `SpeechInput` into the `SynthesisRequest` the
+ * pipeline runs: the model profile (length, streaming, formats, settings),
+ * the engine bound to it, the voice as the calling organisation sees it and
+ * that engine's profile of it, and the pronunciation dictionary. Knows no
+ * dialect: every transport's request is resolved here the same way.
+ */
+import { ApiError } from '../errors/api-error.js';
+import { LOCAL_ORG_ID } from '../http/gate.js';
+import { resolveGenerationConfig } from '../models/generation-config.js';
+import { resolveOutputFormat } from '../models/output-format.js';
+import type { Services } from '../services.js';
+import type { PronunciationItem } from '../store/store.js';
+import { expandForSpeech } from './pronunciation.js';
+import { countCharacters, type SynthesisRequest } from './request.js';
+import type { SpeechInput } from './speech-input.js';
+
+export interface ResolveContext {
+  services: Services;
+  requestId: string;
+  /** Calling organisation; null means the implicit local one. */
+  orgId: string | null;
+  /** The WebSocket opens a context with an empty transcript; HTTP endpoints never allow one. */
+  allowEmptyTranscript?: boolean;
+}
+
+export async function resolveSpeech(input: SpeechInput, context: ResolveContext): Promise<SynthesisRequest> {
+  const { models, engines, voices, store } = context.services;
+  const model = models.get(input.modelId);
+  if (!model) {
+    throw new ApiError('model_not_found', { reason: `model ${input.modelId} does not exist; available: ${models.list().map((m) => m.id).join(', ')}` });
+  }
+  if (!input.transcript && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
+  const characters = countCharacters(input.transcript);
+  if (characters > model.maxTranscriptChars) throw new ApiError('input_too_long', { count: characters, max: model.maxTranscriptChars });
+
+  if (input.streaming && !model.streaming) throw new ApiError('invalid_request', { reason: `model ${model.id} does not offer streaming` });
+  const format = resolveOutputFormat(input.outputFormat, model, input.streaming);
+  const settings = resolveGenerationConfig(input.generationConfig, model, input.streaming);
+
+  const voice = await voices.get(input.voiceId, context.orgId);
+  if (!voice) throw new ApiError('voice_not_found', { id: input.voiceId });
+  const engine = engines.get(model.engine);
+  if (!engine) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
+  if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
+
+  // Looked up last, so a bad model, format or voice is reported first; empty means none.
+  let pronunciation: PronunciationItem[] | null = null;
+  if (input.pronunciationDictId) {
+    const dict = await store.dicts.get(input.pronunciationDictId);
+    if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id: input.pronunciationDictId });
+    pronunciation = dict.items;
+  }
+  return {
+    requestId: context.requestId,
+    model,
+    engine,
+    transcript: input.transcript,
+    characters,
+    // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
+    text: expandForSpeech(input.transcript, pronunciation),
+    pronunciation,
+    voice,
+    format,
+    language: input.language,
+    settings,
+    streaming: input.streaming,
+    wordTimestamps: input.wordTimestamps,
+    contextId: input.contextId,
+  };
+}

@@ -1,0 +1,319 @@
+/**
+ * @module synthesis/session
+ * One synthesis from the moment its request arrives to its release, the
+ * same for every transport. The session owns, in order: the abort signal
+ * (bound before anything is awaited, so a client that leaves early is seen
+ * whatever step it leaves at); authentication; resolving the neutral request
+ * (`resolve.ts`); admission through the gate (limits and the reservation);
+ * the pipeline; the billing policy of the endpoint; the classification of
+ * every failure into a registry code; and `end()`, which releases exactly
+ * once and reports how the request ended. Transports decode their wire shape
+ * into a `SpeechInput`, frame what comes out, and call `end()` in a
+ * `finally`.
+ *
+ * Billing policies (docs/billing.md):
+ * - `clip()`: the whole clip is made, then charged, before its first byte is sent;
+ * - `stream()`: charged once the first audio has been handed to the socket;
+ * - batched: a WebSocket turn charges 1,000-character batches through
+ *   `reserve()` / `charge()`, driven by `turn-billing.ts`.
+ */
+import { ApiError, toApiError } from '../errors/api-error.js';
+import type { Admission, Caller, CredentialSource, Endpoint } from '../http/gate.js';
+import type { Services } from '../services.js';
+import { diagnostics, publish, type SynthesisEnd } from './diagnostics.js';
+import { renderClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
+import type { SynthesisRequest } from './request.js';
+import { resolveSpeech } from './resolve.js';
+import type { SpeechInput } from './speech-input.js';
+
+export interface SessionOptions {
+  services: Services;
+  transport: 'http' | 'websocket';
+  /** Made by the server; the key of every charge this session makes. */
+  requestId: string;
+  /** The client's own `x-request-id`, if it sent one. */
+  clientRequestId?: string | null;
+  /** Fires when the client goes away (HTTP connection or WebSocket closed). */
+  signal?: AbortSignal;
+}
+
+/** How a streamed response frames pieces; the transport's dialect. */
+export interface StreamFraming {
+  /** Frames for one piece (empty pieces may yield none). */
+  piece(piece: AudioPiece): (string | Buffer)[];
+  /** Frames that end a stream that succeeded. */
+  done(): (string | Buffer)[];
+  /** Frames that report a failure after the stream opened; null: the transport can only cut the connection. */
+  error(error: ApiError): (string | Buffer)[] | null;
+}
+
+/** Where a streamed response goes; HTTP and WebSocket each provide one. */
+export interface FrameSink {
+  /** Sends the status and headers (the cost headers known at admission); called once, before the first frame. */
+  open(headers: Record<string, string>): void;
+  /** Writes one frame; resolves once it has been handed to the socket, rejects if the client is gone. */
+  write(frame: string | Buffer): Promise<void>;
+  end(): void;
+  /** Cuts the connection (a stream that cannot report its failure in-band). */
+  destroy(): void;
+}
+
+export class SynthesisSession {
+  readonly requestId: string;
+  readonly clientRequestId: string | null;
+  /** Aborts when the client leaves or the session ends; every engine job of this session listens to it. */
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private readonly services: Services;
+  private readonly transport: 'http' | 'websocket';
+  private readonly startedAt = performance.now();
+  private caller: Caller | null = null;
+  private request: SynthesisRequest | null = null;
+  private endpoint: Endpoint | null = null;
+  private admission: Admission | null = null;
+  private firstAudioAt: number | null = null;
+  private charactersCharged = 0;
+  private audioSeconds = 0;
+  private failure: { error: ApiError; cause: unknown } | null = null;
+  private clientLeft = false;
+  private ending: Promise<void> | null = null;
+
+  constructor(options: SessionOptions) {
+    this.services = options.services;
+    this.transport = options.transport;
+    this.requestId = options.requestId;
+    this.clientRequestId = options.clientRequestId ?? null;
+    this.signal = this.controller.signal;
+    const external = options.signal;
+    if (external) {
+      if (external.aborted) this.leave();
+      else external.addEventListener('abort', () => this.leave(), { once: true });
+    }
+    publish(diagnostics.start, { instance: this.services.instanceId, requestId: this.requestId, clientRequestId: this.clientRequestId, transport: this.transport });
+  }
+
+  /** The client went away: generation stops at once; the end is reported as aborted. */
+  leave(): void {
+    this.clientLeft = true;
+    if (!this.controller.signal.aborted) this.controller.abort(new Error('client disconnected'));
+  }
+
+  get over(): boolean {
+    return this.controller.signal.aborted || this.ending !== null;
+  }
+
+  get synthesis(): SynthesisRequest {
+    if (!this.request) throw new Error('session not admitted');
+    return this.request;
+  }
+
+  async authenticate(source: CredentialSource, options?: { allowQuery?: boolean }): Promise<Caller> {
+    const caller = await this.services.gate.authenticate(source, options);
+    this.useCaller(caller);
+    return caller;
+  }
+
+  /** A caller authenticated earlier (a WebSocket's, at the upgrade); `admit` checks its key again. */
+  useCaller(caller: Caller): void {
+    this.caller = caller;
+  }
+
+  /**
+   * Resolves the request and admits it: limits, and a reservation of `reserveCharacters` (default:
+   * the whole transcript). A client that left while this awaited is seen here, and what was
+   * admitted is released at once.
+   */
+  async admit(input: SpeechInput, endpoint: Endpoint, options: { reserveCharacters?: number; allowEmptyTranscript?: boolean } = {}): Promise<SynthesisRequest> {
+    if (!this.caller) throw new Error('session has no caller');
+    this.throwIfOver();
+    this.endpoint = endpoint;
+    const request = await resolveSpeech(input, {
+      services: this.services,
+      requestId: this.requestId,
+      orgId: this.caller.orgId,
+      allowEmptyTranscript: options.allowEmptyTranscript,
+    });
+    this.request = request;
+    this.throwIfOver();
+    const admission = await this.services.gate.admit(this.caller, request, {
+      endpoint,
+      clientRequestId: this.clientRequestId,
+      reserveCharacters: options.reserveCharacters ?? request.characters,
+    });
+    this.admission = admission;
+    if (this.over) {
+      // end() may have run while the gate awaited; it could not release what it did not have yet.
+      await admission.release();
+      this.throwIfOver();
+    }
+    publish(diagnostics.admitted, {
+      instance: this.services.instanceId,
+      requestId: this.requestId,
+      endpoint,
+      orgId: this.caller.orgId,
+      keyId: this.caller.keyId,
+      model: request.model.id,
+      engine: request.engine.id,
+      characters: request.characters,
+      admitMs: performance.now() - this.startedAt,
+    });
+    return request;
+  }
+
+  /** The pipeline for this session's request (or a WebSocket segment of it), stopped by the session's signal. */
+  pieces(request: SynthesisRequest = this.synthesis, signal: AbortSignal = this.signal): AsyncGenerator<AudioPiece> {
+    return synthesizeAudio(request, signal);
+  }
+
+  /** Clip policy: the whole clip, charged once it exists and before any of it is sent. */
+  async clip(): Promise<{ audio: Buffer; headers: Record<string, string> }> {
+    const request = this.synthesis;
+    const { audio, seconds } = await renderClip(request, this.signal);
+    this.throwIfOver();
+    const headers = await this.charge(0, request.characters);
+    this.delivered(seconds);
+    return { audio, headers };
+  }
+
+  /**
+   * First-audio policy: pieces are framed and written as they are made; the charge is made once the
+   * first audio has been handed to the socket. A failure before that is thrown (an ordinary error
+   * response, nothing charged); after it, it is framed in-band or cuts the connection.
+   */
+  async stream(framing: StreamFraming, sink: FrameSink): Promise<void> {
+    const request = this.synthesis;
+    const pieces = this.pieces(request);
+    let opened = false;
+    let charged = false;
+    try {
+      for await (const piece of pieces) {
+        const frames = framing.piece(piece);
+        if (frames.length === 0) continue;
+        if (!opened) {
+          this.throwIfOver();
+          sink.open(this.admission?.quote ?? {});
+          opened = true;
+        }
+        for (const frame of frames) await sink.write(frame);
+        this.delivered(piece.seconds);
+        if (!charged && piece.audio.length > 0) {
+          charged = true;
+          await this.charge(0, request.characters);
+        }
+      }
+      for (const frame of framing.done()) await sink.write(frame);
+      sink.end();
+    } catch (err) {
+      if (!opened) throw err;
+      const error = this.fail(err);
+      const frames = this.signal.aborted ? null : framing.error(error);
+      if (!frames) return sink.destroy();
+      try {
+        for (const frame of frames) await sink.write(frame);
+        sink.end();
+      } catch {
+        sink.destroy();
+      }
+    } finally {
+      // Stops the engine job whatever happened (a failed charge included): no worker is left waiting.
+      await pieces.return(undefined);
+    }
+  }
+
+  /**
+   * Records charge `index` for `characters`; a failure is reported and thrown as its registry code,
+   * and the caller's policy ends the request: nothing more is produced for a request that could not
+   * be billed.
+   */
+  async charge(index: number, characters: number): Promise<Record<string, string>> {
+    const admission = this.admission;
+    if (!admission) throw new Error('session not admitted');
+    try {
+      const headers = await admission.charge(index, characters);
+      this.charactersCharged += characters;
+      if (this.caller?.orgId && this.request && this.endpoint) {
+        publish(diagnostics.charged, {
+          instance: this.services.instanceId,
+          requestId: this.requestId,
+          endpoint: this.endpoint,
+          orgId: this.caller.orgId,
+          model: this.request.model.id,
+          index,
+          characters,
+        });
+      }
+      return headers;
+    } catch (err) {
+      publish(diagnostics.chargeFailed, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint!, orgId: this.caller?.orgId ?? null, index, characters, error: err });
+      throw this.fail(err);
+    }
+  }
+
+  /** Reserves batch `index` of a WebSocket turn; false when the organisation's balance is used up. */
+  reserve(index: number, characters: number): Promise<boolean> {
+    if (!this.admission) throw new Error('session not admitted');
+    return this.admission.reserve(index, characters);
+  }
+
+  /** Audio was handed to the client: the first time, that is the time to first audio. */
+  delivered(seconds: number): void {
+    this.audioSeconds += seconds;
+    if (this.firstAudioAt !== null) return;
+    this.firstAudioAt = performance.now();
+    if (this.request && this.endpoint) {
+      publish(diagnostics.firstAudio, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint, model: this.request.model.id, ttfaMs: this.firstAudioAt - this.startedAt });
+    }
+  }
+
+  /**
+   * Records how the request failed (the first failure wins) and returns it as a registry error. What
+   * a departed client's abort throws is not a failure: that end is reported as aborted.
+   */
+  fail(err: unknown): ApiError {
+    if (this.failure) return this.failure.error;
+    const error = toApiError(err);
+    if (this.clientLeft && !(err instanceof ApiError)) return error;
+    this.failure = { error, cause: err };
+    return error;
+  }
+
+  /** Releases exactly once, however the session ended, and reports the end. Safe to call again. */
+  end(): Promise<void> {
+    this.ending ??= this.finish();
+    return this.ending;
+  }
+
+  private async finish(): Promise<void> {
+    if (!this.controller.signal.aborted) this.controller.abort(new Error('session ended'));
+    try {
+      await this.admission?.release();
+    } catch (err) {
+      this.services.logger.warn({ err, request_id: this.requestId }, 'release failed');
+    }
+    const failure = this.failure;
+    const message: SynthesisEnd = {
+      instance: this.services.instanceId,
+      requestId: this.requestId,
+      clientRequestId: this.clientRequestId,
+      transport: this.transport,
+      endpoint: this.endpoint,
+      orgId: this.caller?.orgId ?? null,
+      model: this.request?.model.id ?? null,
+      engine: this.request?.engine.id ?? null,
+      durationMs: performance.now() - this.startedAt,
+      charactersCharged: this.charactersCharged,
+      audioSeconds: this.audioSeconds,
+      errorCode: failure?.error.code ?? null,
+      // 499, as proxies log it: the client closed the request before it was answered in full.
+      status: failure ? failure.error.status : this.clientLeft ? 499 : 200,
+      aborted: this.clientLeft,
+    };
+    if (failure && failure.error.status >= 500) message.error = failure.cause;
+    publish(diagnostics.end, message);
+  }
+
+  private throwIfOver(): void {
+    if (this.clientLeft) throw this.controller.signal.reason ?? new Error('client disconnected');
+    if (this.ending) throw new Error('session ended');
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * @module synthesis/speech-input
+ * What a client asked for, in no dialect's shape: each transport's parser
+ * produces one from its wire format (Cartesia body or message, OpenAI body),
+ * and `resolve.ts` turns it into a `SynthesisRequest` against the model
+ * profile, the caller's voices and dictionaries. Values here are checked for
+ * shape only; everything a model decides is checked when resolving.
+ */
+
+export interface SpeechInput {
+  modelId: string;
+  /** The transcript exactly as sent. */
+  transcript: string;
+  voiceId: string;
+  /** `{container, encoding?, sample_rate, bit_rate?}` as the client gave it (or a dialect's fixed mapping). */
+  outputFormat: unknown;
+  /** `{speed?, volume?}`, checked against the model's ranges when resolved. */
+  generationConfig: unknown;
+  language: string | null;
+  /** Audio is sent as it is made (progressive body, SSE, WebSocket). */
+  streaming: boolean;
+  wordTimestamps: boolean;
+  contextId: string | null;
+  pronunciationDictId: string | null;
+}
