@@ -18,7 +18,7 @@ import { reportReady } from './lib/child.js';
 const overrides = JSON.parse(process.argv[2] ?? '{}') as Record<string, unknown>;
 const dataDir = mkdtempSync(join(tmpdir(), 'voicegate-bench-'));
 const config = loadConfig({ env: {}, overrides: { dataDir, ...overrides, server: { host: '127.0.0.1', port: 0 } } });
-const app = createApp(config, createLogger('silent'));
+const app = await createApp(config, createLogger('silent'));
 const url = await app.listen();
 
 process.once('SIGTERM', () => {

@@ -48,10 +48,10 @@ export interface AppOptions {
   limits?: LimitCounters;
 }
 
-export function createApp(config: Config, logger: Logger, options: AppOptions = {}): App {
+export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
   const engines = new EngineRegistry(config.engines, models.boundEngines(), logger);
-  const store = options.store ?? openStore(config);
+  const store = options.store ?? (await openStore(config));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
   let gate = options.gate ?? localGate;
@@ -82,7 +82,10 @@ export function createApp(config: Config, logger: Logger, options: AppOptions = 
       if (accounts) app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
       else if (!(await store.orgs.get(LOCAL_ORG_ID))) {
         // Without accounts everything belongs to one implicit organisation (voices, dictionaries).
-        await store.orgs.create({ id: LOCAL_ORG_ID, name: 'local', limits: { maxConcurrent: null, rateLimit: null } });
+        await store.orgs.create({ id: LOCAL_ORG_ID, name: 'local', limits: { maxConcurrent: null, rateLimit: null } }).catch(async (err: unknown) => {
+          // Another server sharing the store may have created it a moment ago.
+          if (!(await store.orgs.get(LOCAL_ORG_ID))) throw err;
+        });
       }
       await engines.start();
       for (const engine of engines.list()) {

@@ -6,7 +6,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { openPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from './helpers/postgres.js';
 import { storeContract } from './helpers/store-contract.js';
 
 storeContract('sqlite', async () => {
@@ -17,6 +19,18 @@ storeContract('sqlite', async () => {
     async cleanup() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
+
+storeContract('postgres', async () => {
+  const schema = freshSchemaName();
+  const store = await openPostgresStore({ url: TEST_DATABASE_URL, schema, poolSize: 10, timeoutMs: 5000 });
+  return {
+    store,
+    async cleanup() {
+      await store.close();
+      await dropSchema(schema);
     },
   };
 });

@@ -1,6 +1,7 @@
 /**
  * @module cli/accounts
- * Operator commands on the store the server uses (same data directory):
+ * Operator commands on the store the server uses (the same data directory,
+ * or the same PostgreSQL database when `VOICEGATE_DATABASE_URL` is set):
  * organisations, keys, credits and usage. Output is JSON, so it pipes into
  * jq; a new key is also printed on its own line.
  */
@@ -11,7 +12,7 @@ import type { Config } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { openStore } from '../store/open.js';
 
-export const ACCOUNTS_USAGE = `Accounts (operate on the data directory of the configuration):
+export const ACCOUNTS_USAGE = `Accounts (operate on the configured store: the data directory, or VOICEGATE_DATABASE_URL):
   voicegate orgs create --name NAME [--credits N] [--max-concurrent N|none] [--rate N/SECONDS|none]
   voicegate orgs list
   voicegate orgs show ORG_ID
@@ -66,7 +67,7 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
     },
   });
   const [group, action, target] = positionals;
-  const store = openStore(config);
+  const store = await openStore(config);
   const admin = new AccountsAdmin(store, config.accounts);
   const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: null };
   const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');

@@ -42,7 +42,7 @@ function tlsBanner(address: string, caPath: string): string {
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.log.level);
-  const app = createApp(config, logger);
+  const app = await createApp(config, logger);
   const address = await app.listen();
   const caPath = config.server.tls && 'selfSigned' in config.server.tls ? selfSignedPaths(config.dataDir).ca : null;
   if (caPath) process.stdout.write(tlsBanner(address, caPath) + '\n');

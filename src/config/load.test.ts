@@ -41,3 +41,13 @@ test('bad configuration fails with the field named', () => {
   assert.throws(() => loadConfig({ file: '/nonexistent/voicegate.json', env: {} }), /cannot read config file/);
   assert.throws(() => loadConfig({ file: file({ engines: { espeak: { type: 'espeak', workers: 0 } } }), env: {} }), /engines\.espeak\.workers/);
 });
+
+test('VOICEGATE_DATABASE_URL selects PostgreSQL; unset keeps SQLite; bad values name the field', () => {
+  assert.deepEqual(loadConfig({ env: {} }).store, { databaseUrl: null, schema: null, poolSize: 10, timeoutMs: 5000 });
+  const config = loadConfig({ env: { VOICEGATE_DATABASE_URL: 'postgres://app:secret@db:5432/voicegate', VOICEGATE_DATABASE_SCHEMA: 'tenant_a' } });
+  assert.equal(config.store.databaseUrl, 'postgres://app:secret@db:5432/voicegate');
+  assert.equal(config.store.schema, 'tenant_a');
+  assert.equal(loadConfig({ file: file({ store: { databaseUrl: 'postgresql://db/x', timeoutMs: 2000 } }), env: {} }).store.timeoutMs, 2000);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_DATABASE_URL: 'mysql://db/x' } }), /store\.databaseUrl/);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_DATABASE_SCHEMA: 'Robert"; DROP' } }), /store\.schema/);
+});

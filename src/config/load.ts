@@ -17,6 +17,8 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['VOICEGATE_BODY_LIMIT_BYTES', ['server', 'bodyLimitBytes'], 'number'],
   ['VOICEGATE_SHUTDOWN_GRACE_MS', ['server', 'shutdownGraceMs'], 'number'],
   ['VOICEGATE_DATA_DIR', ['dataDir'], 'string'],
+  ['VOICEGATE_DATABASE_URL', ['store', 'databaseUrl'], 'string'],
+  ['VOICEGATE_DATABASE_SCHEMA', ['store', 'schema'], 'string'],
   ['VOICEGATE_LOG_LEVEL', ['log', 'level'], 'string'],
   ['VOICEGATE_ESPEAK_WORKERS', ['engines', 'espeak', 'workers'], 'number'],
   ['VOICEGATE_ESPEAK_QUEUE_LIMIT', ['engines', 'espeak', 'queueLimit'], 'number'],

@@ -160,6 +160,30 @@ const voicesSchema = z
   })
   .strict();
 
+const STORE_DEFAULTS = { databaseUrl: null, schema: null, poolSize: 10, timeoutMs: 5000 };
+
+/** Where accounts, voices and dictionaries live: SQLite under `dataDir` unless a PostgreSQL URL is set. */
+const storeSchema = z
+  .object({
+    /** `postgres://user:password@host:port/database`: use PostgreSQL (several servers may share it). */
+    databaseUrl: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// or postgresql:// URL')
+      .nullable()
+      .default(STORE_DEFAULTS.databaseUrl),
+    /** PostgreSQL schema for the tables, created when missing; null: the server's default search_path (usually public). */
+    schema: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+      .nullable()
+      .default(STORE_DEFAULTS.schema),
+    /** Connections each server keeps open to PostgreSQL. */
+    poolSize: z.number().int().min(1).max(1000).default(STORE_DEFAULTS.poolSize),
+    /** Longest wait for a PostgreSQL connection and for each statement; beyond it, 503 `store_unavailable`. */
+    timeoutMs: z.number().int().min(100).max(600_000).default(STORE_DEFAULTS.timeoutMs),
+  })
+  .strict();
+
 const OPENAI_DEFAULTS = {
   modelAliases: { 'tts-1': 'omnivoice', 'tts-1-hd': 'omnivoice', 'gpt-4o-mini-tts': 'omnivoice' },
   voiceAliases: {
@@ -204,6 +228,7 @@ export const configSchema = z
       .strict()
       .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, websocket: WEBSOCKET_DEFAULTS, tls: null }),
     dataDir: z.string().default('./data'),
+    store: storeSchema.default(STORE_DEFAULTS),
     log: z
       .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
       .strict()
@@ -229,3 +254,4 @@ export type EngineConfig = z.output<typeof engineConfigSchema>;
 export type ModelConfig = z.output<typeof modelConfigSchema>;
 export type AccountsConfig = z.output<typeof accountsSchema>;
 export type TlsConfig = z.output<typeof tlsSchema>;
+export type StoreConfig = z.output<typeof storeSchema>;

@@ -56,7 +56,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     },
   });
   const logger = createLogger(options.logLevel ?? (options.logDestination ? 'info' : 'silent'), options.logDestination);
-  const app = createApp(config, logger, { gate: options.gate, store: options.store, limits: options.limits });
+  const app = await createApp(config, logger, { gate: options.gate, store: options.store, limits: options.limits });
   const url = await app.listen();
   const tls = config.server.tls;
   return {

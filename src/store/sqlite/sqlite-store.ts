@@ -191,12 +191,12 @@ export function migrate(db: Database.Database): void {
   }
 }
 
-export function openSqliteStore(path: string): Store {
+export function openSqliteStore(path: string, options: { /** How long a write waits for another process's lock. */ busyTimeoutMs?: number } = {}): Store {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
   migrate(db);
 
   const s = {

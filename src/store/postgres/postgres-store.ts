@@ -1,0 +1,391 @@
+/**
+ * @module store/postgres/postgres-store
+ * The scale-out store: the same `Store` contract as SQLite on PostgreSQL, so
+ * several servers can share one set of accounts, voices and dictionaries.
+ * Every balance change and every reservation first locks its organisation's
+ * row (`SELECT … FOR UPDATE`), so the reserve rule (balance − open holds > 0)
+ * and charge-key idempotency hold however many servers race, and all writers
+ * take locks in the same order (organisation first), so they cannot deadlock.
+ * Reservation times come from the database clock, which every server shares.
+ * Cloned-voice clips are stored in the database (`bytea`).
+ */
+import { checkReserveRequest } from '../checks.js';
+import type {
+  ApiKeyRecord,
+  AppendResult,
+  DictRepository,
+  KeyRepository,
+  LedgerEntry,
+  LedgerRepository,
+  NewLedgerEntry,
+  Org,
+  OrgLimits,
+  OrgRepository,
+  PronunciationDict,
+  ReserveResult,
+  Store,
+  StoredVoice,
+  VoiceRepository,
+} from '../store.js';
+import { openDb, type PostgresOptions, type Run } from './db.js';
+import { migrate } from './migrate.js';
+
+interface OrgRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  balance: number;
+  max_concurrent: number | null;
+  rate_requests: number | null;
+  rate_per_seconds: number | null;
+}
+
+interface KeyRow {
+  id: string;
+  org_id: string;
+  name: string | null;
+  secret_hash: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+}
+
+interface LedgerRow {
+  id: number;
+  org_id: string;
+  kind: 'charge' | 'credit';
+  credits: number;
+  key_id: string | null;
+  request_id: string | null;
+  charge_key: string | null;
+  client_request_id: string | null;
+  model: string | null;
+  endpoint: string | null;
+  characters: number | null;
+  reason: string | null;
+  created_at: Date;
+}
+
+interface VoiceRow {
+  id: string;
+  org_id: string;
+  name: string;
+  description: string;
+  gender: StoredVoice['gender'];
+  language: string;
+  accent: string | null;
+  transcript: string | null;
+  clip_seconds: number;
+  created_at: Date;
+  profiles: Record<string, unknown>;
+}
+
+interface DictRow {
+  id: string;
+  org_id: string;
+  name: string;
+  items: PronunciationDict['items'];
+  pinned: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const iso = (date: Date): string => date.toISOString();
+const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
+
+/** The database clock in epoch milliseconds, the time base of reservations. */
+const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
+
+function toOrg(row: OrgRow): Org {
+  return {
+    id: row.id,
+    name: row.name,
+    createdAt: iso(row.created_at),
+    balance: row.balance,
+    limits: {
+      maxConcurrent: row.max_concurrent,
+      rateLimit: row.rate_requests !== null && row.rate_per_seconds !== null ? { requests: row.rate_requests, perSeconds: row.rate_per_seconds } : null,
+    },
+  };
+}
+
+function toKey(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    secretHash: row.secret_hash,
+    createdAt: iso(row.created_at),
+    lastUsedAt: isoOrNull(row.last_used_at),
+    revokedAt: isoOrNull(row.revoked_at),
+  };
+}
+
+function toEntry(row: LedgerRow): LedgerEntry {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    kind: row.kind,
+    credits: row.credits,
+    keyId: row.key_id,
+    requestId: row.request_id,
+    chargeKey: row.charge_key,
+    clientRequestId: row.client_request_id,
+    model: row.model,
+    endpoint: row.endpoint,
+    characters: row.characters,
+    reason: row.reason,
+    createdAt: iso(row.created_at),
+  };
+}
+
+function toVoice(row: VoiceRow): StoredVoice {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    description: row.description,
+    gender: row.gender,
+    language: row.language,
+    accent: row.accent,
+    transcript: row.transcript,
+    clipSeconds: row.clip_seconds,
+    createdAt: iso(row.created_at),
+    profiles: row.profiles,
+  };
+}
+
+function toDict(row: DictRow): PronunciationDict {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    items: row.items,
+    pinned: row.pinned,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+  };
+}
+
+function limitParams(limits: OrgLimits): [number | null, number | null, number | null] {
+  return [limits.maxConcurrent, limits.rateLimit?.requests ?? null, limits.rateLimit?.perSeconds ?? null];
+}
+
+const VOICE_COLUMNS = `v.id, v.org_id, v.name, v.description, v.gender, v.language, v.accent, v.transcript, v.clip_seconds, v.created_at,
+  COALESCE((SELECT json_object_agg(p.engine_type, p.data) FROM voice_profiles p WHERE p.voice_id = v.id), '{}'::json) AS profiles`;
+
+/** Locks the organisation's row for the rest of the transaction; null when it does not exist. */
+async function lockOrg(run: Run, orgId: string): Promise<number | null> {
+  const [row] = await run<{ balance: number }>('SELECT balance FROM orgs WHERE id = $1 FOR UPDATE', [orgId]);
+  return row ? row.balance : null;
+}
+
+/** Inside a transaction holding the organisation's lock: the row and its balance change, or the existing row. */
+async function appendLocked(run: Run, entry: NewLedgerEntry): Promise<AppendResult> {
+  const [inserted] = await run<LedgerRow>(
+    `INSERT INTO ledger (org_id, kind, credits, key_id, request_id, charge_key, client_request_id, model, endpoint, characters, reason)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (charge_key) DO NOTHING RETURNING *`,
+    [entry.orgId, entry.kind, entry.credits, entry.keyId, entry.requestId, entry.chargeKey, entry.clientRequestId, entry.model, entry.endpoint, entry.characters, entry.reason],
+  );
+  if (inserted) {
+    const [org] = await run<{ balance: number }>('UPDATE orgs SET balance = balance + $1 WHERE id = $2 RETURNING balance', [entry.credits, entry.orgId]);
+    return { entry: toEntry(inserted), balance: org.balance, duplicate: false };
+  }
+  const [existing] = await run<LedgerRow>('SELECT * FROM ledger WHERE charge_key = $1', [entry.chargeKey]);
+  const [org] = await run<{ balance: number }>('SELECT balance FROM orgs WHERE id = $1', [existing.org_id]);
+  return { entry: toEntry(existing), balance: org.balance, duplicate: true };
+}
+
+export async function openPostgresStore(options: PostgresOptions): Promise<Store> {
+  await migrate(options);
+  const db = openDb(options);
+  const { query } = db;
+
+  const orgs: OrgRepository = {
+    async create(org) {
+      const [row] = await query<OrgRow>(
+        'INSERT INTO orgs (id, name, max_concurrent, rate_requests, rate_per_seconds) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [org.id, org.name, ...limitParams(org.limits)],
+      );
+      return toOrg(row);
+    },
+    async get(id) {
+      const [row] = await query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [id]);
+      return row ? toOrg(row) : null;
+    },
+    async list() {
+      return (await query<OrgRow>('SELECT * FROM orgs ORDER BY created_at, id')).map(toOrg);
+    },
+    async setLimits(id, limits) {
+      const [row] = await query<OrgRow>(
+        'UPDATE orgs SET max_concurrent = $2, rate_requests = $3, rate_per_seconds = $4 WHERE id = $1 RETURNING *',
+        [id, ...limitParams(limits)],
+      );
+      return row ? toOrg(row) : null;
+    },
+    async count() {
+      const [row] = await query<{ n: number }>('SELECT COUNT(*) AS n FROM orgs');
+      return row.n;
+    },
+  };
+
+  const keys: KeyRepository = {
+    async create(key) {
+      const [row] = await query<KeyRow>(
+        'INSERT INTO api_keys (id, org_id, name, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+        [key.id, key.orgId, key.name, key.secretHash, key.createdAt],
+      );
+      return toKey(row);
+    },
+    async get(id) {
+      const [row] = await query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+      return row ? toKey(row) : null;
+    },
+    async list(orgId) {
+      return (await query<KeyRow>('SELECT * FROM api_keys WHERE org_id = $1 ORDER BY created_at, id', [orgId])).map(toKey);
+    },
+    async revoke(id, at) {
+      const [row] = await query<KeyRow>('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING *', [id, at]);
+      return row ? toKey(row) : null;
+    },
+    async touch(id, at) {
+      await query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [id, at]);
+    },
+  };
+
+  const ledger: LedgerRepository = {
+    append(entry) {
+      return db.tx(async (run) => {
+        if ((await lockOrg(run, entry.orgId)) === null) throw new Error(`organization ${entry.orgId} does not exist`);
+        return appendLocked(run, entry);
+      });
+    },
+    async reserve(request) {
+      checkReserveRequest(request);
+      return db.tx(async (run): Promise<ReserveResult> => {
+        const balance = await lockOrg(run, request.orgId);
+        if (balance === null) return { ok: false, balance: 0, reserved: 0 };
+        const [{ now }] = await run<{ now: number }>(`SELECT ${NOW_MS} AS now`);
+        // Lazily sweep this organisation's lapsed holds; they no longer count either way.
+        await run('DELETE FROM reservations WHERE org_id = $1 AND expires_at <= $2', [request.orgId, now]);
+        const [state] = await run<{ reserved: number; existing_org: string | null; existing_credits: number | null; existing_expires: number | null }>(
+          `SELECT (SELECT COALESCE(SUM(credits), 0)::bigint FROM reservations WHERE org_id = $1 AND expires_at > $3) AS reserved,
+                  r.org_id AS existing_org, r.credits AS existing_credits, r.expires_at AS existing_expires
+           FROM (SELECT 1) AS one LEFT JOIN reservations r ON r.id = $2`,
+          [request.orgId, request.id, now],
+        );
+        if (state.existing_org !== null) {
+          // A repeated reserve of the same id holds nothing twice.
+          if (state.existing_org !== request.orgId) throw new Error(`reservation ${request.id} belongs to another organization`);
+          const credits = state.existing_credits!;
+          return { ok: true, reservation: { id: request.id, orgId: request.orgId, credits, expiresAt: state.existing_expires! }, balance, reserved: state.reserved - credits };
+        }
+        if (balance - state.reserved <= 0) return { ok: false, balance, reserved: state.reserved };
+        const expiresAt = now + request.ttlMs;
+        await run('INSERT INTO reservations (id, org_id, credits, expires_at) VALUES ($1, $2, $3, $4)', [request.id, request.orgId, request.credits, expiresAt]);
+        return { ok: true, reservation: { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt }, balance, reserved: state.reserved };
+      });
+    },
+    settle(reservationId, entry) {
+      return db.tx(async (run) => {
+        if ((await lockOrg(run, entry.orgId)) === null) throw new Error(`organization ${entry.orgId} does not exist`);
+        const result = await appendLocked(run, entry);
+        // Gone either way: charged now, or charged by an earlier settle of the same key.
+        await run('DELETE FROM reservations WHERE id = $1 AND org_id = $2', [reservationId, entry.orgId]);
+        return result;
+      });
+    },
+    async release(reservationId) {
+      await query('DELETE FROM reservations WHERE id = $1', [reservationId]);
+    },
+    async reserved(orgId) {
+      const [row] = await query<{ total: number }>(`SELECT COALESCE(SUM(credits), 0)::bigint AS total FROM reservations WHERE org_id = $1 AND expires_at > ${NOW_MS}`, [orgId]);
+      return row.total;
+    },
+    async list(orgId, pageQuery) {
+      const before = pageQuery.startingAfter === undefined ? Number.MAX_SAFE_INTEGER : Number(pageQuery.startingAfter);
+      const rows = await query<LedgerRow>('SELECT * FROM ledger WHERE org_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3', [
+        orgId,
+        Number.isFinite(before) ? Math.trunc(before) : 0,
+        pageQuery.limit + 1,
+      ]);
+      return { data: rows.slice(0, pageQuery.limit).map(toEntry), hasMore: rows.length > pageQuery.limit };
+    },
+    async sum(orgId) {
+      const [row] = await query<{ total: number }>('SELECT COALESCE(SUM(credits), 0)::bigint AS total FROM ledger WHERE org_id = $1', [orgId]);
+      return row.total;
+    },
+  };
+
+  const getVoice = async (id: string): Promise<StoredVoice | null> => {
+    const [row] = await query<VoiceRow>(`SELECT ${VOICE_COLUMNS} FROM voices v WHERE v.id = $1`, [id]);
+    return row ? toVoice(row) : null;
+  };
+
+  const voices: VoiceRepository = {
+    async create(voice, clip) {
+      await query(
+        `INSERT INTO voices (id, org_id, name, description, gender, language, accent, transcript, clip, clip_seconds, created_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+        [voice.id, voice.orgId, voice.name, voice.description, voice.gender, voice.language, voice.accent, voice.transcript, clip, voice.clipSeconds, voice.createdAt],
+      );
+      return (await getVoice(voice.id))!;
+    },
+    get: getVoice,
+    async list(orgId) {
+      return (await query<VoiceRow>(`SELECT ${VOICE_COLUMNS} FROM voices v WHERE v.org_id = $1 ORDER BY v.created_at DESC, v.id DESC`, [orgId])).map(toVoice);
+    },
+    async update(id, patch) {
+      const [row] = await query<{ id: string }>(
+        `UPDATE voices SET name = COALESCE($2, name), description = COALESCE($3, description), gender = COALESCE($4, gender),
+         accent = CASE WHEN $5::boolean THEN $6 ELSE accent END WHERE id = $1 RETURNING id`,
+        [id, patch.name ?? null, patch.description ?? null, patch.gender ?? null, patch.accent !== undefined, patch.accent ?? null],
+      );
+      return row ? getVoice(id) : null;
+    },
+    async delete(id) {
+      return (await query('DELETE FROM voices WHERE id = $1 RETURNING id', [id])).length > 0;
+    },
+    async clip(id) {
+      const [row] = await query<{ clip: Buffer }>('SELECT clip FROM voices WHERE id = $1', [id]);
+      return row?.clip ?? null;
+    },
+    async setProfile(voiceId, engineType, data) {
+      await query(
+        `INSERT INTO voice_profiles (voice_id, engine_type, data) VALUES ($1, $2, $3::json)
+         ON CONFLICT (voice_id, engine_type) DO UPDATE SET data = excluded.data, created_at = now()`,
+        [voiceId, engineType, JSON.stringify(data)],
+      );
+    },
+  };
+
+  const dicts: DictRepository = {
+    async create(dict) {
+      const [row] = await query<DictRow>(
+        'INSERT INTO pronunciation_dicts (id, org_id, name, items, pinned, created_at, updated_at) VALUES ($1, $2, $3, $4::json, $5, $6, $6) RETURNING *',
+        [dict.id, dict.orgId, dict.name, JSON.stringify(dict.items), dict.pinned, dict.createdAt],
+      );
+      return toDict(row);
+    },
+    async get(id) {
+      const [row] = await query<DictRow>('SELECT * FROM pronunciation_dicts WHERE id = $1', [id]);
+      return row ? toDict(row) : null;
+    },
+    async list(orgId) {
+      return (await query<DictRow>('SELECT * FROM pronunciation_dicts WHERE org_id = $1 ORDER BY created_at DESC, id DESC', [orgId])).map(toDict);
+    },
+    async update(id, patch) {
+      const [row] = await query<DictRow>(
+        `UPDATE pronunciation_dicts SET name = COALESCE($2, name), items = COALESCE($3::json, items), pinned = COALESCE($4, pinned), updated_at = $5
+         WHERE id = $1 RETURNING *`,
+        [id, patch.name ?? null, patch.items ? JSON.stringify(patch.items) : null, patch.pinned ?? null, new Date().toISOString()],
+      );
+      return row ? toDict(row) : null;
+    },
+    async delete(id) {
+      return (await query('DELETE FROM pronunciation_dicts WHERE id = $1 RETURNING id', [id])).length > 0;
+    },
+  };
+
+  return { orgs, keys, ledger, voices, dicts, close: () => db.end() };
+}
