@@ -29,7 +29,6 @@ export class Job<J, S extends Samples, E> {
   /** Queue deadline while queued; job deadline while running; grace for a cancel that has not landed. */
   timer: NodeJS.Timeout | null = null;
   graceTimer: NodeJS.Timeout | null = null;
-  readonly queuedAt = performance.now();
   private startedAt = 0;
   /** Time spent with the worker paused on a full consumer buffer. */
   private pausedMs = 0;

@@ -125,7 +125,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
    * when no worker is ready or the queue is full; later failures (deadlines, a crashed worker) are
    * thrown by the iterator. Aborting `signal`, or leaving the iteration, cancels the job.
    */
-  submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>): AsyncIterableIterator<T> {
+  submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>): JobStream<J, S, E, T> {
     if (!this.isReady() || (this.queue.length >= this.options.queueLimit && !this.slots.some((s) => s.ready && !s.job))) {
       this.counts.refused++;
       throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
@@ -134,8 +134,10 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     this.counts.submitted++;
     this.queue.push(job);
     job.timer = setTimeout(() => this.queueExpired(job), this.queueTimeoutMs).unref();
+    // The stream first, so a signal that has already fired takes the job out before any worker sees it.
+    const stream = new JobStream(job, decoder, signal, this);
     this.dispatch();
-    return new JobStream(job, decoder, signal, this);
+    return stream;
   }
 
   stats(): WorkerPoolStats {
