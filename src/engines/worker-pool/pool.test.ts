@@ -1,6 +1,6 @@
 /**
  * @module engines/worker-pool/pool.test
- * The pool's mechanics on a stand-in engine (`test-worker.ts`): order and
+ * The pool's mechanics on a stand-in engine (`stand-in-worker.ts`): order and
  * batching, the bounded queue, both deadlines (and that a slow but steady
  * reader is not one of them), every way a consumer can leave, a worker that
  * ignores cancel, a failing job, a crashed worker, and the counters.
@@ -14,9 +14,9 @@ import { ApiError } from '../../errors/api-error.js';
 import { createLogger } from '../../log/logger.js';
 import { WorkerPool, type WorkerPoolOptions } from './pool.js';
 import type { ChunkDecoder } from './stream.js';
-import type { TestJob } from './test-worker.js';
+import type { TestJob } from './stand-in-worker.js';
 
-const WORKER_URL = new URL('./test-worker.js', import.meta.url);
+const WORKER_URL = new URL('./stand-in-worker.js', import.meta.url);
 
 type Chunk = { samples: Int16Array; events: number[] };
 type TestPool = WorkerPool<TestJob, Int16Array, number, { started: string }>;

@@ -1,5 +1,5 @@
 /**
- * @module engines/worker-pool/test-worker
+ * @module engines/worker-pool/stand-in-worker
  * A stand-in engine for the pool's own tests (`pool.test.ts`): it blocks its
  * thread the way a real engine does, on a schedule the test chooses, so
  * deadlines, cancellation, a worker that ignores cancel, and failures can be
