@@ -13,7 +13,6 @@ import { AccountsGate } from './accounts/gate.js';
 import { InProcessLimits, type LimitCounters } from './accounts/limits.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
-import { EspeakPool } from './engines/espeak/pool.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
@@ -22,7 +21,7 @@ import { buildModelCatalogue } from './models/catalogue.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
-import { espeakLanguageVoices, NAMED_VOICES } from './voices/builtin.js';
+import { NAMED_VOICES } from './voices/builtin.js';
 import { VoiceCatalogue } from './voices/catalogue.js';
 
 export const VERSION: string = (
@@ -50,7 +49,7 @@ export interface AppOptions {
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
-  const engines = new EngineRegistry(config.engines, models.boundEngines(), logger);
+  const engines = new EngineRegistry(config.engines, models.boundEngines(), { logger });
   const store = options.store ?? (await openStore(config));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
@@ -88,9 +87,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         });
       }
       await engines.start();
-      for (const engine of engines.list()) {
-        if (engine instanceof EspeakPool) voices.addBuiltin(espeakLanguageVoices(engine.listedVoices));
-      }
+      voices.addBuiltin(engines.builtinVoices());
       return http.listen({ host: config.server.host, port: config.server.port });
     },
     async close() {

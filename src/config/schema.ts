@@ -4,8 +4,9 @@
  * a default, so an empty config serves speech: eSpeak NG bound to both
  * shipped models, state under ./data, port 8080 on loopback.
  */
-import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+// Each engine type's entry is declared by the engine itself (src/engines/engine-types.ts).
+import { engineConfigSchema, type EngineConfig } from '../engines/engine-types.js';
 
 const containers = z.enum(['raw', 'wav', 'mp3']);
 const encodings = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
@@ -41,65 +42,6 @@ export const modelConfigSchema = z
     languages: z.array(z.string()).optional(),
   })
   .strict();
-
-const upstreamSchema = z
-  .object({
-    /** Base URL, e.g. http://gpu-1:8880 (the engine appends /v1/audio/speech or /tts/sse). */
-    url: z.url(),
-    /** Sent as `Authorization: Bearer`; never logged. */
-    apiKey: z.string().min(1).optional(),
-    /** Requests this server may run at once; more wait for another server. */
-    maxConcurrent: z.number().int().min(1).default(8),
-  })
-  .strict();
-
-/** A pool of remote inference servers that speak one dialect. */
-function upstreamEngineSchema<T extends string, F extends z.ZodType>(type: T, format: F) {
-  return z
-    .object({
-      type: z.literal(type),
-      upstreams: z.array(upstreamSchema).min(1),
-      /** The model name the servers expect. */
-      model: z.string().min(1),
-      /** The rate the servers produce (their native rate). */
-      sampleRate: z.number().int().min(8000).max(48000),
-      /** What to ask the servers for: raw PCM streams best. */
-      format,
-      /** Our voice id → the servers' voice name; voices not listed are refused unless `passVoiceIds`. */
-      voices: z.record(z.string(), z.string()).default({}),
-      /** Send any voice id unchanged (for servers that know our ids, or clone by id). */
-      passVoiceIds: z.boolean().default(false),
-      /** Longest a generation may take (504 `upstream_timeout` beyond). */
-      timeoutMs: z.number().int().min(1000).default(300_000),
-      /** Health probe: GET this path on each server. */
-      healthPath: z.string().startsWith('/').default('/health'),
-      probeIntervalMs: z.number().int().min(100).default(5000),
-      /** Consecutive failures that take a server out of rotation until a probe passes. */
-      ejectAfterFailures: z.number().int().min(1).default(3),
-    })
-    .strict();
-}
-
-export const engineConfigSchema = z.discriminatedUnion('type', [
-  z
-    .object({
-      type: z.literal('espeak'),
-      workers: z.number().int().min(1).max(64).default(Math.max(1, availableParallelism())),
-      queueLimit: z.number().int().min(0).default(256),
-      highWater: z.number().int().min(2).default(32),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal('tone'),
-      sampleRate: z.number().int().min(8000).max(48000).default(24000),
-      secondsPerChar: z.number().positive().default(0.06),
-      chunkSeconds: z.number().positive().default(0.1),
-    })
-    .strict(),
-  upstreamEngineSchema('openai-upstream', z.enum(['pcm', 'wav']).default('pcm')),
-  upstreamEngineSchema('cartesia-upstream', z.enum(['pcm_s16le', 'pcm_f32le']).default('pcm_f32le')),
-]);
 
 const WEBSOCKET_DEFAULTS = { maxMessageBytes: 65536, idleTimeoutMs: 300_000, contextTimeoutMs: 600_000, maxContexts: 64, maxBufferDelayMs: 3000 };
 
@@ -250,7 +192,7 @@ export const configSchema = z
 
 export type ConfigInput = z.input<typeof configSchema>;
 export type Config = z.output<typeof configSchema>;
-export type EngineConfig = z.output<typeof engineConfigSchema>;
+export { engineConfigSchema, type EngineConfig };
 export type ModelConfig = z.output<typeof modelConfigSchema>;
 export type AccountsConfig = z.output<typeof accountsSchema>;
 export type TlsConfig = z.output<typeof tlsSchema>;

@@ -57,4 +57,9 @@ export interface Engine {
    */
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk>;
   info(): EngineInfo;
+  /**
+   * Voices this engine brings to the catalogue as built-ins (e.g. every voice eSpeak NG ships),
+   * read once after `start()`. Engines without voices of their own leave it out.
+   */
+  builtinVoices?(): Voice[];
 }

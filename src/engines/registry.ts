@@ -1,40 +1,29 @@
 /**
  * @module engines/registry
- * Creates the configured engines. Only engines some model is bound to are
- * started, so an unused engine costs nothing at start-up.
+ * Creates the configured engines through their registrations
+ * (`engine-types.ts`). Only engines some model is bound to are started, so an
+ * unused engine costs nothing at start-up.
  */
-import type { EngineConfig } from '../config/schema.js';
-import type { Logger } from '../log/logger.js';
+import type { Voice } from '../voices/voice.js';
 import type { Engine } from './engine.js';
-import { EspeakPool } from './espeak/pool.js';
-import { ToneEngine } from './tone/engine.js';
-import { CartesiaUpstreamEngine } from './upstream/cartesia-engine.js';
-import { OpenAIUpstreamEngine } from './upstream/openai-engine.js';
+import { ENGINE_TYPES, type EngineConfig } from './engine-types.js';
+import type { EngineContext, EngineRegistration } from './registration.js';
 
-export function createEngine(id: string, config: EngineConfig, logger: Logger): Engine {
-  switch (config.type) {
-    case 'espeak':
-      return new EspeakPool({ id, workers: config.workers, queueLimit: config.queueLimit, highWater: config.highWater, logger });
-    case 'tone':
-      return new ToneEngine({ id, sampleRate: config.sampleRate, secondsPerChar: config.secondsPerChar, chunkSeconds: config.chunkSeconds });
-    case 'openai-upstream':
-    case 'cartesia-upstream': {
-      const { type: _type, format, ...rest } = config;
-      const options = { ...rest, id, logger };
-      return config.type === 'openai-upstream'
-        ? new OpenAIUpstreamEngine(options, config.format)
-        : new CartesiaUpstreamEngine(options, config.format);
-    }
-  }
+const BY_TYPE = new Map<string, EngineRegistration>(ENGINE_TYPES.map((registration) => [registration.type, registration as unknown as EngineRegistration]));
+
+export function createEngine(id: string, config: EngineConfig, context: EngineContext): Engine {
+  const registration = BY_TYPE.get(config.type);
+  if (!registration) throw new Error(`engine ${id}: unknown engine type ${config.type}`);
+  return registration.create(id, config as never, context);
 }
 
 export class EngineRegistry {
   private readonly engines = new Map<string, Engine>();
 
-  constructor(configs: Record<string, EngineConfig>, bound: Set<string>, logger: Logger) {
+  constructor(configs: Record<string, EngineConfig>, bound: Set<string>, context: EngineContext) {
     for (const id of bound) {
       const config = configs[id];
-      if (config) this.engines.set(id, createEngine(id, config, logger));
+      if (config) this.engines.set(id, createEngine(id, config, context));
     }
   }
 
@@ -56,5 +45,10 @@ export class EngineRegistry {
 
   allReady(): boolean {
     return this.list().every((engine) => engine.isReady());
+  }
+
+  /** The voices the started engines bring as built-ins (see `Engine.builtinVoices`). */
+  builtinVoices(): Voice[] {
+    return this.list().flatMap((engine) => engine.builtinVoices?.() ?? []);
   }
 }

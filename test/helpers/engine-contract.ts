@@ -2,12 +2,19 @@
  * @module test/helpers/engine-contract
  * The contract every engine passes, whatever it runs on: chunks of finite
  * Float32 audio at its native rate, speech for text, word timings that line
- * up with the words, cancellation by signal or by breaking the loop, and the
- * input hazards (NUL bytes, markup, very long words, foreign scripts).
+ * up with the words, cancellation by signal or by breaking the loop, the
+ * input hazards (NUL bytes, markup, very long words, foreign scripts), and
+ * the Int16 path where an engine offers one. Engines that run jobs on a
+ * fixed set of workers also pass `workerContract` on a single worker, where a
+ * cancel that does nothing, a missed deadline or a lost worker would show.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { Engine, EngineChunk } from '../../src/engines/engine.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { floatToInt16 } from '../../src/audio/pcm.js';
+import type { Engine, EngineChunk, WordTiming } from '../../src/engines/engine.js';
+import { offersInt16, type Int16Chunk } from '../../src/engines/pcm16.js';
+import { ApiError } from '../../src/errors/api-error.js';
 import { NAMED_VOICES } from '../../src/voices/builtin.js';
 import type { Voice } from '../../src/voices/voice.js';
 
@@ -16,6 +23,23 @@ export interface ContractOptions {
   speaksText: boolean;
   /** Whether the engine reports word timings; engines that cannot must report none. */
   wordTimings: boolean;
+  /**
+   * Whether the same input gives the same samples every time. Then the Int16 path must equal the
+   * Float32 path sample for sample; otherwise (eSpeak varies by a few samples between runs) in
+   * shape, length and level.
+   */
+  deterministic?: boolean;
+}
+
+/** An engine whose jobs run on a fixed set of workers (`info()` reports `busy` and `queued`). */
+export interface WorkerEngine extends Engine {
+  /** Ends a busy worker the way a crash would. */
+  crashBusyWorker(): boolean;
+}
+
+export interface WorkerLimits {
+  queueTimeoutMs?: number;
+  jobTimeoutMs?: number;
 }
 
 const voice: Voice = NAMED_VOICES[0];
@@ -37,6 +61,15 @@ async function collect(engine: Engine, text: string, options: { wordTimings?: bo
   return { chunks, samples, seconds: samples.length / engine.sampleRate, words: chunks.flatMap((c) => c.words ?? []) };
 }
 
+async function collectInt16(engine: Engine, text: string, wordTimings = false) {
+  assert.ok(offersInt16(engine));
+  const chunks: Int16Chunk[] = [];
+  for await (const chunk of engine.synthesizeInt16({ text, voice, speed: 1, wordTimings }, new AbortController().signal)) chunks.push(chunk);
+  return chunks;
+}
+
+const wordsOf = (chunks: { words?: WordTiming[] }[]) => chunks.flatMap((c) => c.words ?? []);
+
 function level(samples: Float32Array): number {
   let sum = 0;
   for (const s of samples) sum += s * s;
@@ -46,6 +79,7 @@ function level(samples: Float32Array): number {
 export function engineContract(name: string, create: () => Engine, options: ContractOptions): void {
   describe(`engine contract: ${name}`, () => {
     let engine: Engine;
+    // Every test is bounded, so an engine that loses a job fails instead of hanging.
     before(async () => {
       engine = create();
       await engine.start();
@@ -61,7 +95,7 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.equal(engine.supportsVoice(voice), true);
     });
 
-    test('yields several chunks of finite audio at speech level', async () => {
+    test('yields several chunks of finite audio at speech level', { timeout: 30_000 }, async () => {
       const { chunks, samples, seconds } = await collect(engine, 'The quick brown fox jumps over the lazy dog. It was a sunny day.');
       assert.ok(chunks.length > 1, `${chunks.length} chunks`);
       assert.ok(seconds > 1.5 && seconds < 15, `${seconds} s`);
@@ -69,7 +103,7 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(level(samples) > 0.02);
     });
 
-    test('longer text gives longer audio; speed shortens it', async () => {
+    test('longer text gives longer audio; speed shortens it', { timeout: 30_000 }, async () => {
       const short = await collect(engine, 'Hello there.');
       const long = await collect(engine, 'Hello there. How are you doing today, my friend?');
       assert.ok(long.seconds > short.seconds * 1.5);
@@ -77,7 +111,7 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(fast.seconds < long.seconds * 0.85, `${fast.seconds} vs ${long.seconds}`);
     });
 
-    test(options.wordTimings ? 'word timings name the words in order, within the audio' : 'reports no word timings it cannot know', async () => {
+    test(options.wordTimings ? 'word timings name the words in order, within the audio' : 'reports no word timings it cannot know', { timeout: 30_000 }, async () => {
       const text = 'Alpha bravo <charlie> & delta.';
       const { words, seconds } = await collect(engine, text, { wordTimings: true });
       if (!options.wordTimings) {
@@ -96,7 +130,7 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(words.some((w) => w.word.includes('delta')));
     });
 
-    test('an aborted signal stops the synthesis and the engine serves the next request', async () => {
+    test('an aborted signal stops the synthesis and the engine serves the next request', { timeout: 30_000 }, async () => {
       const controller = new AbortController();
       const long = 'This is a long paragraph that keeps going. '.repeat(40);
       let received = 0;
@@ -111,7 +145,7 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(next.seconds > 0.3);
     });
 
-    test('breaking out of the loop cancels the work', async () => {
+    test('breaking out of the loop cancels the work', { timeout: 30_000 }, async () => {
       const long = 'Another long paragraph that keeps on going. '.repeat(40);
       for await (const _ of engine.synthesize({ text: long, voice, speed: 1, wordTimings: false }, new AbortController().signal)) break;
       const started = performance.now();
@@ -119,13 +153,13 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(performance.now() - started < 2000);
     });
 
-    test('NUL and control characters neither cut the text short nor fail', async () => {
+    test('NUL and control characters neither cut the text short nor fail', { timeout: 30_000 }, async () => {
       const clean = await collect(engine, 'Hello world and more words after it.');
       const dirty = await collect(engine, 'Hello\u0000 world\u0007 and more words after it.');
       assert.ok(dirty.seconds > clean.seconds * 0.8, `${dirty.seconds} vs ${clean.seconds}`);
     });
 
-    test('markup characters are read literally, never interpreted', async () => {
+    test('markup characters are read literally, never interpreted', { timeout: 30_000 }, async () => {
       const plain = await collect(engine, 'Wait here.');
       const markup = await collect(engine, 'Wait <break time="5s"/> here.');
       // An interpreted break would add five seconds of silence.
@@ -135,7 +169,7 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(entity.seconds > 0.5);
     });
 
-    test('a very long word and foreign scripts produce bounded audio without error', async () => {
+    test('a very long word and foreign scripts produce bounded audio without error', { timeout: 30_000 }, async () => {
       const word = await collect(engine, 'x'.repeat(1500));
       assert.ok(word.seconds > 0 && word.seconds < 600);
       const foreign = await collect(engine, '你好，世界。Привет мир. مرحبا');
@@ -144,10 +178,199 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(emoji.samples.every((s) => Number.isFinite(s)));
     });
 
-    test('runs requests concurrently without mixing them up', async () => {
+    test('runs requests concurrently without mixing them up', { timeout: 30_000 }, async () => {
       const texts = ['One.', 'Two two two two.', 'Three three three three three three three three.'];
       const results = await Promise.all(texts.map((t) => collect(engine, t)));
       assert.ok(results[0].seconds < results[1].seconds && results[1].seconds < results[2].seconds);
+    });
+
+    test('synthesizeInt16, where offered, is the Float32 synthesis as 16-bit samples', { timeout: 30_000 }, async (t) => {
+      if (!offersInt16(engine)) return t.skip('no Int16 path');
+      for (const text of ['The quick brown fox jumps over the lazy dog. It was a sunny day.', 'Alpha bravo <charlie> & delta.']) {
+        const floats: EngineChunk[] = (await collect(engine, text, { wordTimings: true })).chunks;
+        const ints = await collectInt16(engine, text, true);
+        for (const chunk of ints) {
+          assert.ok(chunk.samples instanceof Int16Array);
+          assert.equal(chunk.samples.indexOf(-32768), -1, 'never -32768: floatToInt16 cannot make it');
+        }
+        assert.deepEqual(wordsOf(ints).map((w) => w.word), wordsOf(floats).map((w) => w.word));
+        if (options.deterministic) {
+          assert.equal(ints.length, floats.length);
+          ints.forEach((chunk, i) => assert.deepEqual(chunk.samples, floatToInt16(floats[i].samples), `chunk ${i}`));
+          assert.deepEqual(wordsOf(ints), wordsOf(floats));
+          continue;
+        }
+        const intSamples = Float32Array.from(ints.flatMap((c) => [...c.samples]), (s) => s / 32767);
+        const floatSamples = Float32Array.from(floats.flatMap((c) => [...c.samples]));
+        assert.ok(Math.abs(ints.length - floats.length) <= 1, `${ints.length} vs ${floats.length} chunks`);
+        assert.ok(Math.abs(intSamples.length - floatSamples.length) <= 0.01 * floatSamples.length, `${intSamples.length} vs ${floatSamples.length} samples`);
+        assert.ok(Math.abs(level(intSamples) - level(floatSamples)) <= 0.05 * level(floatSamples), `level ${level(intSamples)} vs ${level(floatSamples)}`);
+        assert.ok(Math.abs(ints[0].samples.length - floats[0].samples.length) <= 0.01 * engine.sampleRate, 'first chunks alike');
+      }
+    });
+  });
+}
+
+const LONG = 'This paragraph keeps the only worker busy for a good while, unless it is cancelled. '.repeat(110);
+
+/** Resolves with `work`'s result, or fails when it takes longer than `ms` (aborting the signal it was given). */
+async function within<T>(ms: number, what: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  const controller = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new Error(`${what} took longer than ${ms} ms`);
+      controller.abort(error);
+      reject(error);
+    }, ms);
+  });
+  try {
+    return await Promise.race([work(controller.signal), expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls until `check` holds, failing after `ms`. */
+async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) assert.fail(`${what} did not happen within ${ms} ms`);
+    await sleep(5);
+  }
+}
+
+const busy = (engine: Engine) => engine.info().busy as number;
+const isCode = (code: string) => (err: unknown) => err instanceof ApiError && err.code === code;
+
+/**
+ * The contract of an engine with a fixed set of workers, shown on one worker (a second would hide a
+ * worker that was never freed): every way of leaving a job frees the worker for the next request at
+ * once, the queue and job deadlines hold, and a crashed worker fails only its job.
+ */
+export function workerContract(name: string, create: (limits: WorkerLimits) => WorkerEngine): void {
+  describe(`engine contract: ${name} on one worker`, () => {
+    let engine: WorkerEngine;
+    before(async () => {
+      engine = create({});
+      await engine.start();
+    });
+    after(() => engine.stop());
+
+    const start = (target: Engine, signal = new AbortController().signal, text = LONG) =>
+      target.synthesize({ text, voice, speed: 1, wordTimings: false }, signal)[Symbol.asyncIterator]();
+
+    /** The next request is served promptly and nothing is left running. */
+    async function workerIsFree(target: Engine = engine): Promise<void> {
+      const next = await within(3000, 'the next request', (signal) => collect(target, 'Next one, please.', { signal }));
+      assert.ok(next.seconds > 0.3);
+      await until(() => busy(target) === 0, 'busy returning to 0');
+    }
+
+    test('aborting after the first chunk frees the worker', { timeout: 20_000 }, async () => {
+      const controller = new AbortController();
+      const stream = start(engine, controller.signal);
+      assert.equal((await stream.next()).done, false);
+      controller.abort(new Error('client left'));
+      await assert.rejects(stream.next(), /client left/);
+      await workerIsFree();
+    });
+
+    test('an abort frees the worker at once, even while nobody pulls', { timeout: 20_000 }, async () => {
+      const controller = new AbortController();
+      const stream = start(engine, controller.signal);
+      await stream.next();
+      controller.abort(new Error('client left'));
+      await until(() => busy(engine) === 0, 'busy returning to 0 without another read');
+      await assert.rejects(stream.next(), /client left/);
+      await workerIsFree();
+    });
+
+    test('leaving the iterator without an abort frees the worker', { timeout: 20_000 }, async () => {
+      const stream = start(engine);
+      await stream.next();
+      await stream.return?.();
+      await workerIsFree();
+    });
+
+    test('an iterator returned before its first read never holds the worker', { timeout: 20_000 }, async () => {
+      const stream = start(engine);
+      await stream.return?.();
+      await workerIsFree();
+    });
+
+    test('a job that waits longer than queueTimeoutMs fails with engine_unavailable and Retry-After', { timeout: 20_000 }, async () => {
+      const own = create({ queueTimeoutMs: 300 });
+      await own.start();
+      try {
+        const holder = start(own);
+        await holder.next();
+        const waiting = start(own, undefined, 'Waiting in line.');
+        await within(3000, 'the queue deadline', () =>
+          assert.rejects(waiting.next(), (err: unknown) => isCode('engine_unavailable')(err) && (err as ApiError).headers['retry-after'] === '1'),
+        );
+        assert.equal(own.info().queued, 0);
+        await holder.return?.();
+        await workerIsFree(own);
+      } finally {
+        await own.stop();
+      }
+    });
+
+    test('a job that runs longer than jobTimeoutMs fails with engine_timeout and frees the worker', { timeout: 20_000 }, async () => {
+      const own = create({ jobTimeoutMs: 1000 });
+      await own.start();
+      try {
+        // Read as fast as it comes: the engine itself is too slow for this deadline.
+        await within(8000, 'the job deadline', async (signal) => {
+          await assert.rejects(collect(own, LONG.repeat(3), { signal }), isCode('engine_timeout'));
+        });
+        await workerIsFree(own);
+        // Stop reading: a reader that leaves its audio unread past the deadline loses the job too.
+        const stalled = start(own);
+        await stalled.next();
+        await until(() => busy(own) === 0, 'the stalled job being cancelled', 5000);
+        await assert.rejects(
+          (async () => {
+            for (let r = await stalled.next(); !r.done; r = await stalled.next());
+          })(),
+          isCode('engine_timeout'),
+        );
+      } finally {
+        await own.stop();
+      }
+    });
+
+    test('a slow but steady reader is not cut off by jobTimeoutMs', { timeout: 20_000 }, async () => {
+      const own = create({ jobTimeoutMs: 3000 });
+      await own.start();
+      try {
+        await collect(own, 'Warming up.');
+        const started = performance.now();
+        let seconds = 0;
+        for await (const chunk of own.synthesize({ text: LONG.slice(0, 200), voice, speed: 1, wordTimings: false }, new AbortController().signal)) {
+          seconds += chunk.samples.length / own.sampleRate;
+          await sleep(200);
+        }
+        assert.ok(performance.now() - started > 3000, 'the reading outlasted the deadline');
+        assert.ok(seconds > 8, `${seconds} s of audio all arrived`);
+      } finally {
+        await own.stop();
+      }
+    });
+
+    test('a crashed worker fails only its job with engine_error and is replaced', { timeout: 20_000 }, async () => {
+      const stream = start(engine);
+      await stream.next();
+      assert.equal(engine.crashBusyWorker(), true);
+      await assert.rejects(
+        (async () => {
+          for (let r = await stream.next(); !r.done; r = await stream.next());
+        })(),
+        isCode('engine_error'),
+      );
+      await until(() => engine.isReady(), 'a replacement worker', 10_000);
+      await workerIsFree();
     });
   });
 }

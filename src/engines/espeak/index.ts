@@ -1,0 +1,26 @@
+/**
+ * @module engines/espeak
+ * Registers the `espeak` engine type: eSpeak NG in a pool of worker threads.
+ */
+import { availableParallelism } from 'node:os';
+import { z } from 'zod';
+import { defineEngine } from '../registration.js';
+import { POOL_DEFAULTS } from '../worker-pool/pool.js';
+import { EspeakPool } from './pool.js';
+
+export const espeakEngine = defineEngine({
+  type: 'espeak',
+  configSchema: z
+    .object({
+      type: z.literal('espeak'),
+      workers: z.number().int().min(1).max(64).default(Math.max(1, availableParallelism())),
+      queueLimit: z.number().int().min(0).default(256),
+      highWater: z.number().int().min(2).default(32),
+      /** Longest a request may wait for a worker (503 `engine_unavailable` beyond). */
+      queueTimeoutMs: z.number().int().min(100).default(POOL_DEFAULTS.queueTimeoutMs),
+      /** Longest a synthesis may run, not counting pauses for a slow reader (504 `engine_timeout` beyond). */
+      jobTimeoutMs: z.number().int().min(1000).default(POOL_DEFAULTS.jobTimeoutMs),
+    })
+    .strict(),
+  create: (id, { type: _type, ...config }, { logger }) => new EspeakPool({ id, ...config, logger }),
+});

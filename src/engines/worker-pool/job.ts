@@ -1,0 +1,87 @@
+/**
+ * @module engines/worker-pool/job
+ * One job of the pool from enqueue to its last chunk: the chunks a worker
+ * posted and the consumer has not taken, whether more can come, and how long
+ * the job has been working as against waiting for its consumer, which is what
+ * the job deadline measures (a slow reader must not time out a fast engine).
+ */
+import type { Samples } from './protocol.js';
+
+/** One message's worth of audio from a worker. */
+export interface RawChunk<S extends Samples, E> {
+  samples: S;
+  events: E[];
+  /** Engine chunks in it, as counted against the high-water mark. */
+  units: number;
+}
+
+export type JobPhase = 'queued' | 'running' | 'done';
+
+export class Job<J, S extends Samples, E> {
+  readonly chunks: RawChunk<S, E>[] = [];
+  /** `running` while a worker holds the job, which may outlast the consumer's interest in it. */
+  phase: JobPhase = 'queued';
+  /** No more chunks will be added; `error` (if any) follows the chunks already here. */
+  finished = false;
+  error: unknown = null;
+  /** The consumer left or its signal fired; chunks are dropped from then on. */
+  abandoned = false;
+  /** Queue deadline while queued; job deadline while running; grace for a cancel that has not landed. */
+  timer: NodeJS.Timeout | null = null;
+  graceTimer: NodeJS.Timeout | null = null;
+  private startedAt = 0;
+  /** Time spent with the worker paused on a full consumer buffer. */
+  private pausedMs = 0;
+  private pausedSince: number | null = null;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    readonly id: number,
+    readonly payload: J,
+  ) {}
+
+  start(): void {
+    this.phase = 'running';
+    this.startedAt = performance.now();
+  }
+
+  /** Called after chunks arrive or are taken: the worker is paused while `inFlight` ≥ `highWater`. */
+  trackPause(inFlight: number, highWater: number): void {
+    const now = performance.now();
+    if (inFlight >= highWater) this.pausedSince ??= now;
+    else if (this.pausedSince !== null) {
+      this.pausedMs += now - this.pausedSince;
+      this.pausedSince = null;
+    }
+  }
+
+  /** Milliseconds the worker has spent on this job, not counting pauses for the consumer. */
+  workingMs(now = performance.now()): number {
+    const paused = this.pausedMs + (this.pausedSince === null ? 0 : now - this.pausedSince);
+    return now - this.startedAt - paused;
+  }
+
+  /** Milliseconds the consumer has left a full buffer unread (0 when it is not behind). */
+  stalledMs(now = performance.now()): number {
+    return this.pausedSince === null ? 0 : now - this.pausedSince;
+  }
+
+  /** Ends the job for its consumer (once): with `error`, after the chunks already buffered. */
+  finish(error: unknown = null): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.error = error;
+    this.notify();
+  }
+
+  notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Resolves at the next chunk, end, or cancellation. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}

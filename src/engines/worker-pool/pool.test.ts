@@ -1,0 +1,226 @@
+/**
+ * @module engines/worker-pool/pool.test
+ * The pool's mechanics on a stand-in engine (`stand-in-worker.ts`): order and
+ * batching, the bounded queue, both deadlines (and that a slow but steady
+ * reader is not one of them), every way a consumer can leave, a worker that
+ * ignores cancel, a failing job, a crashed worker, and the counters.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { ApiError } from '../../errors/api-error.js';
+import { createLogger } from '../../log/logger.js';
+import { WorkerPool, type WorkerPoolOptions } from './pool.js';
+import type { ChunkDecoder } from './stream.js';
+import type { TestJob } from './stand-in-worker.js';
+
+const WORKER_URL = new URL('./stand-in-worker.js', import.meta.url);
+
+type Chunk = { samples: Int16Array; events: number[] };
+type TestPool = WorkerPool<TestJob, Int16Array, number, { started: string }>;
+
+const decoder = (): ChunkDecoder<Int16Array, number, Chunk> => ({ chunk: (samples, events) => ({ samples, events }) });
+
+async function withPool(options: Partial<WorkerPoolOptions<{ started: string }>>, body: (pool: TestPool) => Promise<void>): Promise<void> {
+  const pool: TestPool = new WorkerPool({
+    name: 'test',
+    workerUrl: WORKER_URL,
+    workerData: 'yes',
+    workers: 1,
+    queueLimit: 4,
+    highWater: 4,
+    logger: createLogger('silent'),
+    ...options,
+  });
+  await pool.start();
+  try {
+    await body(pool);
+  } finally {
+    await pool.stop();
+  }
+}
+
+function submit(pool: TestPool, job: TestJob, signal = new AbortController().signal) {
+  return pool.submit(job, signal, decoder());
+}
+
+async function drain(iterator: AsyncIterable<Chunk>): Promise<Chunk[]> {
+  const chunks: Chunk[] = [];
+  for await (const chunk of iterator) chunks.push(chunk);
+  return chunks;
+}
+
+/** Polls until `check` holds, failing after `ms`. */
+async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
+  const deadline = performance.now() + ms;
+  while (!check()) {
+    if (performance.now() > deadline) assert.fail(`${what} did not happen within ${ms} ms`);
+    await sleep(5);
+  }
+}
+
+/** Every test is bounded, so a pool that loses a job fails instead of hanging. */
+const T = { timeout: 10_000 };
+
+const isCode = (code: string) => (err: unknown) => err instanceof ApiError && err.code === code;
+
+describe('worker pool', () => {
+  test('delivers every chunk in order: the first alone, later ones gathered; reports ready data and counts', T, async () => {
+    let ready: unknown;
+    await withPool({ highWater: 32, onReady: (info) => (ready = info) }, async (pool) => {
+      assert.deepEqual(ready, { started: 'yes' }, 'the worker saw workerData and reported ready');
+      const chunks = await drain(submit(pool, { chunks: 40, samples: 10 }));
+      assert.equal(chunks[0].samples.length, 10, 'the first chunk goes out alone');
+      assert.ok(chunks.length < 40, `${chunks.length} messages for 40 chunks`);
+      const values = chunks.flatMap((c) => [...c.samples]);
+      assert.equal(values.length, 400);
+      assert.deepEqual(chunks.flatMap((c) => c.events), [...Array(40).keys()]);
+      for (let i = 0; i < 40; i++) assert.ok(values.slice(i * 10, i * 10 + 10).every((v) => v === i));
+      const stats = pool.stats();
+      assert.deepEqual(stats.jobs, { submitted: 1, completed: 1, failed: 0, cancelled: 0, queueTimeouts: 0, jobTimeouts: 0, refused: 0 });
+      assert.equal(stats.busy, 0);
+      assert.equal(stats.workers, 1);
+    });
+  });
+
+  test('a full queue refuses at once with engine_unavailable and Retry-After; a queued job runs once the worker is free', T, async () => {
+    await withPool({ queueLimit: 1 }, async (pool) => {
+      const busy = submit(pool, { chunks: 1000, samples: 100 });
+      await busy.next();
+      const queued = submit(pool, { chunks: 3, samples: 10 });
+      assert.throws(() => submit(pool, { chunks: 1, samples: 1 }), (err: unknown) => isCode('engine_unavailable')(err) && (err as ApiError).headers['retry-after'] === '1');
+      assert.equal(pool.stats().jobs.refused, 1);
+      assert.equal(pool.stats().queued, 1);
+      await busy.return();
+      assert.equal((await drain(queued)).length, 2);
+    });
+  });
+
+  test('a job that waits longer than queueTimeoutMs fails with engine_unavailable and leaves the queue', T, async () => {
+    await withPool({ queueTimeoutMs: 150 }, async (pool) => {
+      const busy = submit(pool, { chunks: 1000, samples: 100 });
+      await busy.next(); // the only worker is held (paused for its reader)
+      const waiting = submit(pool, { chunks: 1, samples: 1 });
+      const started = performance.now();
+      await assert.rejects(waiting.next(), (err: unknown) => isCode('engine_unavailable')(err) && (err as ApiError).headers['retry-after'] === '1');
+      assert.ok(performance.now() - started < 2000);
+      assert.equal(pool.stats().queued, 0);
+      assert.equal(pool.stats().jobs.queueTimeouts, 1);
+      await busy.return();
+    });
+  });
+
+  test('a job that works longer than jobTimeoutMs fails with engine_timeout and its worker is freed', T, async () => {
+    await withPool({ jobTimeoutMs: 200 }, async (pool) => {
+      const slow = submit(pool, { chunks: 100, samples: 10, blockMs: 20 }); // 2 s of work
+      await assert.rejects(drain(slow), (err: unknown) => isCode('engine_timeout')(err) && /within 0\.2 s$/.test((err as Error).message));
+      await until(() => pool.stats().busy === 0, 'the worker stopping');
+      assert.equal(pool.stats().jobs.jobTimeouts, 1);
+      assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2);
+    });
+  });
+
+  test('time paused for a slow but steady reader does not count against jobTimeoutMs', T, async () => {
+    await withPool({ jobTimeoutMs: 600, highWater: 2 }, async (pool) => {
+      const started = performance.now();
+      let chunks = 0;
+      for await (const _ of submit(pool, { chunks: 12, samples: 10 })) {
+        chunks++;
+        await sleep(100);
+      }
+      assert.equal(chunks, 12);
+      assert.ok(performance.now() - started > 1000, 'the job outlasted its deadline in wall time');
+    });
+  });
+
+  test('a reader that leaves a full buffer unread longer than jobTimeoutMs loses the job, and the worker is freed', T, async () => {
+    await withPool({ jobTimeoutMs: 200 }, async (pool) => {
+      const stalled = submit(pool, { chunks: 1000, samples: 10 });
+      await stalled.next();
+      await until(() => pool.stats().busy === 0, 'the stalled job being cancelled');
+      await assert.rejects(stalled.next(), (err: unknown) => isCode('engine_timeout')(err) && /not read/.test((err as Error).message));
+      assert.equal(pool.stats().jobs.jobTimeouts, 1);
+    });
+  });
+
+  test('an abort cancels the job at once, even while nobody is pulling', T, async () => {
+    await withPool({}, async (pool) => {
+      const controller = new AbortController();
+      const stream = submit(pool, { chunks: 100_000, samples: 10, blockMs: 1 }, controller.signal);
+      await stream.next();
+      controller.abort(new Error('gone'));
+      await until(() => pool.stats().busy === 0, 'the worker stopping');
+      await assert.rejects(stream.next(), /gone/);
+      assert.equal(pool.stats().jobs.cancelled, 1);
+    });
+  });
+
+  test('return() cancels: a running job, and a queued job never read', T, async () => {
+    await withPool({}, async (pool) => {
+      const running = submit(pool, { chunks: 100_000, samples: 10, blockMs: 1 });
+      await running.next();
+      const queued = submit(pool, { chunks: 5, samples: 10 });
+      assert.equal(pool.stats().queued, 1);
+      await queued.return();
+      assert.equal(pool.stats().queued, 0, 'a job returned before its first read leaves the queue');
+      await running.return();
+      await until(() => pool.stats().busy === 0, 'the worker stopping');
+      assert.equal(pool.stats().jobs.cancelled, 2);
+      assert.deepEqual(await running.next(), { done: true, value: undefined });
+    });
+  });
+
+  test('an already aborted signal never takes a worker', T, async () => {
+    await withPool({}, async (pool) => {
+      const controller = new AbortController();
+      controller.abort(new Error('before'));
+      const stream = submit(pool, { chunks: 5, samples: 10 }, controller.signal);
+      assert.equal(pool.stats().busy + pool.stats().queued, 0);
+      await assert.rejects(stream.next(), /before/);
+    });
+  });
+
+  test('an iterator dropped unfinished is cancelled once it is garbage-collected', T, async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    await withPool({}, async (pool) => {
+      await (async () => {
+        const dropped = submit(pool, { chunks: 100_000, samples: 10, blockMs: 1 });
+        await dropped.next();
+      })();
+      await until(() => {
+        gc();
+        return pool.stats().busy === 0;
+      }, 'the dropped job being cancelled');
+      assert.equal(pool.stats().jobs.cancelled, 1);
+    });
+  });
+
+  test('a worker that does not stop within cancelGraceMs is terminated and replaced', T, async () => {
+    await withPool({ cancelGraceMs: 100 }, async (pool) => {
+      const stuck = submit(pool, { chunks: 10_000, samples: 10, blockMs: 5, ignoreCancel: true }); // 50 s
+      await stuck.next();
+      await stuck.return();
+      await until(() => pool.stats().workersTerminated === 1, 'the stuck worker being terminated');
+      await until(() => pool.isReady() && pool.stats().busy === 0, 'a replacement worker');
+      assert.equal(pool.stats().workerExits, 0, 'a termination is not counted as a crash');
+      assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2);
+    });
+  });
+
+  test('a job that throws fails with engine_error; a crashed worker fails only its job and is replaced', T, async () => {
+    await withPool({ workers: 2 }, async (pool) => {
+      await assert.rejects(drain(submit(pool, { chunks: 10, samples: 10, failAfter: 3 })), isCode('engine_error'));
+      const victim = submit(pool, { chunks: 100_000, samples: 10, blockMs: 1 });
+      await victim.next();
+      assert.equal(pool.crashBusyWorker(), true);
+      await assert.rejects(drain(victim), (err: unknown) => isCode('engine_error')(err) && /stopped unexpectedly/.test((err as Error).message));
+      assert.equal(pool.stats().workerExits, 1);
+      assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2, 'the other worker serves meanwhile');
+      await until(() => pool.stats().workers === 2, 'a replacement worker');
+      assert.deepEqual({ ...pool.stats().jobs, submitted: 0 }, { submitted: 0, completed: 1, failed: 2, cancelled: 0, queueTimeouts: 0, jobTimeouts: 0, refused: 0 });
+    });
+  });
+});

@@ -1,0 +1,44 @@
+/**
+ * @module engines/worker-pool/protocol
+ * What the pool (main thread) and its worker threads exchange, whatever the
+ * engine: the job envelope, the chunk/end/failed replies, and the layout of
+ * the small shared control block per worker. An engine that blocks its thread
+ * cannot read a message while it works, so cancellation and back-pressure go
+ * through shared memory that the worker polls between chunks.
+ */
+
+/** Int32 slots of the shared control block. */
+export const CONTROL = {
+  /** Set to 1 by the pool to cancel the current job. */
+  cancel: 0,
+  /** Units of audio (the engine's own chunks) posted by the worker and not yet taken by the consumer. */
+  inFlight: 1,
+} as const;
+export const CONTROL_SLOTS = 2;
+
+/** Sample arrays a worker may post; their buffers are transferred, never copied. */
+export type Samples = Int16Array | Float32Array;
+
+/** What a worker script receives as `workerData`. */
+export interface PoolWorkerData {
+  control: SharedArrayBuffer;
+  /** Engine-specific start-up data (model paths and the like). */
+  engine: unknown;
+}
+
+/** Pool → worker: one job, sent only to an idle worker. */
+export interface JobEnvelope<J> {
+  type: 'job';
+  jobId: number;
+  /** Units the worker may post ahead of the consumer before it waits. */
+  highWater: number;
+  job: J;
+}
+
+/** Worker → pool. `R` is what the engine reports when ready, `E` its per-chunk events (words…). */
+export type PoolWorkerMessage<R, E, S extends Samples = Samples> =
+  | { type: 'ready'; info: R }
+  /** `units`: the engine chunks gathered in this message, as counted in `CONTROL.inFlight`. */
+  | { type: 'chunk'; jobId: number; samples: S; events: E[]; units: number }
+  | { type: 'end'; jobId: number; cancelled: boolean }
+  | { type: 'failed'; jobId: number; message: string };
