@@ -20,7 +20,8 @@ let server: TestServer;
 let org: TestOrg;
 const INITIAL = 1_000_000;
 before(async () => {
-  server = await startServer({ config: { accounts: { enabled: true }, engines: { espeak: { type: 'espeak', workers: 2 } } } });
+  // A burst of 200 on two workers queues for longer than the default deadline on a loaded machine; the books are what is tested here.
+  server = await startServer({ config: { accounts: { enabled: true }, engines: { espeak: { type: 'espeak', workers: 2, queueTimeoutMs: 60_000 } } } });
   org = await newOrg(server, { credits: INITIAL });
 });
 after(() => server.close());
@@ -183,5 +184,6 @@ test('200 concurrent mixed requests with random aborts keep the books exact', { 
     wsTotals.splice(index, 1);
   }
   const finished = outcomes.filter((o) => o.finished).length;
-  assert.ok(finished >= 100, `${finished} of 200 finished`);
+  const unfinished = outcomes.filter((o) => !o.finished && o.leave === 'never').map((o) => `${o.kind}:${o.status}`);
+  assert.ok(finished >= 100, `${finished} of 200 finished; not finished without leaving: ${unfinished.join(' ')}`);
 });
