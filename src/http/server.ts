@@ -7,6 +7,7 @@
  * `synthesis/`.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { registerAccessToken } from '../api/access-token.js';
 import { registerAdmin } from '../api/admin.js';
 import { registerDictionaries } from '../api/dictionaries.js';
 import { registerTtsBytes } from '../api/cartesia/bytes.js';
@@ -62,8 +63,9 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   registerVoices(app, services);
   registerDictionaries(app, services);
   if (services.accounts) {
-    const { admin, pricing } = services.accounts;
+    const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);
+    registerAccessToken(app, services.gate, tokens);
     registerAdmin(app, admin, services.config.accounts.adminToken, pricing);
   }
   registerWebSocket(app, services, isClosing);
