@@ -16,6 +16,7 @@ import { registerWebSocket } from '../api/cartesia/websocket.js';
 import { registerOpenAISpeech } from '../api/openai/speech.js';
 import { registerHealth } from '../api/health.js';
 import { registerModels } from '../api/models.js';
+import { registerPlayground } from '../api/playground.js';
 import { registerUsage } from '../api/usage.js';
 import { registerVoices } from '../api/voices.js';
 import type { Services } from '../services.js';
@@ -60,6 +61,7 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   acceptEmptyBodies(app);
   registerHealth(app, services, isClosing);
   registerModels(app, services);
+  registerPlayground(app);
   registerVoices(app, services);
   registerDictionaries(app, services);
   if (services.accounts) {

@@ -102,7 +102,7 @@ async function connect(config: Config, url: string | undefined, key: string | un
     // Without a key there is nobody to bill: the in-process server runs without accounts.
     accounts: { ...config.accounts, enabled: key ? config.accounts.enabled : false },
   };
-  const app: App = createApp(local, createLogger('silent'));
+  const app: App = await createApp(local, createLogger('silent'));
   try {
     return { url: await app.listen(), close: () => app.close() };
   } catch (err) {
