@@ -7,10 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { AccessTokens } from './accounts/access-tokens.js';
 import { AccountsAdmin } from './accounts/admin.js';
 import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
 import { AccountsGate } from './accounts/gate.js';
 import { InProcessLimits, type LimitCounters } from './accounts/limits.js';
+import { resolveTokenSecret } from './accounts/token-secret.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
@@ -58,10 +60,11 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: config.accounts.costHeaderAliasPrefix };
     const limits = options.limits ?? new InProcessLimits();
     const admin = new AccountsAdmin(store, config.accounts);
-    accounts = { store, admin, limits, pricing };
+    const tokens = new AccessTokens(resolveTokenSecret(config.accounts.tokenSecret, config.dataDir));
+    accounts = { store, admin, limits, pricing, tokens };
     if (options.gate) gate = options.gate;
     else {
-      const accountsGate = new AccountsGate(store, limits, pricing, logger);
+      const accountsGate = new AccountsGate(store, limits, pricing, logger, undefined, tokens);
       // Admin API changes reach the gate's caches at once; the CLI's within their lifetime.
       admin.onChange((change) => accountsGate.invalidate(change));
       gate = accountsGate;

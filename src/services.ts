@@ -3,6 +3,7 @@
  * What request handlers are given: configuration, catalogues, engines and
  * the request gate. Built once by `app.ts`; handlers never construct these.
  */
+import type { AccessTokens } from './accounts/access-tokens.js';
 import type { AccountsAdmin } from './accounts/admin.js';
 import type { LimitCounters } from './accounts/limits.js';
 import type { PricingConfig } from './accounts/pricing.js';
@@ -20,6 +21,8 @@ export interface AccountsServices {
   admin: AccountsAdmin;
   limits: LimitCounters;
   pricing: PricingConfig;
+  /** Signs and verifies access tokens (`POST /access-token`). */
+  tokens: AccessTokens;
 }
 
 export interface Services {

@@ -13,10 +13,11 @@
  * from another process (the CLI) within CACHE_MS.
  */
 import { ApiError } from '../errors/api-error.js';
-import type { Admission, AdmitOptions, Caller, CredentialSource, RequestGate } from '../http/gate.js';
+import type { Admission, AdmitOptions, AuthenticateOptions, Caller, CredentialSource, RequestGate } from '../http/gate.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiKeyRecord, Org, Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
+import { looksLikeToken, type AccessTokens } from './access-tokens.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import { presentedKey } from './credentials.js';
 import type { Lease, LimitCounters } from './limits.js';
@@ -63,11 +64,14 @@ export class AccountsGate implements RequestGate {
     private readonly pricing: PricingConfig,
     private readonly logger: Logger,
     private readonly reservationTtlMs = RESERVATION_TTL_MS,
+    /** Verifies access tokens; without it every access token is refused as invalid. */
+    private readonly tokens: AccessTokens | null = null,
   ) {}
 
-  async authenticate(source: CredentialSource, options: { allowQuery?: boolean } = {}): Promise<Caller> {
+  async authenticate(source: CredentialSource, options: AuthenticateOptions = {}): Promise<Caller> {
     const presented = presentedKey(source.headers, source.url, options.allowQuery ?? false);
     if (!presented) throw new ApiError('missing_api_key');
+    if (looksLikeToken(presented)) return this.authenticateToken(presented, options);
     const parsed = parseKey(presented);
     const record = parsed ? await this.guard('store', () => this.key(parsed.id)) : null;
     const valid = secretMatches(parsed?.secret ?? presented, record?.secretHash ?? null);
@@ -80,13 +84,26 @@ export class AccountsGate implements RequestGate {
     return { orgId: record.orgId, keyId: record.id };
   }
 
+  /** An access token: signed and unexpired, its parent key still valid, and allowed on this route. */
+  private async authenticateToken(presented: string, options: AuthenticateOptions): Promise<Caller> {
+    const verified = this.tokens?.verify(presented) ?? { ok: false as const, reason: 'invalid' as const };
+    if (!verified.ok) throw new ApiError(verified.reason === 'expired' ? 'access_token_expired' : 'invalid_access_token');
+    const { claims } = verified;
+    const record = await this.guard('store', () => this.key(claims.keyId));
+    if (!record || record.revokedAt || record.orgId !== claims.orgId) throw new ApiError('invalid_access_token');
+    // Both uses need the tts grant: it is the only one a token can carry.
+    if (!options.token || !claims.grants.tts) throw new ApiError('access_token_not_allowed');
+    return { orgId: claims.orgId, keyId: claims.keyId, token: { grants: claims.grants, expiresAt: claims.expiresAt } };
+  }
+
   async admit(caller: Caller, synthesis: SynthesisRequest, options: AdmitOptions): Promise<Admission> {
     const orgId = caller.orgId;
     if (!orgId) throw new ApiError('missing_api_key');
     // A WebSocket lives long: its key is checked again for every turn (the cache follows revocations).
+    if (caller.token && caller.token.expiresAt <= Date.now()) throw new ApiError('access_token_expired');
     if (caller.keyId) {
       const key = await this.guard('store', () => this.key(caller.keyId!));
-      if (!key || key.revokedAt) throw new ApiError('invalid_api_key');
+      if (!key || key.revokedAt) throw new ApiError(caller.token ? 'invalid_access_token' : 'invalid_api_key');
     }
     const org = await this.guard('store', () => this.org(orgId));
     if (!org) throw new ApiError('invalid_api_key');

@@ -112,14 +112,14 @@ async function readClone(request: FastifyRequest, maxBytes: number): Promise<{ c
 
 export function registerVoices(app: FastifyInstance, services: Services): void {
   app.get<{ Querystring: Record<string, unknown> }>('/voices', async (request) => {
-    const caller = await services.gate.authenticate(request);
+    const caller = await services.gate.authenticate(request, { token: 'read' });
     const voices = (await services.voices.list(caller.orgId)).filter((v) => matches(v, request.query, caller.orgId));
     const page = pageByCursor(voices, request.query);
     return { data: page.data.map((v) => voiceToJson(v, caller.orgId)), has_more: page.has_more };
   });
 
   app.get<{ Params: { id: string } }>('/voices/:id', async (request) => {
-    const caller = await services.gate.authenticate(request);
+    const caller = await services.gate.authenticate(request, { token: 'read' });
     const voice = await services.voices.get(request.params.id, caller.orgId);
     if (!voice) throw new ApiError('voice_not_found', { id: request.params.id });
     return voiceToJson(voice, caller.orgId);

@@ -24,6 +24,7 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['VOICEGATE_ESPEAK_QUEUE_LIMIT', ['engines', 'espeak', 'queueLimit'], 'number'],
   ['VOICEGATE_ACCOUNTS', ['accounts', 'enabled'], 'boolean'],
   ['VOICEGATE_ADMIN_TOKEN', ['accounts', 'adminToken'], 'string'],
+  ['VOICEGATE_TOKEN_SECRET', ['accounts', 'tokenSecret'], 'string'],
   ['VOICEGATE_STARTING_CREDITS', ['accounts', 'startingCredits'], 'number'],
   ['VOICEGATE_USD_PER_MILLION_CREDITS', ['accounts', 'usdPerMillionCredits'], 'number'],
   ['VOICEGATE_COST_HEADER_PREFIX', ['accounts', 'costHeaderAliasPrefix'], 'string'],

@@ -77,6 +77,8 @@ const accountsSchema = z
     costHeaderAliasPrefix: z.string().regex(/^[a-z0-9-]+-$/).nullable().default(null),
     /** Bearer token for the admin HTTP API; null disables it. */
     adminToken: z.string().min(16).nullable().default(null),
+    /** Signs access tokens; null: generated once and kept in `<dataDir>/token-secret`. Instances that share keys must share it. */
+    tokenSecret: z.string().min(32).nullable().default(null),
     /** Limits given to new organisations. */
     defaultLimits: limitsSchema.default({ maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } }),
   })
@@ -181,6 +183,7 @@ export const configSchema = z
       usdPerMillionCredits: 30,
       costHeaderAliasPrefix: null,
       adminToken: null,
+      tokenSecret: null,
       defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
     }),
     openai: openaiSchema.default(OPENAI_DEFAULTS),

@@ -95,6 +95,17 @@ export const ERRORS = {
     message: 'an API key is required: send Authorization: Bearer <key> or X-API-Key: <key>',
   },
   invalid_api_key: { status: 401, title: 'Invalid API key', message: 'the API key is not valid or has been revoked' },
+  invalid_access_token: {
+    status: 401,
+    title: 'Invalid access token',
+    message: 'the access token is not valid, or the API key it was made from has been revoked',
+  },
+  access_token_expired: { status: 401, title: 'Access token expired', message: 'the access token has expired; make a new one with POST /access-token' },
+  access_token_not_allowed: {
+    status: 403,
+    title: 'Access token not allowed',
+    message: 'access tokens are good for TTS and for reading models and voices only; use an API key for this route',
+  },
   insufficient_credits: {
     status: 402,
     title: 'Insufficient credits',

@@ -14,7 +14,23 @@ import type { SynthesisRequest } from '../synthesis/request.js';
 
 export interface Caller {
   orgId: string | null;
+  /** The API key, or the key an access token was made from (its requests are billed and rate-limited as that key's). */
   keyId: string | null;
+  /** Set when the caller presented an access token rather than an API key. */
+  token?: { grants: { tts: boolean }; expiresAt: number };
+}
+
+/**
+ * What a route lets an access token do: `tts` (synthesis on any transport) or `read` (reading
+ * models and voices). A route that names none takes API keys only.
+ */
+export type TokenUse = 'tts' | 'read';
+
+export interface AuthenticateOptions {
+  /** Also accept `api_key` / `access_token` in the query (WebSocket upgrades). */
+  allowQuery?: boolean;
+  /** Accept an access token for this use; absent: an access token is refused with 403 `access_token_not_allowed`. */
+  token?: TokenUse;
 }
 
 export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech' | 'openai.speech.stream';
@@ -52,8 +68,7 @@ export interface Admission {
 }
 
 export interface RequestGate {
-  /** `allowQuery`: also accept `api_key` / `access_token` in the query (WebSocket upgrades). */
-  authenticate(source: CredentialSource, options?: { allowQuery?: boolean }): Promise<Caller>;
+  authenticate(source: CredentialSource, options?: AuthenticateOptions): Promise<Caller>;
   admit(caller: Caller, synthesis: SynthesisRequest, options: AdmitOptions): Promise<Admission>;
 }
 

@@ -7,6 +7,7 @@
  * `synthesis/`.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { registerAccessToken } from '../api/access-token.js';
 import { registerAdmin } from '../api/admin.js';
 import { registerDictionaries } from '../api/dictionaries.js';
 import { registerTtsBytes } from '../api/cartesia/bytes.js';
@@ -15,6 +16,7 @@ import { registerWebSocket } from '../api/cartesia/websocket.js';
 import { registerOpenAISpeech } from '../api/openai/speech.js';
 import { registerHealth } from '../api/health.js';
 import { registerModels } from '../api/models.js';
+import { registerPlayground } from '../api/playground.js';
 import { registerUsage } from '../api/usage.js';
 import { registerVoices } from '../api/voices.js';
 import type { Services } from '../services.js';
@@ -59,11 +61,13 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   acceptEmptyBodies(app);
   registerHealth(app, services, isClosing);
   registerModels(app, services);
+  registerPlayground(app);
   registerVoices(app, services);
   registerDictionaries(app, services);
   if (services.accounts) {
-    const { admin, pricing } = services.accounts;
+    const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);
+    registerAccessToken(app, services.gate, tokens);
     registerAdmin(app, admin, services.config.accounts.adminToken, pricing);
   }
   registerWebSocket(app, services, isClosing);

@@ -108,7 +108,8 @@ export class SynthesisSession {
   }
 
   async authenticate(source: CredentialSource, options?: { allowQuery?: boolean }): Promise<Caller> {
-    const caller = await this.services.gate.authenticate(source, options);
+    // Every session synthesises: an access token with the tts grant will do.
+    const caller = await this.services.gate.authenticate(source, { ...options, token: 'tts' });
     this.useCaller(caller);
     return caller;
   }

@@ -37,7 +37,7 @@ export function registerWebSocket(app: FastifyInstance, services: Services, isCl
     socket.on('error', () => socket.destroy());
     if (path !== WEBSOCKET_PATH) return refuse(socket, new ApiError('not_found', { method: 'GET', path }), requestId);
     if (isClosing()) return refuse(socket, new ApiError('not_ready', {}, { 'retry-after': '1' }), requestId);
-    services.gate.authenticate({ headers: request.headers, url: request.url ?? '' }, { allowQuery: true }).then(
+    services.gate.authenticate({ headers: request.headers, url: request.url ?? '' }, { allowQuery: true, token: 'tts' }).then(
       (caller) => {
         wss.handleUpgrade(request, socket, head, (ws) => {
           const log = services.logger.child({ request_id: requestId, org_id: caller.orgId });

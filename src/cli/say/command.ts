@@ -1,0 +1,205 @@
+/**
+ * @module cli/say/command
+ * `voicegate say`: speaks a text or a file into an audio file, against a
+ * running server (`--url`, key from `VOICEGATE_API_KEY`) or a server started
+ * in this process on a loopback port (with `VOICEGATE_API_KEY` it bills
+ * that key's organisation in the configured data directory; without, it runs
+ * with accounts off and charges nothing). Text past the model's per-request
+ * limit is split at sentence boundaries; each piece is fetched as raw 16-bit
+ * PCM and encoded here, so the joins are seamless. Prints the total cost.
+ * Ctrl-C stops the request in flight and removes the partial file unless
+ * `--keep-partial`.
+ */
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { createApp, type App } from '../../app.js';
+import { defaultMp3BitRate } from '../../audio/mp3.js';
+import type { Config } from '../../config/schema.js';
+import { createLogger } from '../../log/logger.js';
+import { UsageError } from '../accounts.js';
+import { AudioFile, containerFor } from './output.js';
+import { Progress } from './progress.js';
+import { codePoints, splitText } from './split.js';
+
+export const SAY_USAGE = `voicegate say "text" -o out.wav [options]
+  voicegate say -f chapter.txt -o chapter.mp3 [options]
+    -o, --output <file>   .wav, .mp3 or .raw (16-bit PCM); written only once complete
+    -f, --file <file>     read the text from a file ("-" for standard input)
+    --model <id>          model (default gepard-1.0)
+    --voice <id>          voice (default: the model's default voice, else sarah)
+    --sample-rate <hz>    output sample rate (default 24000)
+    --bit-rate <bps>      mp3 bit rate (default: the rate's usual one)
+    --speed <x>           generation speed, e.g. 0.8 or 1.2
+    --language <code>     language of the text
+    --url <url>           a running server (key from VOICEGATE_API_KEY); default: in this process
+    --keep-partial        on Ctrl-C or an error, keep the audio written so far`;
+
+const OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  file: { type: 'string', short: 'f' },
+  model: { type: 'string' },
+  voice: { type: 'string' },
+  'sample-rate': { type: 'string' },
+  'bit-rate': { type: 'string' },
+  speed: { type: 'string' },
+  language: { type: 'string' },
+  url: { type: 'string' },
+  'keep-partial': { type: 'boolean' },
+  config: { type: 'string' },
+  tls: { type: 'string' },
+} as const;
+
+/** Thrown when the server refuses a request: its message is printed, the exit code is 1. */
+export class SayError extends Error {}
+
+interface Totals {
+  credits: number;
+  usd: number;
+  remaining: string | null;
+  billed: boolean;
+}
+
+function number(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed)) throw new UsageError(`--${name} takes a number, not ${value}`);
+  return parsed;
+}
+
+async function readText(positionals: string[], file: string | undefined): Promise<string> {
+  if (file !== undefined) {
+    if (positionals.length) throw new UsageError('give the text or --file, not both');
+    if (file === '-') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    }
+    try {
+      return await readFile(file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+    }
+  }
+  return positionals.join(' ');
+}
+
+async function refusal(response: Response): Promise<SayError> {
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text) as { error_code?: string; message?: string };
+    return new SayError(`${body.error_code ?? response.status}: ${body.message ?? text}`);
+  } catch {
+    return new SayError(`the server answered ${response.status}: ${text.slice(0, 200)}`);
+  }
+}
+
+/** A server to speak with: the one at --url, or one started here; `close` stops the latter. */
+async function connect(config: Config, url: string | undefined, key: string | undefined): Promise<{ url: string; close(): Promise<void> }> {
+  if (url) return { url: url.replace(/\/+$/, ''), close: async () => {} };
+  const local: Config = {
+    ...config,
+    server: { ...config.server, host: '127.0.0.1', port: 0, tls: null },
+    // Without a key there is nobody to bill: the in-process server runs without accounts.
+    accounts: { ...config.accounts, enabled: key ? config.accounts.enabled : false },
+  };
+  const app: App = await createApp(local, createLogger('silent'));
+  try {
+    return { url: await app.listen(), close: () => app.close() };
+  } catch (err) {
+    await app.close().catch(() => {});
+    throw err;
+  }
+}
+
+export async function runSay(config: Config, argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+  positionals.shift(); // "say"
+  const output = values.output;
+  if (!output) throw new UsageError(`say needs -o <file>\n\n${SAY_USAGE}`);
+  const container = containerFor(output);
+  if (!container) throw new UsageError(`${output}: the output must end in .wav, .mp3 or .raw`);
+  const text = await readText(positionals, values.file);
+  if (!text.trim()) throw new UsageError(`nothing to say: give the text or --file\n\n${SAY_USAGE}`);
+  const sampleRate = number('sample-rate', values['sample-rate']) ?? 24000;
+  const bitRate = number('bit-rate', values['bit-rate']);
+  const speed = number('speed', values.speed);
+  const key = process.env.VOICEGATE_API_KEY || undefined;
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) };
+
+  const abort = new AbortController();
+  let interrupted = false;
+  const onSignal = () => {
+    interrupted = true;
+    abort.abort(new Error('interrupted'));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  const server = await connect(config, values.url, key);
+  let audio: AudioFile | null = null;
+  let progress: Progress | null = null;
+  try {
+    const modelId = values.model ?? 'gepard-1.0';
+    const modelResponse = await fetch(`${server.url}/models/${encodeURIComponent(modelId)}`, { headers, signal: abort.signal });
+    if (!modelResponse.ok) throw await refusal(modelResponse);
+    const model = (await modelResponse.json()) as { max_transcript_chars: number; default_voice: string | null };
+    const voice = values.voice ?? model.default_voice ?? 'sarah';
+    const pieces = splitText(text, model.max_transcript_chars);
+    const format = { container, encoding: 'pcm_s16le' as const, sampleRate, ...(container === 'mp3' ? { bitRate: bitRate ?? defaultMp3BitRate(sampleRate) } : {}) };
+    try {
+      audio = await AudioFile.create(output, format);
+    } catch (err) {
+      throw new SayError((err as Error).message);
+    }
+    const totals: Totals = { credits: 0, usd: 0, remaining: null, billed: false };
+    progress = new Progress(pieces.reduce((n, p) => n + codePoints(p), 0));
+    for (const piece of pieces) {
+      const response = await fetch(`${server.url}/tts/bytes`, {
+        method: 'POST',
+        headers,
+        signal: abort.signal,
+        body: JSON.stringify({
+          model_id: modelId,
+          transcript: piece,
+          voice: { mode: 'id', id: voice },
+          output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: sampleRate },
+          ...(speed !== undefined ? { generation_config: { speed } } : {}),
+          ...(values.language ? { language: values.language } : {}),
+        }),
+      });
+      if (!response.ok) throw await refusal(response);
+      await audio.append(Buffer.from(await response.arrayBuffer()));
+      const credits = response.headers.get('x-request-credits');
+      if (credits !== null) {
+        totals.billed = true;
+        totals.credits += Number(credits);
+        totals.usd += Number(response.headers.get('x-request-cost-usd') ?? 0);
+        totals.remaining = response.headers.get('x-credits-remaining');
+      }
+      progress.advance(codePoints(piece));
+    }
+    await audio.commit();
+    audio = null;
+    progress.end();
+    const characters = pieces.reduce((n, p) => n + codePoints(p), 0);
+    const cost = totals.billed
+      ? `cost ${totals.credits.toLocaleString('en-US')} credits ($${Number(totals.usd.toFixed(10))})${totals.remaining !== null ? `, ${Number(totals.remaining).toLocaleString('en-US')} credits left` : ''}`
+      : 'cost 0 credits (not billed)';
+    console.log(`wrote ${output}: ${characters.toLocaleString('en-US')} characters in ${pieces.length} request${pieces.length === 1 ? '' : 's'}; ${cost}`);
+  } catch (err) {
+    progress?.end();
+    if (interrupted) {
+      await audio?.discard(values['keep-partial'] ?? false);
+      console.error(values['keep-partial'] && audio ? `interrupted; kept the audio so far in ${output}` : 'interrupted; nothing written');
+      process.exitCode = 130;
+      return;
+    }
+    await audio?.discard(values['keep-partial'] ?? false);
+    if (err instanceof TypeError && !(err instanceof SayError)) throw new SayError(`cannot reach ${server.url}: ${(err as Error & { cause?: Error }).cause?.message ?? err.message}`);
+    throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await server.close();
+  }
+}
