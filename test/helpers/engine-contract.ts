@@ -29,6 +29,8 @@ export interface ContractOptions {
    * shape, length and level.
    */
   deterministic?: boolean;
+  /** Whether the engine offers `synthesizeInt16`; the contract checks the engine says the same. */
+  int16?: boolean;
 }
 
 /** An engine whose jobs run on a fixed set of workers (`info()` reports `busy` and `queued`). */
@@ -184,8 +186,9 @@ export function engineContract(name: string, create: () => Engine, options: Cont
       assert.ok(results[0].seconds < results[1].seconds && results[1].seconds < results[2].seconds);
     });
 
-    test('synthesizeInt16, where offered, is the Float32 synthesis as 16-bit samples', { timeout: 30_000 }, async (t) => {
-      if (!offersInt16(engine)) return t.skip('no Int16 path');
+    test('synthesizeInt16, where offered, is the Float32 synthesis as 16-bit samples', { timeout: 30_000 }, async () => {
+      assert.equal(offersInt16(engine), options.int16 === true, 'the engine offers an Int16 path exactly when declared');
+      if (!offersInt16(engine)) return;
       for (const text of ['The quick brown fox jumps over the lazy dog. It was a sunny day.', 'Alpha bravo <charlie> & delta.']) {
         const floats: EngineChunk[] = (await collect(engine, text, { wordTimings: true })).chunks;
         const ints = await collectInt16(engine, text, true);
