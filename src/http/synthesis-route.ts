@@ -14,7 +14,6 @@ import type { Services } from '../services.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import { SynthesisSession, type FrameSink, type StreamFraming } from '../synthesis/session.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
-import { disconnectSignal } from './disconnect.js';
 import type { Endpoint } from './gate.js';
 import { decodeJsonObject } from './json-body.js';
 import { clientRequestId } from './request-id.js';
@@ -50,12 +49,10 @@ export async function serveSynthesis<I extends SpeechInput>(
   reply: FastifyReply,
   route: SynthesisRoute<I>,
 ): Promise<FastifyReply> {
-  const session = new SynthesisSession({
-    services,
-    transport: 'http',
-    requestId: String(request.id),
-    clientRequestId: clientRequestId(request.headers),
-    signal: disconnectSignal(reply),
+  const session = new SynthesisSession({ services, transport: 'http', requestId: String(request.id), clientRequestId: clientRequestId(request.headers) });
+  // Bound before anything is awaited: a client that leaves at any step is seen at that step.
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) session.leave();
   });
   try {
     await session.authenticate(request);

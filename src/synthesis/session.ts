@@ -58,6 +58,9 @@ export interface FrameSink {
   destroy(): void;
 }
 
+/** The abort reason once a session is over; one shared instance, since a stack trace per request costs. */
+const SESSION_ENDED = Object.freeze(new Error('session ended'));
+
 export class SynthesisSession {
   readonly requestId: string;
   readonly clientRequestId: string | null;
@@ -285,7 +288,7 @@ export class SynthesisSession {
   }
 
   private async finish(): Promise<void> {
-    if (!this.controller.signal.aborted) this.controller.abort(new Error('session ended'));
+    if (!this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
     try {
       await this.admission?.release();
     } catch (err) {
@@ -315,6 +318,6 @@ export class SynthesisSession {
 
   private throwIfOver(): void {
     if (this.clientLeft) throw this.controller.signal.reason ?? new Error('client disconnected');
-    if (this.ending) throw new Error('session ended');
+    if (this.ending) throw SESSION_ENDED;
   }
 }
