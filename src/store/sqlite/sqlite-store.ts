@@ -32,6 +32,7 @@ import type {
   ReserveResult,
   Store,
 } from '../store.js';
+import { GroupCommit } from './group-commit.js';
 import { MIGRATIONS } from './migrations.js';
 
 interface OrgRow {
@@ -82,14 +83,18 @@ function toReservation(row: ReservationRow): Reservation {
   return { id: row.id, orgId: row.org_id, credits: row.credits, expiresAt: row.expires_at };
 }
 
-/** Runs a write; a database still locked by another process after `busy_timeout` is a 503 `store_unavailable`. */
+/** A database still locked by another process after `busy_timeout` is a 503 `store_unavailable`. */
+function classifyWriteError(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY_'))) return storeUnavailable(err);
+  return err;
+}
+
 function guard<T>(write: () => T): T {
   try {
     return write();
   } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || (typeof code === 'string' && code.startsWith('SQLITE_BUSY_'))) throw storeUnavailable(err);
-    throw err;
+    throw classifyWriteError(err);
   }
 }
 
@@ -373,16 +378,18 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
     },
   };
 
+  // Reservations and charges of concurrent requests share commits (see group-commit.ts).
+  const group = new GroupCommit(db, classifyWriteError);
   const ledger: LedgerRepository = {
     async append(entry) {
       return guard(() => appendTx.immediate(entry));
     },
     async reserve(request) {
       checkReserveRequest(request);
-      return guard(() => reserveTx.immediate(request));
+      return group.run(() => reserveTx(request));
     },
     async settle(reservationId, entry) {
-      return guard(() => settleTx.immediate(reservationId, entry));
+      return group.run(() => settleTx(reservationId, entry));
     },
     async release(reservationId) {
       guard(() => s.reservationDelete.run(reservationId));
