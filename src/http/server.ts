@@ -19,6 +19,7 @@ import { registerModels } from '../api/models.js';
 import { registerPlayground } from '../api/playground.js';
 import { registerUsage } from '../api/usage.js';
 import { registerVoices } from '../api/voices.js';
+import { registerMetricsRoute } from '../metrics/route.js';
 import type { Services } from '../services.js';
 import { ApiError } from '../errors/api-error.js';
 import { MAX_PATH_SEGMENT, clientErrorHandler, frameworkErrorHandler, installErrorHandlers, sendError } from './errors.js';
@@ -64,6 +65,10 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   registerPlayground(app);
   registerVoices(app, services);
   registerDictionaries(app, services);
+  const metricsHere = services.metrics !== null && services.config.metrics.port === null;
+  if (services.metrics && metricsHere) {
+    registerMetricsRoute(app, services.metrics, { public: services.config.metrics.public, adminToken: services.config.accounts.adminToken });
+  }
   if (services.accounts) {
     const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);
