@@ -19,6 +19,7 @@ import { registerModels } from '../api/models.js';
 import { registerPlayground } from '../api/playground.js';
 import { registerUsage } from '../api/usage.js';
 import { registerVoices } from '../api/voices.js';
+import { registerConcurrency } from '../concurrency/route.js';
 import { registerMetricsRoute } from '../metrics/route.js';
 import type { Services } from '../services.js';
 import { ApiError } from '../errors/api-error.js';
@@ -65,6 +66,7 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   registerPlayground(app);
   registerVoices(app, services);
   registerDictionaries(app, services);
+  registerConcurrency(app, services, services.activity);
   const metricsHere = services.metrics !== null && services.config.metrics.port === null;
   if (services.metrics && metricsHere) {
     registerMetricsRoute(app, services.metrics, { public: services.config.metrics.public, adminToken: services.config.accounts.adminToken });
