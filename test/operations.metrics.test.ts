@@ -105,10 +105,13 @@ test('on the main port metrics need the admin token; an API key never reads them
   }
 });
 
-test('without an admin token metrics are protected, unless config makes them public', { timeout: 30_000 }, async () => {
+test('without an admin token metrics are protected, unless config makes them public; off, there are none', { timeout: 30_000 }, async () => {
   const closed = await startServer();
   const open = await startServer({ config: { metrics: { public: true } } });
+  const off = await startServer({ config: { metrics: { enabled: false, public: true } } });
   try {
+    assert.equal((await fetch(off.url + '/metrics')).status, 404);
+    assert.equal(off.app.services.metrics, null);
     const refused = await fetch(closed.url + '/metrics');
     assert.equal(refused.status, 403);
     assert.equal(((await refused.json()) as { error: string }).error, 'metrics_protected');
@@ -118,8 +121,7 @@ test('without an admin token metrics are protected, unless config makes them pub
     assert.match(text, /# TYPE voicegate_credits_charged_total counter/);
     assert.match(text, /# TYPE voicegate_engine_queue_depth gauge/);
   } finally {
-    await closed.close();
-    await open.close();
+    await Promise.all([closed.close(), open.close(), off.close()]);
   }
 });
 
