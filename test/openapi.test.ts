@@ -177,6 +177,7 @@ test('the document follows the configuration; /docs renders it', { timeout: 30_0
     const doc = (await json(await fetch(local.url + '/openapi.json'), 200)) as Json;
     for (const path of ['/usage', '/admin/orgs', '/metrics']) assert.equal(doc.paths[path], undefined, path);
     assert.deepEqual(doc.paths['/tts/bytes'].post.security, []);
+    assert.deepEqual(Object.keys(doc.paths['/tts/bytes'].post.responses['200'].headers), ['x-request-id'], 'no cost headers without accounts');
     assert.ok((await new Validator().validate(doc)).valid);
   } finally {
     await local.close();

@@ -77,7 +77,7 @@ function errors(statuses: number[], dialect: 'cartesia' | 'openai' = 'cartesia')
   return out;
 }
 
-const COST_HEADERS = {
+const COST = {
   'x-request-cost-usd': { $ref: '#/components/headers/RequestCostUsd' },
   'x-request-credits': { $ref: '#/components/headers/RequestCredits' },
   'x-credits-remaining-usd': { $ref: '#/components/headers/CreditsRemainingUsd' },
@@ -130,6 +130,8 @@ function ok(description: string, schemaId?: string, headers?: Json): Json {
 
 function operations(options: DocumentOptions): Record<string, Record<string, Operation>> {
   const audio = { 'audio/wav': { schema: binary }, 'audio/mpeg': { schema: binary }, 'application/octet-stream': { schema: binary } };
+  // Without accounts nothing is charged, and no cost headers are sent.
+  const COST_HEADERS = options.accounts ? COST : undefined;
   const paths: Record<string, Record<string, Operation>> = {
     '/tts/bytes': {
       post: {
@@ -381,9 +383,8 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
         options.accounts
           ? 'Send an API key as `Authorization: Bearer <key>` or `X-API-Key`; the admin routes and `/metrics` take the admin token instead.'
           : 'Accounts are off on this server: no key is needed and nothing is charged.',
-        'Successful synthesis responses carry the cost headers.',
+        ...(options.accounts ? ['Successful synthesis responses carry the cost headers.'] : []),
       ].join(' '),
-      license: { name: 'See the project repository' },
     },
     tags: [
       { name: 'Speech', description: 'The Cartesia dialect: `/tts/bytes`, `/tts/sse`, `/tts/websocket`.' },
