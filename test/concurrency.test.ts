@@ -3,8 +3,9 @@
  * `GET /concurrency` in Cartesia's shape for the caller's organisation: the
  * organisation's limit, syntheses in flight (a WebSocket context waiting for
  * more text holds one) and open WebSocket connections; another
- * organisation's activity never shows; without accounts it reports for
- * `org_local`; a failing limit counter is 503 `limits_unavailable`.
+ * organisation's activity never shows; an access token does not read it;
+ * without accounts it reports for `org_local`; a failing limit counter is
+ * 503 `limits_unavailable`.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -52,6 +53,11 @@ test('the caller’s organisation: its limit, syntheses in flight and open WebSo
     const refused = await fetch(server.url + '/concurrency');
     assert.equal(refused.status, 401);
     assert.equal(((await refused.json()) as { error: string }).error, 'missing_api_key');
+    // Like /usage it is about the account: an access token (a browser's) does not read it.
+    const { token } = (await (await server.post('/access-token', { grants: { tts: true } }, limited.auth)).json()) as { token: string };
+    const byToken = await fetch(server.url + '/concurrency', { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(byToken.status, 403);
+    assert.equal(((await byToken.json()) as { error: string }).error, 'access_token_not_allowed');
 
     const sockets = [await TestSocket.open(server.url, limited.auth), await TestSocket.open(server.url, limited.auth), await TestSocket.open(server.url, unlimited.auth)];
     // A context that expects more text stays open: it holds a concurrency slot.

@@ -90,7 +90,7 @@ test('every route the server registered is documented, or answers another method
     assert.equal(body.error?.code ?? body.error, 'method_not_allowed'); // the OpenAI route answers in its own shape
   }
   assert.ok(undocumented > 0, 'the 405 answers of the TTS routes were seen');
-  for (const path of ['/tts/bytes', '/tts/sse', '/v1/audio/speech', '/tts/websocket', '/concurrency', '/metrics', '/openapi.json', '/usage', '/admin/orgs']) {
+  for (const path of ['/tts/bytes', '/tts/sse', '/v1/audio/speech', '/tts/websocket', '/concurrency', '/metrics', '/openapi.json', '/usage', '/access-token', '/admin/orgs']) {
     assert.ok(document.paths[path], `${path} is documented`);
   }
   // And the other way round: every documented operation exists (no router 404).
@@ -142,6 +142,9 @@ test('real responses and errors match the documented schemas', { timeout: 60_000
   check('ApiKeyList', await json(await fetch(server.url + `/admin/orgs/${org.orgId}/keys`, { headers: admin }), 200));
   check('CreditsAdded', await json(await server.post(`/admin/orgs/${org.orgId}/credits`, { amount: 10, reason: 'test' }, admin), 201));
   check('LedgerPage', await json(await fetch(server.url + `/admin/orgs/${org.orgId}/usage`, { headers: admin }), 200));
+  const tokenBody = { grants: { tts: true }, expires_in: 60 };
+  check('AccessTokenRequest', tokenBody);
+  check('AccessToken', await json(await server.post('/access-token', tokenBody, org.auth), 200));
 
   const sse = await server.post('/tts/sse', ttsBody({ output_format: RAW, add_timestamps: true }), org.auth);
   const sseEvents = events(await sse.text());
@@ -175,7 +178,7 @@ test('the document follows the configuration; /docs renders it', { timeout: 30_0
   const local = await startServer({ config: { metrics: { port: 0 } } });
   try {
     const doc = (await json(await fetch(local.url + '/openapi.json'), 200)) as Json;
-    for (const path of ['/usage', '/admin/orgs', '/metrics']) assert.equal(doc.paths[path], undefined, path);
+    for (const path of ['/usage', '/access-token', '/admin/orgs', '/metrics']) assert.equal(doc.paths[path], undefined, path);
     assert.deepEqual(doc.paths['/tts/bytes'].post.security, []);
     assert.deepEqual(Object.keys(doc.paths['/tts/bytes'].post.responses['200'].headers), ['x-request-id'], 'no cost headers without accounts');
     assert.ok((await new Validator().validate(doc)).valid);

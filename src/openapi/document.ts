@@ -103,14 +103,16 @@ interface Operation {
   summary: string;
   description?: string;
   auth?: 'key' | 'admin' | 'none';
+  /** An access token (`POST /access-token`) is accepted as well as an API key. */
+  token?: boolean;
   parameters?: Json[];
   body?: Json;
   responses: Record<string, Json>;
   extra?: Json;
 }
 
-const TTS_ERRORS = [400, 401, 402, 404, 409, 413, 415, 429, 500, 502, 503, 504];
-const KEY_ERRORS = [401, 429, 503];
+const TTS_ERRORS = [400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504];
+const KEY_ERRORS = [401, 403, 429, 503];
 
 function queryParam(name: string, schema: z.ZodType, description: string): Json {
   return { name, in: 'query', required: false, description, schema: inline(schema) };
@@ -137,6 +139,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       post: {
         tag: 'Speech',
         summary: 'Generate speech (whole clip, or a body streamed as it is made)',
+        token: true,
         description:
           'Without `stream` the body is the complete clip, sent once generation has finished. With `"stream": true` the status and headers come with the first audio; an error after it ends the body early.',
         auth: 'key',
@@ -148,6 +151,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       post: {
         tag: 'Speech',
         summary: 'Generate speech as server-sent events',
+        token: true,
         description:
           'Every event is one `data:` line of JSON (a `StreamEvent`) followed by a blank line; the stream ends after `done` or `error`. Errors before the first audio are ordinary HTTP errors.',
         auth: 'key',
@@ -162,6 +166,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       get: {
         tag: 'Speech',
         summary: 'WebSocket: contexts, streamed input, flush and cancel',
+        token: true,
         description:
           'Upgrade on the same host and port (`wss://` with TLS). Client messages are `WebSocketRequest`s, server messages `WebSocketEvent`s, all JSON text frames. A refused upgrade is an HTTP error with the error envelope.',
         auth: 'key',
@@ -178,6 +183,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       post: {
         tag: 'OpenAI',
         summary: 'Generate speech (OpenAI-compatible)',
+        token: true,
         description: 'OpenAI’s body, translated to the native request: the same validation, billing and cost headers as `/tts/bytes`. Errors use OpenAI’s shape.',
         auth: 'key',
         body: { required: true, content: json(ref('OpenAISpeechRequest')) },
@@ -199,6 +205,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       get: {
         tag: 'Voices',
         summary: 'List voices',
+        token: true,
         description: 'The caller’s voices (newest first), then the built-in ones.',
         auth: 'key',
         parameters: [
@@ -212,7 +219,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       },
     },
     '/voices/{id}': {
-      get: { tag: 'Voices', summary: 'Get a voice', auth: 'key', parameters: [idParam('voice')], responses: { '200': ok('The voice.', 'Voice'), ...errors([404, 414, ...KEY_ERRORS]) } },
+      get: { tag: 'Voices', summary: 'Get a voice', auth: 'key', token: true, parameters: [idParam('voice')], responses: { '200': ok('The voice.', 'Voice'), ...errors([404, 414, ...KEY_ERRORS]) } },
       patch: {
         tag: 'Voices',
         summary: 'Update an own voice',
@@ -258,6 +265,14 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       get: { tag: 'Operations', summary: 'Readiness', description: 'Every bound engine is warm and the server is not shutting down.', responses: { '200': ok('Ready.', 'Ready'), ...errors([503]) } },
     },
     '/openapi.json': { get: { tag: 'Operations', summary: 'This document', responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } } } },
+    '/playground': {
+      get: {
+        tag: 'Operations',
+        summary: 'The browser playground',
+        description: 'One static page: it makes an access token from a key pasted into it and speaks over the WebSocket.',
+        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
     '/docs': { get: { tag: 'Operations', summary: 'A rendered reference of this document', responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
   };
   // The collection is served with and without the trailing slash (the Cartesia SDK sends it).
@@ -285,6 +300,16 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     };
   }
   if (options.accounts) {
+    paths['/access-token'] = {
+      post: {
+        tag: 'Account',
+        summary: 'Make a short-lived access token from an API key',
+        description: 'For a browser or device that must not hold the key. Only an API key can make one; its requests are billed to the key’s organisation.',
+        auth: 'key',
+        body: { required: true, content: json(ref('AccessTokenRequest')) },
+        responses: { '200': ok('The token.', 'AccessToken'), ...errors([400, 403, 415, ...KEY_ERRORS]) },
+      },
+    };
     paths['/usage'] = {
       get: {
         tag: 'Account',
@@ -358,11 +383,12 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
       for (const [status, response] of Object.entries(op.responses)) {
         responses[status] = '$ref' in response ? response : { ...response, headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...(response.headers as Json | undefined) } };
       }
+      const description = [op.description, op.token && options.accounts ? 'An access token from `POST /access-token` is accepted in place of an API key.' : undefined].filter(Boolean).join(' ');
       item[method] = {
         operationId: operationId(method, path),
         tags: [op.tag],
         summary: op.summary,
-        ...(op.description ? { description: op.description } : {}),
+        ...(description ? { description } : {}),
         ...(op.parameters ? { parameters: op.parameters } : {}),
         ...(op.body ? { requestBody: op.body } : {}),
         responses,
@@ -402,9 +428,9 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
       responses: errorResponses(),
       headers: headerComponents(options.costHeaderAliasPrefix),
       securitySchemes: {
-        bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key.' },
-        headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key.' },
-        queryKey: { type: 'apiKey', in: 'query', name: 'api_key', description: 'An API key (WebSocket upgrades only; `access_token` also works).' },
+        bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key, or an access token where the operation says so.' },
+        headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, or an access token where the operation says so.' },
+        queryKey: { type: 'apiKey', in: 'query', name: 'api_key', description: 'An API key or access token (WebSocket upgrades only; `access_token` also works).' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (`accounts.adminToken`).' },
       },
     },
