@@ -13,12 +13,15 @@ import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
 import { AccountsGate } from './accounts/gate.js';
 import { InProcessLimits, type LimitCounters } from './accounts/limits.js';
 import { resolveTokenSecret } from './accounts/token-secret.js';
+import { Activity } from './concurrency/activity.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { Logger } from './log/logger.js';
 import { logSynthesis } from './log/synthesis-log.js';
+import { Metrics } from './metrics/metrics.js';
+import { MetricsServer } from './metrics/route.js';
 import { buildModelCatalogue } from './models/catalogue.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
@@ -37,6 +40,8 @@ export interface App {
   listen(): Promise<string>;
   /** Set after `listen()` when this start created the first organisation and its key. */
   bootstrap: Bootstrap | null;
+  /** Set after `listen()` when metrics have a port of their own (`metrics.port`): the URL of `/metrics` there. */
+  metricsUrl: string | null;
   /** Stops accepting, lets requests in flight finish (up to the grace period), stops engines. */
   close(): Promise<void>;
 }
@@ -71,7 +76,10 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     }
   }
   const instanceId = randomUUID();
-  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId };
+  const activity = new Activity(instanceId);
+  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity }) : null;
+  const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
+  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics };
   const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
   const http = buildHttpServer(services, () => closing);
@@ -80,6 +88,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     http,
     services,
     bootstrap: null,
+    metricsUrl: null,
     async listen() {
       if (accounts) app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
       else if (!(await store.orgs.get(LOCAL_ORG_ID))) {
@@ -91,20 +100,27 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       }
       await engines.start();
       voices.addBuiltin(engines.builtinVoices());
-      return http.listen({ host: config.server.host, port: config.server.port });
+      const address = await http.listen({ host: config.server.host, port: config.server.port });
+      if (metricsServer) {
+        app.metricsUrl = await metricsServer.listen(config.metrics.host ?? config.server.host, config.metrics.port!);
+        logger.info({ url: app.metricsUrl }, 'metrics listening');
+      }
+      return address;
     },
     async close() {
       closing = true;
       const force = setTimeout(() => http.server.closeAllConnections(), config.server.shutdownGraceMs);
       force.unref();
       try {
-        await http.close();
+        await Promise.all([http.close(), metricsServer?.close()]);
       } finally {
         clearTimeout(force);
         await engines.stop();
         await accounts?.limits.close();
         await store.close();
         stopLogging();
+        metrics?.stop();
+        activity.stop();
       }
     },
   };

@@ -51,3 +51,12 @@ test('VOICEGATE_DATABASE_URL selects PostgreSQL; unset keeps SQLite; bad values 
   assert.throws(() => loadConfig({ env: { VOICEGATE_DATABASE_URL: 'mysql://db/x' } }), /store\.databaseUrl/);
   assert.throws(() => loadConfig({ env: { VOICEGATE_DATABASE_SCHEMA: 'Robert"; DROP' } }), /store\.schema/);
 });
+
+test('metrics: on the main port behind the admin token by default; env makes them public or moves them', () => {
+  assert.deepEqual(loadConfig({ env: {} }).metrics, { enabled: true, public: false, port: null, host: null });
+  const moved = loadConfig({ env: { VOICEGATE_METRICS_PORT: '9464', VOICEGATE_METRICS_HOST: '0.0.0.0', VOICEGATE_METRICS_PUBLIC: 'on' } }).metrics;
+  assert.deepEqual(moved, { enabled: true, public: true, port: 9464, host: '0.0.0.0' });
+  assert.equal(loadConfig({ env: { VOICEGATE_METRICS: 'off' } }).metrics.enabled, false);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_METRICS_PORT: '70000' } }), /metrics\.port/);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_METRICS_PUBLIC: 'maybe' } }), /VOICEGATE_METRICS_PUBLIC must be on or off/);
+});

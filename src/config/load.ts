@@ -28,6 +28,10 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['VOICEGATE_STARTING_CREDITS', ['accounts', 'startingCredits'], 'number'],
   ['VOICEGATE_USD_PER_MILLION_CREDITS', ['accounts', 'usdPerMillionCredits'], 'number'],
   ['VOICEGATE_COST_HEADER_PREFIX', ['accounts', 'costHeaderAliasPrefix'], 'string'],
+  ['VOICEGATE_METRICS', ['metrics', 'enabled'], 'boolean'],
+  ['VOICEGATE_METRICS_PUBLIC', ['metrics', 'public'], 'boolean'],
+  ['VOICEGATE_METRICS_PORT', ['metrics', 'port'], 'number'],
+  ['VOICEGATE_METRICS_HOST', ['metrics', 'host'], 'string'],
 ];
 
 const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };

@@ -128,6 +128,24 @@ const storeSchema = z
   })
   .strict();
 
+const METRICS_DEFAULTS = { enabled: true, public: false, port: null, host: null };
+
+/**
+ * `GET /metrics` (Prometheus text). On the main port it needs the admin token unless `public`;
+ * with `port` set it is served only there, without authentication, on `host` (default: `server.host`).
+ */
+const metricsSchema = z
+  .object({
+    enabled: z.boolean().default(METRICS_DEFAULTS.enabled),
+    /** Serve `/metrics` on the main port without the admin token. */
+    public: z.boolean().default(METRICS_DEFAULTS.public),
+    /** A port of its own for `/metrics` (plain HTTP, no authentication); null: the main port. */
+    port: z.number().int().min(0).max(65535).nullable().default(METRICS_DEFAULTS.port),
+    /** Interface the metrics port listens on; null: `server.host`. */
+    host: z.string().min(1).nullable().default(METRICS_DEFAULTS.host),
+  })
+  .strict();
+
 const OPENAI_DEFAULTS = {
   modelAliases: { 'tts-1': 'omnivoice', 'tts-1-hd': 'omnivoice', 'gpt-4o-mini-tts': 'omnivoice' },
   voiceAliases: {
@@ -187,6 +205,7 @@ export const configSchema = z
       defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
     }),
     openai: openaiSchema.default(OPENAI_DEFAULTS),
+    metrics: metricsSchema.default(METRICS_DEFAULTS),
     voices: voicesSchema.default(VOICES_DEFAULTS),
     engines: z.record(z.string(), engineConfigSchema).default({}),
     models: z.record(z.string(), modelConfigSchema).default({}),
@@ -200,3 +219,4 @@ export type ModelConfig = z.output<typeof modelConfigSchema>;
 export type AccountsConfig = z.output<typeof accountsSchema>;
 export type TlsConfig = z.output<typeof tlsSchema>;
 export type StoreConfig = z.output<typeof storeSchema>;
+export type MetricsConfig = z.output<typeof metricsSchema>;

@@ -114,7 +114,12 @@ export const ERRORS = {
   overloaded: { status: 429, title: 'Overloaded', message: 'too many active streams; retry later' },
   rate_limited: { status: 429, title: 'Rate limited', message: 'too many requests for this API key; retry after {retryAfter} s' },
   admin_disabled: { status: 403, title: 'Admin API disabled', message: 'the admin API is off: set VOICEGATE_ADMIN_TOKEN to enable it' },
-  invalid_admin_token: { status: 401, title: 'Invalid admin token', message: 'the admin API needs Authorization: Bearer <admin token>' },
+  invalid_admin_token: { status: 401, title: 'Invalid admin token', message: 'this route needs Authorization: Bearer <admin token>' },
+  metrics_protected: {
+    status: 403,
+    title: 'Metrics protected',
+    message: 'metrics on this port need the admin token: set VOICEGATE_ADMIN_TOKEN, or make them public (VOICEGATE_METRICS_PUBLIC=on) or give them a port of their own (VOICEGATE_METRICS_PORT)',
+  },
   org_not_found: { status: 404, title: 'Organization not found', message: 'organization {id} does not exist' },
   key_not_found: { status: 404, title: 'API key not found', message: 'API key {id} does not exist' },
   invalid_message: { status: 400, title: 'Invalid message', message: '{reason}' },

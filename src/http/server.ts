@@ -19,6 +19,10 @@ import { registerModels } from '../api/models.js';
 import { registerPlayground } from '../api/playground.js';
 import { registerUsage } from '../api/usage.js';
 import { registerVoices } from '../api/voices.js';
+import { registerConcurrency } from '../concurrency/route.js';
+import { registerMetricsRoute } from '../metrics/route.js';
+import { registerOpenApi } from '../openapi/route.js';
+import { trackRoutes } from '../openapi/routes.js';
 import type { Services } from '../services.js';
 import { ApiError } from '../errors/api-error.js';
 import { MAX_PATH_SEGMENT, clientErrorHandler, frameworkErrorHandler, installErrorHandlers, sendError } from './errors.js';
@@ -47,6 +51,7 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
     // HTTPS on this same (HTTP/1.1) server, so WebSocket upgrades on app.server are wss://.
     ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
   });
+  trackRoutes(app);
   // A callback hook, not an async one: it runs on every request and needs no promise.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
@@ -64,6 +69,17 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   registerPlayground(app);
   registerVoices(app, services);
   registerDictionaries(app, services);
+  registerConcurrency(app, services, services.activity);
+  const metricsHere = services.metrics !== null && services.config.metrics.port === null;
+  if (services.metrics && metricsHere) {
+    registerMetricsRoute(app, services.metrics, { public: services.config.metrics.public, adminToken: services.config.accounts.adminToken });
+  }
+  registerOpenApi(app, {
+    version: services.version,
+    accounts: services.accounts !== null,
+    metricsOnMainPort: metricsHere,
+    costHeaderAliasPrefix: services.config.accounts.costHeaderAliasPrefix,
+  });
   if (services.accounts) {
     const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);

@@ -3,7 +3,9 @@
  * The `diagnostics_channel` events of every synthesis, whatever its
  * transport: start, admission, first audio, each charge and the end. They are
  * the one source that request logs and metrics read, so no transport logs or
- * counts anything on its own. Publishing costs nothing while no one listens.
+ * counts anything on its own. WebSocket connections report their opening and
+ * closing the same way (connection counts for metrics and `/concurrency`).
+ * Publishing costs nothing while no one listens.
  */
 import { channel } from 'node:diagnostics_channel';
 import type { Endpoint } from '../http/gate.js';
@@ -88,6 +90,15 @@ export interface SynthesisEnd {
   aborted: boolean;
 }
 
+/** A WebSocket connection was accepted (`voicegate:websocket:open`) or has closed (`:close`). */
+export interface WebSocketConnection {
+  /** The server (app instance) that published it: several may share a process. */
+  instance: string;
+  /** The id of the upgrade request, the same for both events of one connection. */
+  connectionId: string;
+  orgId: string | null;
+}
+
 export const diagnostics = {
   start: channel('voicegate:synthesis:start'),
   admitted: channel('voicegate:synthesis:admitted'),
@@ -95,6 +106,8 @@ export const diagnostics = {
   charged: channel('voicegate:synthesis:charged'),
   chargeFailed: channel('voicegate:synthesis:charge-failed'),
   end: channel('voicegate:synthesis:end'),
+  websocketOpen: channel('voicegate:websocket:open'),
+  websocketClose: channel('voicegate:websocket:close'),
 } as const;
 
 export function publish<T extends object>(target: (typeof diagnostics)[keyof typeof diagnostics], message: T): void {

@@ -14,6 +14,7 @@ import { ApiError, toApiError } from '../../errors/api-error.js';
 import { rawErrorResponse } from '../../http/errors.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Services } from '../../services.js';
+import { diagnostics, publish } from '../../synthesis/diagnostics.js';
 import { WebSocketSession } from './ws-session.js';
 
 export const WEBSOCKET_PATH = '/tts/websocket';
@@ -43,7 +44,12 @@ export function registerWebSocket(app: FastifyInstance, services: Services, isCl
           const log = services.logger.child({ request_id: requestId, org_id: caller.orgId });
           const session = new WebSocketSession(ws, caller, services, options, log);
           sessions.add(session);
-          ws.once('close', () => sessions.delete(session));
+          const connection = { instance: services.instanceId, connectionId: requestId, orgId: caller.orgId };
+          publish(diagnostics.websocketOpen, connection);
+          ws.once('close', () => {
+            sessions.delete(session);
+            publish(diagnostics.websocketClose, connection);
+          });
           log.info('websocket opened');
         });
       },

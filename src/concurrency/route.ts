@@ -1,0 +1,56 @@
+/**
+ * @module concurrency/route
+ * `GET /concurrency` in Cartesia's shape, for the caller's organisation:
+ * `{tts_requests: {active, limit}, tts_websockets: {active, limit}}`.
+ * `tts_requests.limit` is the organisation's `max_concurrent` (null: no
+ * limit); while a limit is set, `active` is the count it is enforced
+ * against (the limit counters, shared by every server that shares them),
+ * otherwise this server's syntheses in flight. WebSocket connections are not
+ * limited per organisation: their `limit` is null and `active` counts this
+ * server's open connections.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../errors/api-error.js';
+import type { Services } from '../services.js';
+import { storeUnavailable } from '../store/errors.js';
+import type { Org } from '../store/store.js';
+import type { Activity } from './activity.js';
+
+export interface ConcurrencyView {
+  tts_requests: { active: number; limit: number | null };
+  tts_websockets: { active: number; limit: number | null };
+}
+
+async function orgOf(services: Services, orgId: string): Promise<Org | null> {
+  try {
+    return await services.store.orgs.get(orgId);
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    services.logger.error({ err, dependency: 'store' }, 'could not read an organisation');
+    throw storeUnavailable(err);
+  }
+}
+
+async function leasesOf(services: Services, orgId: string): Promise<number | null> {
+  if (!services.accounts) return null;
+  try {
+    return await services.accounts.limits.active(orgId);
+  } catch (err) {
+    services.logger.error({ err, dependency: 'limits' }, 'could not read the concurrency counters');
+    throw new ApiError('limits_unavailable', {}, { 'retry-after': '1' });
+  }
+}
+
+export function registerConcurrency(app: FastifyInstance, services: Services, activity: Activity): void {
+  app.get('/concurrency', async (request): Promise<ConcurrencyView> => {
+    const caller = await services.gate.authenticate(request);
+    if (!caller.orgId) throw new ApiError('missing_api_key');
+    const org = await orgOf(services, caller.orgId);
+    const limit = org?.limits.maxConcurrent ?? null;
+    const leases = limit === null ? null : await leasesOf(services, caller.orgId);
+    return {
+      tts_requests: { active: leases ?? activity.syntheses(caller.orgId), limit },
+      tts_websockets: { active: activity.websockets(caller.orgId), limit: null },
+    };
+  });
+}

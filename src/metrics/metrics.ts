@@ -1,0 +1,248 @@
+/**
+ * @module metrics/metrics
+ * The Prometheus metrics of one server, in a registry of its own (never
+ * prom-client's global one, so several servers in one process keep apart).
+ * Request metrics are fed from the synthesis diagnostics events of this
+ * server's instance — no transport counts anything itself; engine, upstream
+ * and activity gauges are read when scraped. Labels are bounded: endpoint,
+ * model, engine, status, error code, organisation and configured upstream;
+ * never a request id or a key.
+ */
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { creditsFor } from '../accounts/pricing.js';
+import type { Activity } from '../concurrency/activity.js';
+import type { EngineInfo } from '../engines/engine.js';
+import {
+  diagnostics,
+  type SynthesisAdmitted,
+  type SynthesisChargeFailed,
+  type SynthesisCharged,
+  type SynthesisEnd,
+  type SynthesisFirstAudio,
+} from '../synthesis/diagnostics.js';
+
+/** The label value of an endpoint or model a request ended before it was known. */
+export const UNKNOWN = 'unknown';
+
+export interface MetricsSources {
+  /** Only this server's diagnostics events are counted. */
+  instanceId: string;
+  version: string;
+  /** Engine details read at scrape time (queue depth, busy workers, upstream health). */
+  engines: { list(): { info(): EngineInfo }[] };
+  /** Credit multipliers of the models, for credits charged. */
+  models: { get(id: string): { creditMultiplier: number } | undefined };
+  activity: Activity;
+  /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
+  processMetrics?: boolean;
+}
+
+const TTFA_BUCKETS = [0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
+const DURATION_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600];
+const RTF_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5];
+
+/** A configured upstream as a label: scheme, host, port and path, never credentials or a query. */
+export function upstreamLabel(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return UNKNOWN;
+  }
+}
+
+function numberOf(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
+}
+
+interface UpstreamInfo {
+  healthy?: unknown;
+  total?: unknown;
+  /** Per-server detail, where the engine reports it. */
+  servers?: { url?: unknown; healthy?: unknown }[];
+}
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly stops: (() => void)[] = [];
+  /** Milliseconds from start to admission of requests in flight, for the real-time factor at their end. */
+  private readonly admitMs = new Map<string, number>();
+
+  constructor(private readonly sources: MetricsSources) {
+    const registers = [this.registry];
+    if (sources.processMetrics !== false) collectDefaultMetrics({ register: this.registry });
+
+    new Gauge({ name: 'voicegate_info', help: 'Always 1; the version of this server.', labelNames: ['version'], registers }).set({ version: sources.version }, 1);
+
+    const ttfa = new Histogram({
+      name: 'voicegate_time_to_first_audio_seconds',
+      help: 'Seconds from the arrival of a request (or WebSocket turn) to its first audio handed to the socket.',
+      labelNames: ['endpoint', 'model'],
+      buckets: TTFA_BUCKETS,
+      registers,
+    });
+    const requests = new Counter({
+      name: 'voicegate_requests_total',
+      help: 'Syntheses ended (HTTP requests and WebSocket turns), by HTTP status (499: the client left).',
+      labelNames: ['endpoint', 'model', 'status'],
+      registers,
+    });
+    const duration = new Histogram({
+      name: 'voicegate_request_duration_seconds',
+      help: 'Seconds from the arrival of a synthesis to its end, however it ended.',
+      labelNames: ['endpoint', 'model'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    });
+    const audio = new Counter({
+      name: 'voicegate_audio_seconds_total',
+      help: 'Seconds of audio delivered to clients.',
+      labelNames: ['model', 'engine'],
+      registers,
+    });
+    const rtf = new Histogram({
+      name: 'voicegate_real_time_factor',
+      help: 'Successful HTTP syntheses: seconds from admission to the end per second of audio delivered (below 1: faster than real time).',
+      labelNames: ['engine'],
+      buckets: RTF_BUCKETS,
+      registers,
+    });
+    const credits = new Counter({
+      name: 'voicegate_credits_charged_total',
+      help: 'Credits charged, by organisation and model.',
+      labelNames: ['org', 'model'],
+      registers,
+    });
+    const errors = new Counter({
+      name: 'voicegate_errors_total',
+      help: 'Syntheses that ended with an error, by registry code.',
+      labelNames: ['endpoint', 'code'],
+      registers,
+    });
+    const chargeFailures = new Counter({
+      name: 'voicegate_charge_failures_total',
+      help: 'Charges that could not be recorded (the request was ended unbilled).',
+      labelNames: ['endpoint'],
+      registers,
+    });
+
+    this.on<SynthesisAdmitted>(diagnostics.admitted.name as string, (event) => this.admitMs.set(event.requestId, event.admitMs));
+    this.on<SynthesisFirstAudio>(diagnostics.firstAudio.name as string, (event) => {
+      ttfa.observe({ endpoint: event.endpoint, model: event.model }, event.ttfaMs / 1000);
+    });
+    this.on<SynthesisCharged>(diagnostics.charged.name as string, (event) => {
+      const multiplier = sources.models.get(event.model)?.creditMultiplier ?? 1;
+      credits.inc({ org: event.orgId, model: event.model }, creditsFor(event.characters, multiplier));
+    });
+    this.on<SynthesisChargeFailed>(diagnostics.chargeFailed.name as string, (event) => {
+      chargeFailures.inc({ endpoint: event.endpoint ?? UNKNOWN });
+    });
+    this.on<SynthesisEnd>(diagnostics.end.name as string, (event) => {
+      const admitMs = this.admitMs.get(event.requestId);
+      this.admitMs.delete(event.requestId);
+      const endpoint = event.endpoint ?? UNKNOWN;
+      const model = event.model ?? UNKNOWN;
+      requests.inc({ endpoint, model, status: String(event.status) });
+      duration.observe({ endpoint, model }, event.durationMs / 1000);
+      if (event.errorCode) errors.inc({ endpoint, code: event.errorCode });
+      if (event.audioSeconds > 0 && event.engine) {
+        audio.inc({ model, engine: event.engine }, event.audioSeconds);
+        // A WebSocket turn waits for its client's text, so its wall time says nothing about the engine.
+        if (event.status === 200 && event.transport === 'http' && admitMs !== undefined) {
+          rtf.observe({ engine: event.engine }, Math.max(0, event.durationMs - admitMs) / 1000 / event.audioSeconds);
+        }
+      }
+    });
+
+    const activity = sources.activity;
+    new Gauge({
+      name: 'voicegate_active_streams',
+      help: 'Syntheses admitted and not yet ended (HTTP requests and WebSocket turns), by endpoint.',
+      labelNames: ['endpoint'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [endpoint, count] of activity.synthesesByEndpoint()) this.set({ endpoint }, count);
+      },
+    });
+    new Gauge({
+      name: 'voicegate_websocket_connections',
+      help: 'Open WebSocket connections.',
+      registers,
+      collect() {
+        this.set(activity.websocketTotal());
+      },
+    });
+    this.engineGauges();
+  }
+
+  /** Gauges read from each engine's `info()` at scrape time; an engine reports what applies to it. */
+  private engineGauges(): void {
+    const registers = [this.registry];
+    const infos = () => this.sources.engines.list().map((engine) => engine.info());
+    const perEngine = (name: string, help: string, read: (info: EngineInfo) => number | null) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['engine'],
+        registers,
+        collect() {
+          this.reset();
+          for (const info of infos()) {
+            const value = read(info);
+            if (value !== null) this.set({ engine: info.id }, value);
+          }
+        },
+      });
+    perEngine('voicegate_engine_ready', 'Whether the engine is warm and serving (1) or not (0).', (info) => (info.ready ? 1 : 0));
+    perEngine('voicegate_engine_queue_depth', 'Jobs waiting for a worker of the engine.', (info) => numberOf(info.queued));
+    perEngine('voicegate_engine_busy_workers', 'Workers of the engine running a job.', (info) => numberOf(info.busy));
+    perEngine('voicegate_engine_workers', 'Workers of the engine ready to run jobs.', (info) => numberOf(info.workers));
+    perEngine('voicegate_upstreams_healthy', 'Inference servers of a remote engine that pass their health probes.', (info) =>
+      numberOf((info.upstreams as UpstreamInfo | undefined)?.healthy),
+    );
+    perEngine('voicegate_upstreams', 'Inference servers configured for a remote engine.', (info) => numberOf((info.upstreams as UpstreamInfo | undefined)?.total));
+    new Gauge({
+      name: 'voicegate_upstream_healthy',
+      help: 'Whether an inference server of a remote engine passes its health probes (1) or is out of rotation (0).',
+      labelNames: ['engine', 'upstream'],
+      registers,
+      collect() {
+        this.reset();
+        for (const info of infos()) {
+          const servers = (info.upstreams as UpstreamInfo | undefined)?.servers;
+          if (!Array.isArray(servers)) continue;
+          for (const server of servers) {
+            if (typeof server?.url !== 'string') continue;
+            this.set({ engine: info.id, upstream: upstreamLabel(server.url) }, server.healthy === true ? 1 : 0);
+          }
+        }
+      },
+    });
+  }
+
+  private on<T extends { instance: string }>(name: string, handler: (event: T) => void): void {
+    const listener = (message: unknown) => {
+      const event = message as T;
+      if (event.instance === this.sources.instanceId) handler(event);
+    };
+    subscribe(name, listener);
+    this.stops.push(() => unsubscribe(name, listener));
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** The scrape: every metric in the Prometheus text format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  /** Stops counting events; the registry's values stay readable. */
+  stop(): void {
+    for (const stop of this.stops.splice(0)) stop();
+    this.admitMs.clear();
+  }
+}

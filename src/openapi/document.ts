@@ -1,0 +1,438 @@
+/**
+ * @module openapi/document
+ * The OpenAPI 3.1 document of this server: every route of both dialects,
+ * generated from the zod schemas in `schemas.ts` (zod's JSON Schema output),
+ * the error envelope with every registry code (one response per status,
+ * naming the codes sent with it), the cost and retry headers, and the
+ * stream event shapes. It follows the configuration: the account routes
+ * appear when accounts are on, `/metrics` when it is served on this port.
+ */
+import { z } from 'zod';
+import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import { components } from './schemas.js';
+
+export interface DocumentOptions {
+  version: string;
+  /** Accounts on: API keys, `/usage`, the admin API. */
+  accounts: boolean;
+  /** `/metrics` is served on the main port (not on a port of its own, not turned off). */
+  metricsOnMainPort: boolean;
+  /** Cost headers repeated under this prefix too. */
+  costHeaderAliasPrefix: string | null;
+}
+
+type Json = Record<string, unknown>;
+
+const ref = (id: string): Json => ({ $ref: `#/components/schemas/${id}` });
+const json = (schema: Json): Json => ({ 'application/json': { schema } });
+const binary: Json = { type: 'string', format: 'binary' };
+
+/** A JSON Schema of a zod schema that references no component. */
+function inline(schema: z.ZodType): Json {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema) as Json;
+  return rest;
+}
+
+function componentSchemas(): Record<string, Json> {
+  const { schemas } = z.toJSONSchema(components, { uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any' });
+  const out: Record<string, Json> = {};
+  for (const [id, schema] of Object.entries(schemas)) {
+    const { $schema: _s, $id: _i, ...rest } = schema as Json;
+    out[id] = rest;
+  }
+  return out;
+}
+
+/** Statuses of the registry, each with the codes sent with it. */
+function codesByStatus(): Map<number, ErrorCode[]> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const [code, def] of Object.entries(ERRORS) as [ErrorCode, { status: number }][]) {
+    byStatus.set(def.status, [...(byStatus.get(def.status) ?? []), code]);
+  }
+  return new Map([...byStatus].sort(([a], [b]) => a - b));
+}
+
+const ERROR_HEADERS = { 'x-request-id': { $ref: '#/components/headers/RequestId' }, 'x-should-retry': { $ref: '#/components/headers/ShouldRetry' } };
+
+function errorResponses(): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const [status, codes] of codesByStatus()) {
+    const description = `Error codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`;
+    const headers = { ...ERROR_HEADERS, ...(status === 429 || status === 503 ? { 'retry-after': { $ref: '#/components/headers/RetryAfter' } } : {}) };
+    out[`Error${status}`] = { description, headers, content: json(ref('ErrorBody')) };
+    out[`OpenAIError${status}`] = { description, headers, content: json(ref('OpenAIError')) };
+  }
+  return out;
+}
+
+/** The error responses of an operation: the statuses it can answer with (the registry's envelope). */
+function errors(statuses: number[], dialect: 'cartesia' | 'openai' = 'cartesia'): Record<string, Json> {
+  const known = codesByStatus();
+  const prefix = dialect === 'openai' ? 'OpenAIError' : 'Error';
+  const out: Record<string, Json> = {};
+  for (const status of statuses) {
+    if (!known.has(status)) throw new Error(`no registry code has status ${status}`);
+    out[String(status)] = { $ref: `#/components/responses/${prefix}${status}` };
+  }
+  return out;
+}
+
+const COST = {
+  'x-request-cost-usd': { $ref: '#/components/headers/RequestCostUsd' },
+  'x-request-credits': { $ref: '#/components/headers/RequestCredits' },
+  'x-credits-remaining-usd': { $ref: '#/components/headers/CreditsRemainingUsd' },
+  'x-credits-remaining': { $ref: '#/components/headers/CreditsRemaining' },
+};
+
+function headerComponents(prefix: string | null): Record<string, Json> {
+  const alias = prefix ? ` Repeated as \`${prefix}…\` (\`accounts.costHeaderAliasPrefix\`).` : '';
+  const decimal = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$' };
+  return {
+    RequestId: { description: 'The server’s id of the request (`req_` and 24 hex digits).', schema: { type: 'string' } },
+    ShouldRetry: { description: 'Whether the same request may succeed if sent again.', schema: { type: 'string', enum: ['true', 'false'] } },
+    RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'string' } },
+    RequestCostUsd: { description: `What this request cost, in USD.${alias}`, schema: decimal },
+    RequestCredits: { description: `What this request cost, in credits.${alias}`, schema: { type: 'string', pattern: '^\\d+$' } },
+    CreditsRemainingUsd: { description: `The organisation’s balance after this request, in USD.${alias}`, schema: decimal },
+    CreditsRemaining: { description: `The organisation’s balance after this request, in credits.${alias}`, schema: { type: 'string', pattern: '^-?\\d+$' } },
+  };
+}
+
+interface Operation {
+  tag: string;
+  summary: string;
+  description?: string;
+  auth?: 'key' | 'admin' | 'none';
+  /** An access token (`POST /access-token`) is accepted as well as an API key. */
+  token?: boolean;
+  parameters?: Json[];
+  body?: Json;
+  responses: Record<string, Json>;
+  extra?: Json;
+}
+
+const TTS_ERRORS = [400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504];
+const KEY_ERRORS = [401, 403, 429, 503];
+
+function queryParam(name: string, schema: z.ZodType, description: string): Json {
+  return { name, in: 'query', required: false, description, schema: inline(schema) };
+}
+
+const idParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `The ${what} id (at most 256 characters).`, schema: inline(z.string().max(256)) });
+
+const cursorParams = [
+  queryParam('limit', z.int().min(1).max(100), '1–100 (default 10).'),
+  queryParam('starting_after', z.string(), 'The page after this id.'),
+  queryParam('ending_before', z.string(), 'The page before this id.'),
+];
+
+function ok(description: string, schemaId?: string, headers?: Json): Json {
+  return { description, ...(headers ? { headers } : {}), ...(schemaId ? { content: json(ref(schemaId)) } : {}) };
+}
+
+function operations(options: DocumentOptions): Record<string, Record<string, Operation>> {
+  const audio = { 'audio/wav': { schema: binary }, 'audio/mpeg': { schema: binary }, 'application/octet-stream': { schema: binary } };
+  // Without accounts nothing is charged, and no cost headers are sent.
+  const COST_HEADERS = options.accounts ? COST : undefined;
+  const paths: Record<string, Record<string, Operation>> = {
+    '/tts/bytes': {
+      post: {
+        tag: 'Speech',
+        summary: 'Generate speech (whole clip, or a body streamed as it is made)',
+        token: true,
+        description:
+          'Without `stream` the body is the complete clip, sent once generation has finished. With `"stream": true` the status and headers come with the first audio; an error after it ends the body early.',
+        auth: 'key',
+        body: { required: true, content: json(ref('TtsRequest')) },
+        responses: { '200': { description: 'The audio in the requested format.', headers: COST_HEADERS, content: audio }, ...errors(TTS_ERRORS) },
+      },
+    },
+    '/tts/sse': {
+      post: {
+        tag: 'Speech',
+        summary: 'Generate speech as server-sent events',
+        token: true,
+        description:
+          'Every event is one `data:` line of JSON (a `StreamEvent`) followed by a blank line; the stream ends after `done` or `error`. Errors before the first audio are ordinary HTTP errors.',
+        auth: 'key',
+        body: { required: true, content: json(ref('TtsRequest')) },
+        responses: {
+          '200': { description: 'An event stream of `StreamEvent`s.', headers: COST_HEADERS, content: { 'text/event-stream': { schema: ref('StreamEvent') } } },
+          ...errors(TTS_ERRORS),
+        },
+      },
+    },
+    '/tts/websocket': {
+      get: {
+        tag: 'Speech',
+        summary: 'WebSocket: contexts, streamed input, flush and cancel',
+        token: true,
+        description:
+          'Upgrade on the same host and port (`wss://` with TLS). Client messages are `WebSocketRequest`s, server messages `WebSocketEvent`s, all JSON text frames. A refused upgrade is an HTTP error with the error envelope.',
+        auth: 'key',
+        parameters: [
+          queryParam('api_key', z.string(), 'The API key, for clients that cannot set headers.'),
+          queryParam('access_token', z.string(), 'Same as `api_key`.'),
+          queryParam('cartesia_version', z.string(), 'Accepted.'),
+        ],
+        responses: { '101': { description: 'Switching to the WebSocket protocol.' }, ...errors([401, 404, 503]) },
+        extra: { 'x-client-message': ref('WebSocketRequest'), 'x-server-message': ref('WebSocketEvent') },
+      },
+    },
+    '/v1/audio/speech': {
+      post: {
+        tag: 'OpenAI',
+        summary: 'Generate speech (OpenAI-compatible)',
+        token: true,
+        description: 'OpenAI’s body, translated to the native request: the same validation, billing and cost headers as `/tts/bytes`. Errors use OpenAI’s shape.',
+        auth: 'key',
+        body: { required: true, content: json(ref('OpenAISpeechRequest')) },
+        responses: {
+          '200': {
+            description: 'The audio (mp3, wav or raw pcm), or with `stream_format: "sse"` an event stream of `OpenAIStreamEvent`s.',
+            headers: COST_HEADERS,
+            content: { ...audio, 'text/event-stream': { schema: ref('OpenAIStreamEvent') } },
+          },
+          ...errors(TTS_ERRORS, 'openai'),
+        },
+      },
+    },
+    '/models': { get: { tag: 'Models', summary: 'List models', responses: { '200': ok('Every model.', 'ModelList') } } },
+    '/models/{id}': {
+      get: { tag: 'Models', summary: 'Get a model', parameters: [idParam('model')], responses: { '200': ok('The model.', 'Model'), ...errors([404, 414]) } },
+    },
+    '/voices': {
+      get: {
+        tag: 'Voices',
+        summary: 'List voices',
+        token: true,
+        description: 'The caller’s voices (newest first), then the built-in ones.',
+        auth: 'key',
+        parameters: [
+          ...cursorParams,
+          queryParam('q', z.string(), 'Search in name and description.'),
+          queryParam('gender', z.enum(['feminine', 'masculine', 'gender_neutral']), 'Only this gender.'),
+          queryParam('language', z.string(), '`fr` matches `fr` and `fr-fr`.'),
+          queryParam('is_owner', z.enum(['true', 'false']), 'Only the caller’s own voices (or only the others).'),
+        ],
+        responses: { '200': ok('A page of voices.', 'VoiceList'), ...errors([400, ...KEY_ERRORS]) },
+      },
+    },
+    '/voices/{id}': {
+      get: { tag: 'Voices', summary: 'Get a voice', auth: 'key', token: true, parameters: [idParam('voice')], responses: { '200': ok('The voice.', 'Voice'), ...errors([404, 414, ...KEY_ERRORS]) } },
+      patch: {
+        tag: 'Voices',
+        summary: 'Update an own voice',
+        auth: 'key',
+        parameters: [idParam('voice')],
+        body: { required: true, content: json(ref('VoicePatch')) },
+        responses: { '200': ok('The voice.', 'Voice'), ...errors([400, 403, 404, 414, 415, ...KEY_ERRORS]) },
+      },
+      delete: { tag: 'Voices', summary: 'Delete an own voice', auth: 'key', parameters: [idParam('voice')], responses: { '204': ok('Deleted.'), ...errors([403, 404, 414, ...KEY_ERRORS]) } },
+    },
+    '/voices/clone': {
+      post: {
+        tag: 'Voices',
+        summary: 'Clone a voice from a clip',
+        auth: 'key',
+        body: { required: true, content: { 'multipart/form-data': { schema: ref('VoiceClone') } } },
+        responses: { '200': ok('The new voice.', 'Voice'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
+      },
+    },
+    '/pronunciation-dicts/{id}': {
+      get: { tag: 'Pronunciation dictionaries', summary: 'Get a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([404, 414, ...KEY_ERRORS]) } },
+      patch: {
+        tag: 'Pronunciation dictionaries',
+        summary: 'Update a dictionary',
+        auth: 'key',
+        parameters: [idParam('dictionary')],
+        body: { required: true, content: json(ref('PronunciationDictPatch')) },
+        responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([400, 404, 413, 414, 415, ...KEY_ERRORS]) },
+      },
+      delete: { tag: 'Pronunciation dictionaries', summary: 'Delete a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '204': ok('Deleted.'), ...errors([404, 414, ...KEY_ERRORS]) } },
+    },
+    '/concurrency': {
+      get: {
+        tag: 'Account',
+        summary: 'Concurrency of the caller’s organisation',
+        auth: 'key',
+        responses: { '200': ok('Active syntheses and WebSocket connections, with their limits.', 'Concurrency'), ...errors(KEY_ERRORS) },
+      },
+    },
+    '/': { get: { tag: 'Operations', summary: 'API status', responses: { '200': { description: 'Up.', content: json(inline(z.object({ ok: z.literal(true), version: z.string() }))) } } } },
+    '/healthz': { get: { tag: 'Operations', summary: 'Liveness', responses: { '200': { description: 'The process answers.', content: json(inline(z.object({ status: z.literal('ok') }))) } } } },
+    '/readyz': {
+      get: { tag: 'Operations', summary: 'Readiness', description: 'Every bound engine is warm and the server is not shutting down.', responses: { '200': ok('Ready.', 'Ready'), ...errors([503]) } },
+    },
+    '/openapi.json': { get: { tag: 'Operations', summary: 'This document', responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } } } },
+    '/playground': {
+      get: {
+        tag: 'Operations',
+        summary: 'The browser playground',
+        description: 'One static page: it makes an access token from a key pasted into it and speaks over the WebSocket.',
+        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/docs': { get: { tag: 'Operations', summary: 'A rendered reference of this document', responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
+  };
+  // The collection is served with and without the trailing slash (the Cartesia SDK sends it).
+  for (const path of ['/pronunciation-dicts/', '/pronunciation-dicts']) {
+    paths[path] = {
+      post: {
+        tag: 'Pronunciation dictionaries',
+        summary: 'Create a dictionary',
+        auth: 'key',
+        body: { required: true, content: json(ref('PronunciationDictCreate')) },
+        responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
+      },
+      get: { tag: 'Pronunciation dictionaries', summary: 'List dictionaries', auth: 'key', parameters: cursorParams, responses: { '200': ok('A page, newest first.', 'PronunciationDictList'), ...errors([400, ...KEY_ERRORS]) } },
+    };
+  }
+  if (options.metricsOnMainPort) {
+    paths['/metrics'] = {
+      get: {
+        tag: 'Operations',
+        summary: 'Prometheus metrics',
+        description: 'The Prometheus text format. Needs the admin token unless `metrics.public`; an API key never reads it.',
+        auth: 'admin',
+        responses: { '200': { description: 'The scrape.', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors([401, 403]) },
+      },
+    };
+  }
+  if (options.accounts) {
+    paths['/access-token'] = {
+      post: {
+        tag: 'Account',
+        summary: 'Make a short-lived access token from an API key',
+        description: 'For a browser or device that must not hold the key. Only an API key can make one; its requests are billed to the key’s organisation.',
+        auth: 'key',
+        body: { required: true, content: json(ref('AccessTokenRequest')) },
+        responses: { '200': ok('The token.', 'AccessToken'), ...errors([400, 403, 415, ...KEY_ERRORS]) },
+      },
+    };
+    paths['/usage'] = {
+      get: {
+        tag: 'Account',
+        summary: 'The organisation’s balance and ledger',
+        auth: 'key',
+        parameters: [queryParam('limit', z.int().min(1).max(1000), '1–1000 (default 50).'), queryParam('starting_after', z.string().regex(/^\d+$/), 'A ledger entry id.')],
+        responses: { '200': ok('The organisation and a page of its ledger, newest first.', 'Usage'), ...errors([400, ...KEY_ERRORS]) },
+      },
+    };
+    const admin = (summary: string, responses: Record<string, Json>, more: Partial<Operation> = {}): Operation => ({
+      tag: 'Admin',
+      summary,
+      auth: 'admin',
+      ...more,
+      responses: { ...responses, ...errors([401, 403]) },
+    });
+    const orgId = { ...idParam('organisation') };
+    paths['/admin/orgs'] = {
+      get: admin('List organisations', { '200': ok('Every organisation.', 'OrganizationList') }),
+      post: admin('Create an organisation', { '201': ok('Created.', 'Organization'), ...errors([400]) }, { body: { required: true, content: json(ref('OrganizationCreate')) } }),
+    };
+    paths['/admin/orgs/{id}'] = {
+      get: admin('Get an organisation', { '200': ok('The organisation.', 'Organization'), ...errors([404]) }, { parameters: [orgId] }),
+      patch: admin('Set an organisation’s limits', { '200': ok('The organisation.', 'Organization'), ...errors([400, 404]) }, {
+        parameters: [orgId],
+        body: { required: true, content: json(ref('OrganizationPatch')) },
+      }),
+    };
+    paths['/admin/orgs/{id}/keys'] = {
+      get: admin('List an organisation’s keys', { '200': ok('Its keys (never their secrets).', 'ApiKeyList'), ...errors([404]) }, { parameters: [orgId] }),
+      post: admin('Issue a key', { '201': ok('The key, with its secret shown once.', 'IssuedApiKey'), ...errors([400, 404]) }, {
+        parameters: [orgId],
+        body: { required: false, content: json(inline(z.object({ name: z.string().optional() }))) },
+      }),
+    };
+    paths['/admin/orgs/{id}/credits'] = {
+      post: admin('Add (or take away) credits', { '201': ok('The ledger entry and the organisation.', 'CreditsAdded'), ...errors([400, 404]) }, {
+        parameters: [orgId],
+        body: { required: true, content: json(ref('CreditsAdd')) },
+      }),
+    };
+    paths['/admin/orgs/{id}/usage'] = {
+      get: admin('An organisation’s ledger', { '200': ok('A page of its ledger, newest first.', 'LedgerPage'), ...errors([400, 404]) }, {
+        parameters: [orgId, queryParam('limit', z.int().min(1).max(1000), '1–1000 (default 50).'), queryParam('starting_after', z.string().regex(/^\d+$/), 'A ledger entry id.')],
+      }),
+    };
+    paths['/admin/keys/{id}'] = { delete: admin('Revoke a key', { '200': ok('The revoked key.', 'ApiKey'), ...errors([404]) }, { parameters: [idParam('API key')] }) };
+  }
+  return paths;
+}
+
+function operationId(method: string, path: string): string {
+  const words = path
+    .replace(/\{(\w+)\}/g, 'by $1')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  const slash = path.length > 1 && path.endsWith('/') ? ['Slash'] : [];
+  return [method, ...words.map((w) => w[0].toUpperCase() + w.slice(1)), ...slash].join('') || method;
+}
+
+export function buildOpenApiDocument(options: DocumentOptions): Json {
+  const keySecurity = options.accounts ? [{ bearerKey: [] }, { headerKey: [] }] : [];
+  const paths: Record<string, Json> = {};
+  for (const [path, methods] of Object.entries(operations(options))) {
+    const item: Json = {};
+    for (const [method, op] of Object.entries(methods)) {
+      let security: Json[] = [];
+      if (op.auth === 'admin') security = [{ adminToken: [] }];
+      else if (op.auth === 'key') security = path === '/tts/websocket' && options.accounts ? [...keySecurity, { queryKey: [] }] : keySecurity;
+      const responses: Record<string, Json> = {};
+      for (const [status, response] of Object.entries(op.responses)) {
+        responses[status] = '$ref' in response ? response : { ...response, headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...(response.headers as Json | undefined) } };
+      }
+      const description = [op.description, op.token && options.accounts ? 'An access token from `POST /access-token` is accepted in place of an API key.' : undefined].filter(Boolean).join(' ');
+      item[method] = {
+        operationId: operationId(method, path),
+        tags: [op.tag],
+        summary: op.summary,
+        ...(description ? { description } : {}),
+        ...(op.parameters ? { parameters: op.parameters } : {}),
+        ...(op.body ? { requestBody: op.body } : {}),
+        responses,
+        security,
+        ...op.extra,
+      };
+    }
+    paths[path] = item;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Voicegate',
+      version: options.version,
+      summary: 'A self-hostable text-to-speech API: the Cartesia dialect and an OpenAI-compatible one.',
+      description: [
+        'Errors use one envelope (`ErrorBody`; OpenAI’s shape on `/v1/audio/speech`) with the codes of the registry, and every HTTP error carries `x-should-retry`.',
+        options.accounts
+          ? 'Send an API key as `Authorization: Bearer <key>` or `X-API-Key`; the admin routes and `/metrics` take the admin token instead.'
+          : 'Accounts are off on this server: no key is needed and nothing is charged.',
+        ...(options.accounts ? ['Successful synthesis responses carry the cost headers.'] : []),
+      ].join(' '),
+    },
+    tags: [
+      { name: 'Speech', description: 'The Cartesia dialect: `/tts/bytes`, `/tts/sse`, `/tts/websocket`.' },
+      { name: 'OpenAI', description: 'The OpenAI-compatible `/v1/audio/speech`.' },
+      { name: 'Models' },
+      { name: 'Voices' },
+      { name: 'Pronunciation dictionaries' },
+      { name: 'Account' },
+      ...(options.accounts ? [{ name: 'Admin', description: 'The operator’s API, with the admin token.' }] : []),
+      { name: 'Operations' },
+    ],
+    paths,
+    components: {
+      schemas: componentSchemas(),
+      responses: errorResponses(),
+      headers: headerComponents(options.costHeaderAliasPrefix),
+      securitySchemes: {
+        bearerKey: { type: 'http', scheme: 'bearer', description: 'An API key, or an access token where the operation says so.' },
+        headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, or an access token where the operation says so.' },
+        queryKey: { type: 'apiKey', in: 'query', name: 'api_key', description: 'An API key or access token (WebSocket upgrades only; `access_token` also works).' },
+        adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (`accounts.adminToken`).' },
+      },
+    },
+  };
+}

@@ -1,0 +1,473 @@
+/**
+ * @module openapi/schemas
+ * The zod schemas the OpenAPI document is generated from (zod's JSON Schema
+ * output). Requests the server validates with zod are documented from those
+ * very schemas (the Cartesia body of `api/cartesia/parse.ts`, extended only
+ * with descriptions and the shapes of the fields it checks later); the rest —
+ * the OpenAI body, responses, stream events, the error envelope with every
+ * registry code — are described here, and the tests validate real responses
+ * against them so they stay true.
+ */
+import { z } from 'zod';
+import { cartesiaBodySchema } from '../api/cartesia/parse.js';
+import { ERRORS, type ErrorCode } from '../errors/registry.js';
+
+/** The schemas that become `components.schemas`, by id. */
+export const components = z.registry<{ id: string }>();
+
+function component<T extends z.ZodType>(id: string, schema: T): T {
+  components.add(schema, { id });
+  return schema;
+}
+
+const nullableString = z.string().nullable();
+const timestamp = z.string().describe('ISO 8601 date and time (UTC)');
+
+// ---- errors ----
+
+const errorCodes = Object.keys(ERRORS) as [ErrorCode, ...ErrorCode[]];
+
+export const errorCodeSchema = component(
+  'ErrorCode',
+  z.enum(errorCodes).describe('A code of the error registry; docs/errors.md says when each is sent.'),
+);
+
+export const errorBodySchema = component(
+  'ErrorBody',
+  z
+    .object({
+      error: errorCodeSchema,
+      error_code: errorCodeSchema,
+      title: z.string(),
+      message: z.string(),
+      detail: z.string().describe('The same text as `message`.'),
+      status_code: z.int().min(400).max(599),
+      request_id: z.string().describe('The server’s id of the request, also in the `x-request-id` header.'),
+      doc_url: z.string(),
+    })
+    .describe('The error envelope of every HTTP error (except `/v1/audio/speech`, which uses OpenAI’s shape).'),
+);
+
+export const openAIErrorSchema = component(
+  'OpenAIError',
+  z
+    .object({
+      error: z.object({
+        message: z.string(),
+        type: z.enum(['invalid_request_error', 'authentication_error', 'insufficient_quota', 'permission_error', 'not_found_error', 'rate_limit_error', 'server_error']),
+        param: z.string().nullable(),
+        code: errorCodeSchema,
+      }),
+    })
+    .describe('Errors of `/v1/audio/speech`, in OpenAI’s shape with the registry’s codes.'),
+);
+
+// ---- speech requests ----
+
+const container = z.enum(['raw', 'wav', 'mp3']);
+const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
+
+export const outputFormatSchema = component(
+  'OutputFormat',
+  z
+    .object({
+      container: container.describe('What the model allows is in `GET /models` (`formats.bytes` for clips, `formats.stream` for streams).'),
+      encoding: encoding.optional().describe('Required for raw and wav unless the model has a default encoding; not accepted with mp3.'),
+      sample_rate: z.int().min(8000).max(48000).describe('Hz; one of the model’s sample rates.'),
+      bit_rate: z.int().optional().describe('mp3 only: bits per second, one the model lists and LAME can produce at that sample rate.'),
+    })
+    .describe('The audio to return; checked against the model’s contract.'),
+);
+
+export const generationConfigSchema = component(
+  'GenerationConfig',
+  z
+    .object({
+      speed: z.number().optional().describe('Speaking-rate multiplier in the model’s range (0.6–1.5 on the shipped models); must be 1 on a stream.'),
+      volume: z.number().optional().describe('Gain in the model’s range (0.5–2.0 on the shipped models).'),
+    })
+    .describe('Optional generation settings.'),
+);
+
+const body = cartesiaBodySchema.shape;
+
+/** The Cartesia body as the server validates it, with the fields it checks later given their shapes. */
+export const ttsRequestSchema = component(
+  'TtsRequest',
+  cartesiaBodySchema
+    .extend({
+      model_id: body.model_id.describe('A model id from `GET /models`.'),
+      transcript: body.transcript.describe('The text to speak: 1 to the model’s limit of Unicode code points, counted as sent.'),
+      voice: body.voice.describe('Exactly `{"mode": "id", "id": "<voice-id>"}`.'),
+      output_format: outputFormatSchema,
+      generation_config: generationConfigSchema.optional(),
+      language: body.language.describe('Accepted; the voice decides the language.'),
+      stream: body.stream.describe('`/tts/bytes`: send the body as it is generated.'),
+      context_id: body.context_id.describe('Echoed in stream events (default: the request id).'),
+      add_timestamps: body.add_timestamps.describe('Stream word timestamps (`timestamps` events).'),
+      pronunciation_dict_id: body.pronunciation_dict_id.describe('One of the organisation’s pronunciation dictionaries; null or "" for none.'),
+    })
+    .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
+);
+
+export const webSocketRequestSchema = component(
+  'WebSocketRequest',
+  ttsRequestSchema
+    .partial()
+    .extend({
+      transcript: z.string().optional().describe('Text for the context; "" with `continue: false` ends its input.'),
+      context_id: z.string().max(256).optional().describe('The context the message belongs to (a UUID is made if absent).'),
+      continue: z.boolean().optional().describe('More text follows: buffered to clause boundaries and spoken clause by clause.'),
+      flush: z.boolean().optional().describe('Speak everything buffered now, then answer `flush_done`.'),
+      cancel: z.boolean().optional().describe('Stop the context: no more events for it.'),
+      max_buffer_delay_ms: z.int().min(0).max(5000).optional().describe('How long an unfinished clause waits for more text (default 3000).'),
+    })
+    .describe('A client message on `/tts/websocket`. A context’s first message needs `model_id`, `voice` and `output_format` (raw).'),
+);
+
+export const openAISpeechRequestSchema = component(
+  'OpenAISpeechRequest',
+  z
+    .looseObject({
+      model: z.string().min(1).describe('A model id, or an OpenAI name mapped by `openai.modelAliases` (`tts-1`, `tts-1-hd`, `gpt-4o-mini-tts`).'),
+      input: z.string().min(1).describe('The text to speak.'),
+      voice: z
+        .union([z.string(), z.looseObject({ id: z.string() })])
+        .optional()
+        .describe('A voice id, or an OpenAI name mapped by `openai.voiceAliases`; absent: the model’s default voice.'),
+      response_format: z.enum(['mp3', 'wav', 'pcm']).optional().describe('mp3 (default; 44.1 kHz, 128 kbps), wav or pcm (16-bit, 24 kHz).'),
+      speed: z.number().optional().describe('The model’s speed range; must be 1 when streaming.'),
+      stream: z.boolean().optional().describe('Relay the audio as it is made (wav or pcm).'),
+      stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),
+      instructions: z.string().optional().describe('Accepted.'),
+      pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
+    })
+    .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
+);
+
+// ---- stream events ----
+
+const contextId = z.string().nullable().describe('The context (or the request id); null only for a WebSocket message that could not be read.');
+
+export const chunkEventSchema = component(
+  'ChunkEvent',
+  z.object({
+    type: z.literal('chunk'),
+    data: z.string().describe('Base64 audio in the requested format.'),
+    done: z.literal(false),
+    status_code: z.literal(206),
+    step_time: z.number().describe('Milliseconds the piece took to make.'),
+    context_id: contextId,
+  }),
+);
+
+export const timestampsEventSchema = component(
+  'TimestampsEvent',
+  z.object({
+    type: z.literal('timestamps'),
+    done: z.literal(false),
+    status_code: z.literal(206),
+    context_id: contextId,
+    word_timestamps: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('Seconds from the start.'),
+  }),
+);
+
+export const doneEventSchema = component(
+  'DoneEvent',
+  z.object({ type: z.literal('done'), done: z.literal(true), status_code: z.literal(200), context_id: contextId }),
+);
+
+export const flushDoneEventSchema = component(
+  'FlushDoneEvent',
+  z.object({
+    type: z.literal('flush_done'),
+    done: z.literal(false),
+    flush_done: z.literal(true),
+    flush_id: z.int().min(1),
+    status_code: z.literal(206),
+    context_id: z.string(),
+  }),
+);
+
+export const errorEventSchema = component(
+  'ErrorEvent',
+  z
+    .object({
+      type: z.literal('error'),
+      context_id: contextId,
+      done: z.literal(true),
+      error_code: errorCodeSchema,
+      status_code: z.int().min(400).max(599),
+      title: z.string(),
+      message: z.string(),
+      doc_url: z.string(),
+      request_id: z.string(),
+    })
+    .describe('A failure after the stream opened; the stream (or context) ends with it.'),
+);
+
+export const streamEventSchema = component(
+  'StreamEvent',
+  z
+    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, doneEventSchema, errorEventSchema])
+    .describe('One `data:` line of `/tts/sse`: JSON, followed by a blank line.'),
+);
+
+export const webSocketEventSchema = component(
+  'WebSocketEvent',
+  z
+    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, doneEventSchema, flushDoneEventSchema, errorEventSchema])
+    .describe('A server message on `/tts/websocket`.'),
+);
+
+export const openAIStreamEventSchema = component(
+  'OpenAIStreamEvent',
+  z
+    .discriminatedUnion('type', [
+      z.object({ type: z.literal('speech.audio.delta'), audio: z.string().describe('Base64 audio.') }),
+      z.object({
+        type: z.literal('speech.audio.done'),
+        usage: z.object({ input_tokens: z.int(), output_tokens: z.int(), total_tokens: z.int() }).describe('Characters in, audio samples out.'),
+      }),
+      z.object({ type: z.literal('error'), error: openAIErrorSchema.shape.error }),
+    ])
+    .describe('One `data:` line of `/v1/audio/speech` with `stream_format: "sse"`.'),
+);
+
+// ---- catalogue ----
+
+const formatRules = z.object({
+  containers: z.array(container),
+  encodings: z.array(encoding),
+  sample_rates: z.array(z.int()),
+  default_encoding: encoding.nullable(),
+  mp3_bit_rates: z.array(z.int()),
+  default_mp3_bit_rate: z.int().nullable(),
+});
+const range = z.object({ min: z.number(), max: z.number() }).nullable();
+
+export const modelSchema = component(
+  'Model',
+  z
+    .object({
+      id: z.string(),
+      object: z.literal('model'),
+      name: z.string(),
+      description: z.string(),
+      engine: z
+        .object({
+          id: z.string(),
+          type: z.string().nullable(),
+          native_sample_rate: z.int().nullable(),
+          ready: z.boolean(),
+          upstreams: z.object({ healthy: z.int(), total: z.int() }).nullable().describe('Remote engines: servers that pass their health probes.'),
+        })
+        .describe('The engine that serves the model.'),
+      max_transcript_chars: z.int(),
+      formats: z.object({ bytes: formatRules, stream: formatRules }),
+      credit_multiplier: z.number(),
+      generation_config: z.object({ speed: range, volume: range }),
+      streaming: z.boolean(),
+      default_voice: nullableString,
+      languages: z.array(z.string()),
+    })
+    .describe('A model: the API contract of its id, and the engine bound to it.'),
+);
+
+const gender = z.enum(['feminine', 'masculine', 'gender_neutral']);
+
+export const voiceSchema = component(
+  'Voice',
+  z.object({
+    id: z.string(),
+    user_id: nullableString.describe('The owning organisation; null for built-in voices.'),
+    name: z.string(),
+    description: z.string(),
+    tagline: z.null(),
+    gender,
+    language: z.string(),
+    accent: nullableString,
+    locales: z.array(z.object({ locale: z.string(), is_native: z.boolean() })),
+    is_owner: z.boolean(),
+    access: z.enum(['public', 'private']),
+    visibility: z.enum(['public', 'private']),
+    created_at: timestamp,
+    engines: z.array(z.string()).describe('Engine types that have a profile for the voice.'),
+  }),
+);
+
+export const voicePatchSchema = component(
+  'VoicePatch',
+  z.object({
+    name: z.string().max(200).optional(),
+    description: z.string().max(1000).optional(),
+    gender: gender.optional(),
+    accent: z.string().max(100).nullable().optional(),
+  }),
+);
+
+export const voiceCloneSchema = component(
+  'VoiceClone',
+  z
+    .object({
+      clip: z.string().meta({ format: 'binary' }).describe('A WAV or MP3 file of 1–120 s.'),
+      name: z.string().max(200),
+      language: z.string().max(35).describe('A language code such as en or en-US.'),
+      description: z.string().max(1000).optional(),
+      gender: gender.optional(),
+      accent: z.string().max(100).optional(),
+      transcript: z.string().max(5000).optional().describe('What the clip says.'),
+    })
+    .describe('The multipart parts of `POST /voices/clone`.'),
+);
+
+const pronunciationItem = z.object({ text: z.string().min(1).max(500), alias: z.string().max(2000), case_sensitive: z.boolean().optional() });
+
+export const dictionarySchema = component(
+  'PronunciationDict',
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    items: z.array(pronunciationItem),
+    owner_id: z.string(),
+    pinned: z.boolean(),
+    created_at: timestamp,
+  }),
+);
+
+export const dictionaryCreateSchema = component(
+  'PronunciationDictCreate',
+  z.object({ name: z.string().min(1).max(200), items: z.array(pronunciationItem).max(5000).optional(), pinned: z.boolean().optional() }),
+);
+
+export const dictionaryPatchSchema = component(
+  'PronunciationDictPatch',
+  z
+    .object({ name: z.string().min(1).max(200).optional(), items: z.array(pronunciationItem).max(5000).optional(), pinned: z.boolean().optional() })
+    .describe('`items` replaces the whole list.'),
+);
+
+function listOf<T extends z.ZodType>(id: string, item: T) {
+  return component(id, z.object({ data: z.array(item), has_more: z.boolean() }));
+}
+
+export const modelListSchema = component('ModelList', z.object({ data: z.array(modelSchema) }));
+export const voiceListSchema = listOf('VoiceList', voiceSchema);
+export const dictionaryListSchema = listOf('PronunciationDictList', dictionarySchema);
+
+// ---- accounts ----
+
+const limits = z.object({
+  max_concurrent: z.int().min(1).nullable(),
+  rate_limit: z.object({ requests: z.int().min(1), per_seconds: z.int().min(1) }).nullable(),
+});
+
+export const orgSchema = component(
+  'Organization',
+  z.object({
+    id: z.string(),
+    name: z.string(),
+    created_at: timestamp,
+    balance: z.object({ credits: z.int(), usd: z.string().describe('A decimal string.') }),
+    limits,
+  }),
+);
+
+export const apiKeySchema = component(
+  'ApiKey',
+  z.object({
+    id: z.string(),
+    org_id: z.string(),
+    name: z.string(),
+    created_at: timestamp,
+    last_used_at: timestamp.nullable(),
+    revoked_at: timestamp.nullable(),
+    status: z.enum(['active', 'revoked']),
+  }),
+);
+
+export const ledgerEntrySchema = component(
+  'LedgerEntry',
+  z.object({
+    id: z.string(),
+    kind: z.enum(['charge', 'credit']),
+    credits: z.int().describe('Negative for charges.'),
+    usd: z.string(),
+    key_id: nullableString,
+    request_id: nullableString,
+    charge_key: nullableString.describe('`<request id>/<batch>`: one row per charge.'),
+    client_request_id: nullableString,
+    model: nullableString,
+    endpoint: nullableString,
+    characters: z.int().nullable(),
+    reason: nullableString,
+    created_at: timestamp,
+  }),
+);
+
+export const usageSchema = component(
+  'Usage',
+  z.object({ org: orgSchema, data: z.array(ledgerEntrySchema), has_more: z.boolean() }),
+);
+
+export const orgListSchema = component('OrganizationList', z.object({ data: z.array(orgSchema) }));
+export const apiKeyListSchema = component('ApiKeyList', z.object({ data: z.array(apiKeySchema) }));
+export const ledgerPageSchema = listOf('LedgerPage', ledgerEntrySchema);
+export const issuedKeySchema = component(
+  'IssuedApiKey',
+  apiKeySchema.extend({ key: z.string().describe('The secret key; shown this once.') }),
+);
+export const creditsAddedSchema = component('CreditsAdded', z.object({ entry: ledgerEntrySchema, org: orgSchema }));
+
+export const orgCreateSchema = component(
+  'OrganizationCreate',
+  z.object({ name: z.string().min(1), credits: z.int().min(0).optional(), limits: limits.partial().optional() }),
+);
+
+export const orgPatchSchema = component('OrganizationPatch', z.object({ limits: limits.partial() }));
+
+export const creditsAddSchema = component(
+  'CreditsAdd',
+  z.object({ amount: z.int().describe('Non-zero; negative takes credits away.'), reason: z.string().min(1) }),
+);
+
+export const accessTokenRequestSchema = component(
+  'AccessTokenRequest',
+  z
+    .object({
+      grants: z
+        .looseObject({ tts: z.literal(true) })
+        .describe('`tts` must be true; Cartesia’s other grants (`stt`, `agent`) are not offered and may only be sent as false or null.'),
+      expires_in: z.int().min(1).max(3600).nullable().optional().describe('Seconds the token lives (default 3600).'),
+    })
+    .describe('The body of `POST /access-token`.'),
+);
+
+export const accessTokenSchema = component(
+  'AccessToken',
+  z.object({ token: z.string().startsWith('at_').describe('Use it as an API key on the TTS routes and to read models and voices.') }),
+);
+
+// ---- operations ----
+
+export const concurrencySchema = component(
+  'Concurrency',
+  z
+    .object({
+      tts_requests: z
+        .object({ active: z.int().min(0), limit: z.int().min(1).nullable() })
+        .describe('Syntheses in flight (HTTP requests and WebSocket turns); `limit` is the organisation’s max_concurrent, null for none.'),
+      tts_websockets: z
+        .object({ active: z.int().min(0), limit: z.null() })
+        .describe('Open WebSocket connections to this server; they are not limited per organisation.'),
+    })
+    .describe('The caller’s organisation, in Cartesia’s shape.'),
+);
+
+export const readySchema = component(
+  'Ready',
+  z.object({
+    status: z.literal('ready'),
+    engines: z.array(z.looseObject({ id: z.string(), type: z.string(), sampleRate: z.int(), ready: z.boolean() })).describe('Each engine’s `info()`.'),
+  }),
+);
