@@ -13,11 +13,11 @@ import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
 import { AccountsGate } from './accounts/gate.js';
 import { resolveTokenSecret } from './accounts/token-secret.js';
 import type { LimitCounters } from './limits/counters.js';
-import { InProcessLimits } from './limits/in-process.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
+import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
 import { logSynthesis } from './log/synthesis-log.js';
 import { buildModelCatalogue } from './models/catalogue.js';
@@ -59,7 +59,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   let gate = options.gate ?? localGate;
   if (config.accounts.enabled) {
     const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: config.accounts.costHeaderAliasPrefix };
-    const limits = options.limits ?? new InProcessLimits();
+    const limits = options.limits ?? openLimits(config, logger);
     const admin = new AccountsAdmin(store, config.accounts);
     const tokens = new AccessTokens(resolveTokenSecret(config.accounts.tokenSecret, config.dataDir));
     accounts = { store, admin, limits, pricing, tokens };

@@ -51,3 +51,16 @@ test('VOICEGATE_DATABASE_URL selects PostgreSQL; unset keeps SQLite; bad values 
   assert.throws(() => loadConfig({ env: { VOICEGATE_DATABASE_URL: 'mysql://db/x' } }), /store\.databaseUrl/);
   assert.throws(() => loadConfig({ env: { VOICEGATE_DATABASE_SCHEMA: 'Robert"; DROP' } }), /store\.schema/);
 });
+
+test('redis: unset by default (in-process counters); URL, prefix and lease TTL from the environment, checked', () => {
+  assert.deepEqual(loadConfig({ env: {} }).redis, { url: null, keyPrefix: 'voicegate:', leaseTtlMs: 15_000, timeoutMs: 1000 });
+  const config = loadConfig({ env: { VOICEGATE_REDIS_URL: 'redis://:secret@cache:6380/2', VOICEGATE_REDIS_KEY_PREFIX: 'tts-eu:', VOICEGATE_REDIS_LEASE_TTL_MS: '5000' } });
+  assert.deepEqual(config.redis, { url: 'redis://:secret@cache:6380/2', keyPrefix: 'tts-eu:', leaseTtlMs: 5000, timeoutMs: 1000 });
+  assert.equal(loadConfig({ env: { VOICEGATE_REDIS_URL: 'rediss://cache.example:6380' } }).redis.url, 'rediss://cache.example:6380');
+  assert.throws(() => loadConfig({ env: { VOICEGATE_REDIS_URL: 'http://cache:6379' } }), /redis\.url/);
+  assert.throws(
+    () => loadConfig({ env: { VOICEGATE_REDIS_URL: 'redis:/cache' } }),
+    (e: unknown) => e instanceof ConfigError && /redis\.url/.test(e.message) && !e.message.includes('cache'),
+  );
+  assert.throws(() => loadConfig({ env: { VOICEGATE_REDIS_LEASE_TTL_MS: '60000' } }), /redis\.leaseTtlMs/);
+});

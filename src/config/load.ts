@@ -28,6 +28,9 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['VOICEGATE_STARTING_CREDITS', ['accounts', 'startingCredits'], 'number'],
   ['VOICEGATE_USD_PER_MILLION_CREDITS', ['accounts', 'usdPerMillionCredits'], 'number'],
   ['VOICEGATE_COST_HEADER_PREFIX', ['accounts', 'costHeaderAliasPrefix'], 'string'],
+  ['VOICEGATE_REDIS_URL', ['redis', 'url'], 'string'],
+  ['VOICEGATE_REDIS_KEY_PREFIX', ['redis', 'keyPrefix'], 'string'],
+  ['VOICEGATE_REDIS_LEASE_TTL_MS', ['redis', 'leaseTtlMs'], 'number'],
 ];
 
 const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };
