@@ -120,6 +120,22 @@ export function limitsContract(name: string, open: () => Promise<LimitsSubject>)
       }),
     );
 
+    test('after a limit is lowered, retryAfterMs waits for enough entries to leave the window', { timeout: 20_000 }, () =>
+      withSubject(open, async (subject) => {
+        const limits = await subject.open();
+        const key = id('key');
+        for (let i = 0; i < 3; i++) {
+          if (i > 0) await new Promise((resolve) => setTimeout(resolve, 200));
+          assert.equal((await limits.consume(key, 3, 1)).allowed, true);
+        }
+        // Now 1 per second: all three entries must leave, the newest about 1000 ms from now, not the oldest at ~600.
+        const refused = await limits.consume(key, 1, 1);
+        assert.equal(refused.allowed, false);
+        const retryAfterMs = (refused as { retryAfterMs: number }).retryAfterMs;
+        assert.ok(retryAfterMs > 850 && retryAfterMs <= 1000, String(retryAfterMs));
+      }),
+    );
+
     test('two instances enforce one set of limits for the organisation', { timeout: 20_000 }, (t) =>
       withSubject(open, async (subject) => {
         if (!subject.shared) return t.skip('in-process counters belong to one process');
