@@ -76,7 +76,7 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
   const bus = openChangeBus(config);
   const announced: Promise<void>[] = [];
   admin.onChange((change) =>
-    announced.push(bus.publish(change).catch((err) => void process.stderr.write(`warning: could not tell running servers at once (${(err as Error).message}); they see the change when their caches expire\n`))),
+    announced.push(bus.publish(change).catch(() => void process.stderr.write('warning: Redis could not be reached, so running servers were not told at once; they see the change when their caches expire\n'))),
   );
   const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: null };
   const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
