@@ -93,6 +93,10 @@ test('the concurrency limit holds for the organisation across both servers', { t
   const done = await first;
   assert.equal(done.status, 200);
   await done.arrayBuffer();
+  assert.ok(await eventually(async () => (await limits.active(org.orgId)) === 0, 5000), 'the slot freed on A is free on B');
+  const third = await b.post('/tts/bytes', ttsBody(), org.auth);
+  assert.equal(third.status, 200);
+  await third.arrayBuffer();
 });
 
 test('with Redis unreachable, a request gets 503 limits_unavailable quickly and nothing is charged', { timeout: 30_000 }, async () => {
