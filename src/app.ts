@@ -11,13 +11,16 @@ import { AccessTokens } from './accounts/access-tokens.js';
 import { AccountsAdmin } from './accounts/admin.js';
 import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
 import { AccountsGate } from './accounts/gate.js';
-import { InProcessLimits, type LimitCounters } from './accounts/limits.js';
 import { resolveTokenSecret } from './accounts/token-secret.js';
 import { Activity } from './concurrency/activity.js';
+import type { ChangeBus } from './cluster/change-bus.js';
+import { openChangeBus } from './cluster/open.js';
 import type { Config } from './config/schema.js';
 import { EngineRegistry } from './engines/registry.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
+import type { LimitCounters } from './limits/counters.js';
+import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
 import { logSynthesis } from './log/synthesis-log.js';
 import { Metrics } from './metrics/metrics.js';
@@ -60,18 +63,21 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const store = options.store ?? (await openStore(config));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
+  let changes: ChangeBus | null = null;
   let gate = options.gate ?? localGate;
   if (config.accounts.enabled) {
     const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: config.accounts.costHeaderAliasPrefix };
-    const limits = options.limits ?? new InProcessLimits();
+    const limits = options.limits ?? openLimits(config, logger);
     const admin = new AccountsAdmin(store, config.accounts);
     const tokens = new AccessTokens(resolveTokenSecret(config.accounts.tokenSecret, config.dataDir));
     accounts = { store, admin, limits, pricing, tokens };
+    // Every change reaches every server's caches at once through the bus (Redis when configured); else the CLI's within their lifetime.
+    const bus = (changes = openChangeBus(config, logger));
+    admin.onChange((change) => void bus.publish(change).catch((err) => logger.warn({ err }, 'could not announce an account change to other servers')));
     if (options.gate) gate = options.gate;
     else {
       const accountsGate = new AccountsGate(store, limits, pricing, logger, undefined, tokens);
-      // Admin API changes reach the gate's caches at once; the CLI's within their lifetime.
-      admin.onChange((change) => accountsGate.invalidate(change));
+      bus.subscribe((change) => accountsGate.invalidate(change));
       gate = accountsGate;
     }
   }
@@ -116,7 +122,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       } finally {
         clearTimeout(force);
         await engines.stop();
-        await accounts?.limits.close();
+        await Promise.all([accounts?.limits.close(), changes?.close()]);
         await store.close();
         stopLogging();
         metrics?.stop();

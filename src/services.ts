@@ -5,7 +5,7 @@
  */
 import type { AccessTokens } from './accounts/access-tokens.js';
 import type { AccountsAdmin } from './accounts/admin.js';
-import type { LimitCounters } from './accounts/limits.js';
+import type { LimitCounters } from './limits/counters.js';
 import type { PricingConfig } from './accounts/pricing.js';
 import type { Activity } from './concurrency/activity.js';
 import type { Config } from './config/schema.js';

@@ -9,8 +9,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LimitCounters } from '../src/accounts/limits.js';
-import { InProcessLimits } from '../src/accounts/limits.js';
+import type { LimitCounters } from '../src/limits/counters.js';
+import { InProcessLimits } from '../src/limits/in-process.js';
 import { newOrg } from './helpers/accounts.js';
 import { startServer, ttsBody } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';

@@ -15,7 +15,7 @@ import type { Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import { AccountsAdmin } from './admin.js';
 import { AccountsGate, CACHE_MS } from './gate.js';
-import { InProcessLimits } from './limits.js';
+import { InProcessLimits } from '../limits/in-process.js';
 
 const NO_LIMITS = { maxConcurrent: null, rateLimit: null };
 

@@ -20,7 +20,7 @@ import type { SynthesisRequest } from '../synthesis/request.js';
 import { looksLikeToken, type AccessTokens } from './access-tokens.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import { presentedKey } from './credentials.js';
-import type { Lease, LimitCounters } from './limits.js';
+import type { Lease, LimitCounters } from '../limits/counters.js';
 import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 
 /** Last-used times are written at most this often per key, to keep hot paths off the disk. */

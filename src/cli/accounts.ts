@@ -3,11 +3,14 @@
  * Operator commands on the store the server uses (the same data directory,
  * or the same PostgreSQL database when `VOICEGATE_DATABASE_URL` is set):
  * organisations, keys, credits and usage. Output is JSON, so it pipes into
- * jq; a new key is also printed on its own line.
+ * jq; a new key is also printed on its own line. With Redis configured
+ * (`VOICEGATE_REDIS_URL`), each change is also announced on the change bus,
+ * so running servers drop what they cached at once.
  */
 import { parseArgs } from 'node:util';
 import { AccountsAdmin } from '../accounts/admin.js';
 import { keyView, ledgerView, orgView } from '../accounts/views.js';
+import { openChangeBus } from '../cluster/open.js';
 import type { Config } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import { openStore } from '../store/open.js';
@@ -69,6 +72,12 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
   const [group, action, target] = positionals;
   const store = await openStore(config);
   const admin = new AccountsAdmin(store, config.accounts);
+  // With Redis, running servers hear of each change at once. The change is stored either way; servers see it when their caches expire.
+  const bus = openChangeBus(config);
+  const announced: Promise<void>[] = [];
+  admin.onChange((change) =>
+    announced.push(bus.publish(change).catch(() => void process.stderr.write('warning: Redis could not be reached, so running servers were not told at once; they see the change when their caches expire\n'))),
+  );
   const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: null };
   const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
   try {
@@ -120,6 +129,8 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
     if (err instanceof ApiError) throw new UsageError(err.message);
     throw err;
   } finally {
+    await Promise.all(announced);
+    await bus.close();
     await store.close();
   }
 }

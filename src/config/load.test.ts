@@ -60,3 +60,16 @@ test('metrics: on the main port behind the admin token by default; env makes the
   assert.throws(() => loadConfig({ env: { VOICEGATE_METRICS_PORT: '70000' } }), /metrics\.port/);
   assert.throws(() => loadConfig({ env: { VOICEGATE_METRICS_PUBLIC: 'maybe' } }), /VOICEGATE_METRICS_PUBLIC must be on or off/);
 });
+
+test('redis: unset by default (in-process counters); URL, prefix and lease TTL from the environment, checked', () => {
+  assert.deepEqual(loadConfig({ env: {} }).redis, { url: null, keyPrefix: 'voicegate:', leaseTtlMs: 15_000, timeoutMs: 1000 });
+  const config = loadConfig({ env: { VOICEGATE_REDIS_URL: 'redis://:secret@cache:6380/2', VOICEGATE_REDIS_KEY_PREFIX: 'tts-eu:', VOICEGATE_REDIS_LEASE_TTL_MS: '5000' } });
+  assert.deepEqual(config.redis, { url: 'redis://:secret@cache:6380/2', keyPrefix: 'tts-eu:', leaseTtlMs: 5000, timeoutMs: 1000 });
+  assert.equal(loadConfig({ env: { VOICEGATE_REDIS_URL: 'rediss://cache.example:6380' } }).redis.url, 'rediss://cache.example:6380');
+  assert.throws(() => loadConfig({ env: { VOICEGATE_REDIS_URL: 'http://cache:6379' } }), /redis\.url/);
+  assert.throws(
+    () => loadConfig({ env: { VOICEGATE_REDIS_URL: 'redis:/cache' } }),
+    (e: unknown) => e instanceof ConfigError && /redis\.url/.test(e.message) && !e.message.includes('cache'),
+  );
+  assert.throws(() => loadConfig({ env: { VOICEGATE_REDIS_LEASE_TTL_MS: '60000' } }), /redis\.leaseTtlMs/);
+});

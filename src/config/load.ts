@@ -32,6 +32,9 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['VOICEGATE_METRICS_PUBLIC', ['metrics', 'public'], 'boolean'],
   ['VOICEGATE_METRICS_PORT', ['metrics', 'port'], 'number'],
   ['VOICEGATE_METRICS_HOST', ['metrics', 'host'], 'string'],
+  ['VOICEGATE_REDIS_URL', ['redis', 'url'], 'string'],
+  ['VOICEGATE_REDIS_KEY_PREFIX', ['redis', 'keyPrefix'], 'string'],
+  ['VOICEGATE_REDIS_LEASE_TTL_MS', ['redis', 'leaseTtlMs'], 'number'],
 ];
 
 const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };

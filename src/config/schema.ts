@@ -84,6 +84,22 @@ const accountsSchema = z
   })
   .strict();
 
+const REDIS_DEFAULTS = { url: null, keyPrefix: 'voicegate:', leaseTtlMs: 15_000, timeoutMs: 1000 };
+
+/** Shared state for several servers: limit counters and change notices. Without a URL both stay in the process. */
+const redisSchema = z
+  .object({
+    /** `redis://[user:password@]host:port[/db]`, or `rediss://` for TLS. */
+    url: z.url({ protocol: /^rediss?$/, hostname: /^.+$/ }).nullable().default(REDIS_DEFAULTS.url),
+    /** Every key and channel starts with this, so deployments can share one Redis. */
+    keyPrefix: z.string().min(1).max(100).default(REDIS_DEFAULTS.keyPrefix),
+    /** A concurrency slot held by a server that stopped (crashed) comes back after this long; renewed every third of it. */
+    leaseTtlMs: z.number().int().min(1000).max(30_000).default(REDIS_DEFAULTS.leaseTtlMs),
+    /** Connect and command timeout; beyond it a request gets 503 `limits_unavailable`. */
+    timeoutMs: z.number().int().min(50).max(10_000).default(REDIS_DEFAULTS.timeoutMs),
+  })
+  .strict();
+
 /** HTTPS (and so WSS) on the server's port: PEM files, or a development CA kept under `<dataDir>/tls/`. */
 const tlsSchema = z
   .union([
@@ -204,6 +220,7 @@ export const configSchema = z
       tokenSecret: null,
       defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
     }),
+    redis: redisSchema.default(REDIS_DEFAULTS),
     openai: openaiSchema.default(OPENAI_DEFAULTS),
     metrics: metricsSchema.default(METRICS_DEFAULTS),
     voices: voicesSchema.default(VOICES_DEFAULTS),
@@ -220,3 +237,4 @@ export type AccountsConfig = z.output<typeof accountsSchema>;
 export type TlsConfig = z.output<typeof tlsSchema>;
 export type StoreConfig = z.output<typeof storeSchema>;
 export type MetricsConfig = z.output<typeof metricsSchema>;
+export type RedisConfig = z.output<typeof redisSchema>;

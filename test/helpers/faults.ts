@@ -4,8 +4,8 @@
  * wrap real ones and, at a named hook point, wait, throw, or both — switched
  * on and off while a server runs. Each hook counts its calls.
  */
-import { InProcessLimits } from '../../src/accounts/limits.js';
-import type { LimitCounters } from '../../src/accounts/limits.js';
+import { InProcessLimits } from '../../src/limits/in-process.js';
+import type { LimitCounters } from '../../src/limits/counters.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
 import { tempDataDir } from './server.js';

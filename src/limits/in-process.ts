@@ -1,27 +1,10 @@
 /**
- * @module accounts/limits
- * Concurrency and rate counters behind an async interface, so a shared
- * implementation (Redis) can replace the in-process one when several
- * gateways serve the same organisations.
+ * @module limits/in-process
+ * The counters of a single server: a slot count per organisation and a
+ * sliding-window log per key, in memory. Right when one process serves all
+ * traffic; several processes would each enforce the limits on their own.
  */
-
-/** A held concurrency slot. `release` is idempotent; a shared implementation also lets it lapse if never released. */
-export interface Lease {
-  release(): Promise<void>;
-}
-
-export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
-
-export interface LimitCounters {
-  /** Takes one of `max` concurrency slots for the org; null when all are taken. */
-  acquire(orgId: string, max: number): Promise<Lease | null>;
-  /** Counts one request for the key against `requests` per `perSeconds` (sliding window). */
-  consume(keyId: string, requests: number, perSeconds: number): Promise<RateDecision>;
-  /** Active slots of an org (for tests and metrics). */
-  active(orgId: string): Promise<number>;
-  /** Stops timers and connections. */
-  close(): Promise<void>;
-}
+import type { Lease, LimitCounters, RateDecision } from './counters.js';
 
 export class InProcessLimits implements LimitCounters {
   private readonly slots = new Map<string, number>();
@@ -51,7 +34,8 @@ export class InProcessLimits implements LimitCounters {
     if (this.windows.size > 10_000) this.sweep(now);
     const times = (this.windows.get(keyId)?.times ?? []).filter((t) => t > now - windowMs);
     this.windows.set(keyId, { times, windowMs });
-    if (times.length >= requests) return { allowed: false, retryAfterMs: Math.max(1, times[0] + windowMs - now) };
+    // After a lowered limit the log may hold more than `requests`; the window frees when enough of the oldest leave it.
+    if (times.length >= requests) return { allowed: false, retryAfterMs: Math.max(1, times[times.length - requests] + windowMs - now) };
     times.push(now);
     return { allowed: true };
   }

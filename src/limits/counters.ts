@@ -1,0 +1,24 @@
+/**
+ * @module limits/counters
+ * Per-organisation concurrency and per-key rate counters behind one async
+ * interface, so the in-process counters of a single server and the shared
+ * Redis counters of several servers are interchangeable for the gate.
+ */
+
+/** A held concurrency slot. `release` is idempotent; a shared implementation also lets it lapse if never released. */
+export interface Lease {
+  release(): Promise<void>;
+}
+
+export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
+
+export interface LimitCounters {
+  /** Takes one of `max` concurrency slots for the org; null when all are taken. */
+  acquire(orgId: string, max: number): Promise<Lease | null>;
+  /** Counts one request for the key against `requests` per `perSeconds` (sliding window). */
+  consume(keyId: string, requests: number, perSeconds: number): Promise<RateDecision>;
+  /** Active slots of an org (for tests and metrics). */
+  active(orgId: string): Promise<number>;
+  /** Stops timers and connections. */
+  close(): Promise<void>;
+}
