@@ -111,6 +111,9 @@ describe('a model served by a pool of two inference servers', () => {
     assert.equal(omni.engine.type, 'openai-upstream');
     assert.deepEqual(omni.engine.upstreams, { healthy: 2, total: 2 });
     assert.ok(!JSON.stringify(models).includes(a.url), 'server addresses are not published');
+    // The operator sees each server's health in the metrics.
+    const scrape = await server.app.services.metrics!.render();
+    for (const upstream of [a, b]) assert.ok(scrape.includes(`voicegate_upstream_healthy{engine="gpu",upstream="${upstream.url}"} 1`), scrape.slice(0, 300));
   });
 
   test('a voice the pool has no mapping for is 409 voice_profile_missing', async () => {

@@ -20,6 +20,12 @@ function formats(rules: FormatRules) {
   };
 }
 
+function upstreamCounts(upstreams: unknown): { healthy: number; total: number } | null {
+  if (!upstreams || typeof upstreams !== 'object') return null;
+  const { healthy, total } = upstreams as { healthy: number; total: number };
+  return { healthy, total };
+}
+
 export function describeModel(model: ModelProfile, services: Services) {
   const engine = services.engines.get(model.engine);
   const info = engine?.info();
@@ -34,7 +40,8 @@ export function describeModel(model: ModelProfile, services: Services) {
       native_sample_rate: info?.sampleRate ?? null,
       ready: info?.ready ?? false,
       /** Remote engines: how many of the pool's inference servers pass their health probes. */
-      upstreams: (info?.upstreams as { healthy: number; total: number } | undefined) ?? null,
+      // Counts only: server addresses are the operator's (they are in /metrics, behind the admin token).
+      upstreams: upstreamCounts(info?.upstreams),
     },
     max_transcript_chars: model.maxTranscriptChars,
     formats: { bytes: formats(model.clip), stream: formats(model.stream) },

@@ -98,7 +98,12 @@ export abstract class UpstreamEngine implements Engine {
       type: this.type,
       sampleRate: this.sampleRate,
       ready: this.isReady(),
-      upstreams: { healthy: this.pool.healthyCount(), total: this.pool.upstreams.length },
+      upstreams: {
+        healthy: this.pool.healthyCount(),
+        total: this.pool.upstreams.length,
+        // Base URLs as configured (never the API key); the metrics strip any credentials or query.
+        servers: this.pool.upstreams.map((upstream) => ({ url: upstream.url, healthy: upstream.healthy })),
+      },
     };
   }
 
