@@ -89,4 +89,21 @@ describe('AccountsGate caches', () => {
     await gate.admit(caller, synthesis(1), options(1));
     assert.equal((await store.orgs.get(orgId))!.balance, 5);
   });
+
+  it('a batch reserved while the request is being released is dropped, not left holding credits', async () => {
+    const caller = await gate.authenticate(source);
+    const admission = await gate.admit(caller, synthesis(5), options(5));
+    const reserve = store.ledger.reserve.bind(store.ledger);
+    let proceed!: () => void;
+    const gateOpen = new Promise<void>((resolve) => (proceed = resolve));
+    store.ledger.reserve = async (request) => {
+      await gateOpen;
+      return reserve(request);
+    };
+    const pending = admission.reserve(1, 1000);
+    await admission.release();
+    proceed();
+    assert.equal(await pending, false);
+    assert.equal(await store.ledger.reserved(orgId), 0);
+  });
 });

@@ -129,15 +129,21 @@ export class AccountsGate implements RequestGate {
     /** Reservation ids (= charge keys) not yet settled. */
     const open = new Set<string>();
     const keyOf = (index: number) => `${requestId}/${index}`;
+    let released = false;
     const reserve = async (index: number, characters: number) => {
       const id = keyOf(index);
       const result = await this.guard('store', () =>
         this.store.ledger.reserve({ id, orgId, credits: creditsFor(characters, multiplier), ttlMs: this.reservationTtlMs }),
       );
-      if (result.ok) open.add(id);
+      if (!result.ok) return result;
+      if (released) {
+        // The request ended while this reservation was being made: nothing will settle it.
+        await this.store.ledger.release(id).catch((err) => this.logger.warn({ err, reservation: id }, 'could not drop a reservation; it lapses on its own'));
+        return { ok: false as const, balance: result.balance, reserved: result.reserved };
+      }
+      open.add(id);
       return result;
     };
-    let released = false;
     const release = async () => {
       if (released) return;
       released = true;
