@@ -163,3 +163,26 @@ export function removeRunDir(): void {
   rmSync(runDir(), { recursive: true, force: true });
   cache.clear();
 }
+
+export type BrokenKind = 'corrupt' | 'truncated-tokens' | 'no-metadata';
+
+/**
+ * A model folder broken the way real downloads break, each of which ends a process that loads it:
+ * `corrupt` — the file's framing and metadata are intact but the graph is garbage (so only loading
+ * finds it); `truncated-tokens` — `tokens.txt` cut off mid-line; `no-metadata` — a raw Piper export.
+ */
+export function brokenModel(kind: BrokenKind): string {
+  const dir = standInModel(`broken-${kind}`, kind === 'no-metadata' ? { withoutMetadata: true } : {});
+  if (kind === 'corrupt') {
+    const garbage = Buffer.alloc(4096);
+    for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 2654435761) >>> 24;
+    const rest = onnx.ModelProto.encode({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], metadataProps: onnx.ModelProto.decode(standInOnnx()).metadataProps }).finish();
+    // Field 7 (graph), length-delimited: 0x3a, then the length as a varint.
+    writeFileSync(join(dir, 'model.onnx'), Buffer.concat([Buffer.from([0x3a, 0x80, 0x20]), garbage, rest]));
+  }
+  if (kind === 'truncated-tokens') {
+    const lines = standInTokens().split('\n');
+    writeFileSync(join(dir, 'tokens.txt'), lines.slice(0, 40).join('\n') + '\nɐ');
+  }
+  return dir;
+}
