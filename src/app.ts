@@ -59,7 +59,7 @@ export interface AppOptions {
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
-  const engines = new EngineRegistry(config.engines, models.boundEngines(), { logger });
+  const engines = new EngineRegistry(config.engines, models.boundEngines(), { logger, dataDir: config.dataDir });
   const store = options.store ?? (await openStore(config));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;

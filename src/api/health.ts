@@ -1,7 +1,9 @@
 /**
  * @module api/health
  * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: every
- * engine a model is bound to is warm and the server is not shutting down),
+ * engine a model is bound to is warm and the server is not shutting down;
+ * an engine that could not start is listed with its reason as `degraded`
+ * rather than making the whole server unready, since other models serve),
  * plus `GET /`, which the Cartesia SDK uses as an API status call.
  */
 import type { FastifyInstance } from 'fastify';
@@ -17,6 +19,7 @@ export function registerHealth(app: FastifyInstance, services: Services, isClosi
     if (isClosing() || !services.engines.allReady()) {
       return sendError(reply, request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
     }
-    return { status: 'ready', engines };
+    const failed = services.engines.failures();
+    return { status: failed.length ? 'degraded' : 'ready', engines, ...(failed.length ? { failed } : {}) };
   });
 }

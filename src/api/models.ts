@@ -39,6 +39,8 @@ export function describeModel(model: ModelProfile, services: Services) {
       type: info?.type ?? null,
       native_sample_rate: info?.sampleRate ?? null,
       ready: info?.ready ?? false,
+      /** Why the engine is not serving, when it could not start (a bad model file, a missing folder). */
+      error: (info?.error as string | undefined) ?? null,
       /** Remote engines: how many of the pool's inference servers pass their health probes. */
       // Counts only: server addresses are the operator's (they are in /metrics, behind the admin token).
       upstreams: upstreamCounts(info?.upstreams),

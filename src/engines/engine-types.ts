@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { espeakEngine } from './espeak/index.js';
+import { sherpaEngine } from './sherpa/index.js';
 import { toneEngine } from './tone/index.js';
 import { cartesiaUpstreamEngine, openaiUpstreamEngine } from './upstream/index.js';
 
@@ -14,6 +15,7 @@ export const ENGINE_TYPES = [
   toneEngine,
   openaiUpstreamEngine,
   cartesiaUpstreamEngine,
+  sherpaEngine,
 ] as const;
 
 type ConfigSchemas<T extends readonly { configSchema: unknown }[]> = { -readonly [K in keyof T]: T[K]['configSchema'] };

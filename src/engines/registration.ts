@@ -13,6 +13,8 @@ import type { Engine } from './engine.js';
 /** What the server gives every engine it creates. */
 export interface EngineContext {
   logger: Logger;
+  /** The server's data folder, for engines that keep files (unpacked data, caches). */
+  dataDir?: string;
 }
 
 /** A config entry's schema: a strict object whose `type` is the engine type's literal. */

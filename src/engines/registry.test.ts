@@ -2,7 +2,8 @@
  * @module engines/registry.test
  * Engine types come from their registrations: every listed type is in the
  * config union with its own defaults, the factory builds that type's engine
- * from a parsed entry, and the registry gathers the voices engines bring.
+ * from a parsed entry, the registry gathers the voices engines bring, and an
+ * engine that cannot start degrades to a failed one instead of failing all.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -15,10 +16,10 @@ const upstream = { upstreams: [{ url: 'http://127.0.0.1:9' }], model: 'm', sampl
 
 test('each registration is one member of the config union, and the factory makes its type', () => {
   const types = ENGINE_TYPES.map((r) => r.type);
-  assert.deepEqual(types, ['espeak', 'tone', 'openai-upstream', 'cartesia-upstream']);
+  assert.deepEqual(types, ['espeak', 'tone', 'openai-upstream', 'cartesia-upstream', 'sherpa-onnx']);
   assert.equal(new Set(types).size, types.length, 'one registration per type');
   for (const type of types) {
-    const config = engineConfigSchema.parse(type.endsWith('-upstream') ? { type, ...upstream } : { type });
+    const config = engineConfigSchema.parse(type.endsWith('-upstream') ? { type, ...upstream } : type === 'sherpa-onnx' ? { type, model: '/models/x' } : { type });
     assert.equal(config.type, type);
     const engine = createEngine(`my-${type}`, config, context);
     assert.equal(engine.type, type);
@@ -46,4 +47,26 @@ test('the registry creates only bound engines and gathers the built-in voices en
     await registry.stop();
   }
   assert.deepEqual(new EngineRegistry(configs, new Set(['tone']), context).builtinVoices(), [], 'the tone engine brings none');
+});
+
+test('an engine that cannot start is kept as a failed engine with its reason; the others serve and the registry is ready', { timeout: 20_000 }, async () => {
+  const configs = {
+    broken: engineConfigSchema.parse({ type: 'sherpa-onnx', model: '/nonexistent/voicegate-model' }),
+    tone: engineConfigSchema.parse({ type: 'tone' }),
+  };
+  const registry = new EngineRegistry(configs, new Set(['broken', 'tone']), context);
+  await registry.start();
+  try {
+    const broken = registry.get('broken')!;
+    assert.equal(broken.isReady(), false);
+    assert.match(String(broken.info().error), /does not exist/);
+    assert.deepEqual(registry.failures().map((f) => f.id), ['broken']);
+    assert.equal(registry.get('tone')!.isReady(), true);
+    assert.equal(registry.allReady(), true, 'a failed engine does not make the server unready');
+    await assert.rejects(async () => {
+      for await (const _ of broken.synthesize({ text: 'x', voice: undefined as never, speed: 1, wordTimings: false }, new AbortController().signal));
+    }, (err: unknown) => (err as { code?: string }).code === 'engine_unavailable');
+  } finally {
+    await registry.stop();
+  }
 });

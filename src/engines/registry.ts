@@ -2,10 +2,12 @@
  * @module engines/registry
  * Creates the configured engines through their registrations
  * (`engine-types.ts`). Only engines some model is bound to are started, so an
- * unused engine costs nothing at start-up.
+ * unused engine costs nothing at start-up. An engine that fails to start is
+ * replaced by a `FailedEngine` that reports why, so the others keep serving.
  */
 import type { Voice } from '../voices/voice.js';
 import type { Engine } from './engine.js';
+import { FailedEngine } from './failed.js';
 import { ENGINE_TYPES, type EngineConfig } from './engine-types.js';
 import type { EngineContext, EngineRegistration } from './registration.js';
 
@@ -20,7 +22,11 @@ export function createEngine(id: string, config: EngineConfig, context: EngineCo
 export class EngineRegistry {
   private readonly engines = new Map<string, Engine>();
 
-  constructor(configs: Record<string, EngineConfig>, bound: Set<string>, context: EngineContext) {
+  constructor(
+    configs: Record<string, EngineConfig>,
+    bound: Set<string>,
+    private readonly context: EngineContext,
+  ) {
     for (const id of bound) {
       const config = configs[id];
       if (config) this.engines.set(id, createEngine(id, config, context));
@@ -35,16 +41,38 @@ export class EngineRegistry {
     return [...this.engines.values()];
   }
 
+  /** Starts every engine; one that fails is stopped, logged and kept as a `FailedEngine`. Never rejects. */
   async start(): Promise<void> {
-    await Promise.all(this.list().map((engine) => engine.start()));
+    await Promise.all(
+      this.list().map(async (engine) => {
+        try {
+          await engine.start();
+        } catch (err) {
+          const reason = err instanceof Error ? err.message : String(err);
+          this.context.logger.error({ engine: engine.id, type: engine.type, reason }, 'engine could not start; its models answer engine_unavailable');
+          await engine.stop().catch(() => {});
+          this.engines.set(engine.id, new FailedEngine(engine, reason));
+        }
+      }),
+    );
+  }
+
+  /** Engines that could not start, with the reason. */
+  failures(): { id: string; type: string; reason: string }[] {
+    return this.list().flatMap((e) => (e instanceof FailedEngine ? [{ id: e.id, type: e.type, reason: e.reason }] : []));
   }
 
   async stop(): Promise<void> {
     await Promise.all(this.list().map((engine) => engine.stop()));
   }
 
+  /**
+   * Whether every engine that started is ready and at least one did. Engines that failed to start
+   * do not make the server unready (the other models still work): `/readyz` lists them instead.
+   */
   allReady(): boolean {
-    return this.list().every((engine) => engine.isReady());
+    const started = this.list().filter((engine) => !(engine instanceof FailedEngine));
+    return started.length > 0 && started.every((engine) => engine.isReady());
   }
 
   /** The voices the started engines bring as built-ins (see `Engine.builtinVoices`). */

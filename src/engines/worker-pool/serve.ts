@@ -34,11 +34,23 @@ export function engineWorkerData<T>(): T {
   return (workerData as PoolWorkerData).engine as T;
 }
 
+export interface ServeOptions {
+  /**
+   * Engine chunks gathered per message after the first (default `BATCH`). An engine whose chunks
+   * are already large (a neural engine's whole sentences) passes 1, so each goes out as it is made.
+   */
+  batch?: number;
+}
+
 /**
  * Reports the worker ready with `info`, then runs each job the pool sends through `run`, and
  * reports its end (or failure). Call once, after the engine has loaded and warmed up.
  */
-export function serveJobs<J, S extends Samples, E, R>(info: R, run: (job: J, output: JobOutput<S, E>) => void | Promise<void>): void {
+export function serveJobs<J, S extends Samples, E, R>(
+  info: R,
+  run: (job: J, output: JobOutput<S, E>) => void | Promise<void>,
+  options: ServeOptions = {},
+): void {
   const port = parentPort;
   if (!port) throw new Error('serveJobs runs in a worker thread');
   const control = new Int32Array((workerData as PoolWorkerData).control);
@@ -46,7 +58,7 @@ export function serveJobs<J, S extends Samples, E, R>(info: R, run: (job: J, out
   const post = (message: PoolWorkerMessage<R, E, S>, transfer: ArrayBuffer[] = []) => port.postMessage(message, transfer);
 
   port.on('message', async (envelope: JobEnvelope<J>) => {
-    const batcher = new Batcher<S, E>(envelope, control, cancelled, post);
+    const batcher = new Batcher<S, E>(envelope, control, cancelled, post, options.batch ?? BATCH);
     try {
       await run(envelope.job, { cancelled, push: (samples, events) => batcher.push(samples, events) });
       if (!cancelled()) batcher.flush();
@@ -73,9 +85,10 @@ class Batcher<S extends Samples, E> {
     private readonly control: Int32Array,
     private readonly cancelled: () => boolean,
     private readonly post: (message: PoolWorkerMessage<never, E, S>, transfer: ArrayBuffer[]) => void,
+    batch: number,
   ) {
     // A batch never holds more than half the high-water mark, so the pause point still means what it says.
-    this.batch = Math.max(1, Math.min(BATCH, Math.floor(envelope.highWater / 2)));
+    this.batch = Math.max(1, Math.min(batch, Math.floor(envelope.highWater / 2)));
   }
 
   push(samples: S, events: E[] = []): void {

@@ -1,0 +1,153 @@
+/**
+ * @module engines/sherpa/engine
+ * Local neural voices: a sherpa-onnx model (Piper/VITS, Kokoro, Kitten,
+ * Matcha, ZipVoice, Pocket) in a pool of worker threads
+ * (`engines/worker-pool`), since sherpa blocks the thread it generates on.
+ * Start-up finds the model's family and files (`layout.ts`), checks them
+ * (`validate.ts`) and loads the model once in a child process (`probe.ts`)
+ * before any worker does, because sherpa ends its process natively on a bad
+ * model; a failed start rejects with the reason and the registry keeps the
+ * rest of the server serving. Audio streams sentence by sentence.
+ */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ApiError } from '../../errors/api-error.js';
+import type { Logger } from '../../log/logger.js';
+import type { Voice } from '../../voices/voice.js';
+import type { Engine, EngineChunk, EngineInfo, EngineInput } from '../engine.js';
+import { WorkerPool } from '../worker-pool/pool.js';
+import { ensureEspeakData } from './espeak-data.js';
+import { CLONING_FAMILIES, detectLayout, sherpaConfig, type Family, type ModelFiles, type ModelLayout } from './layout.js';
+import { probeModel } from './probe.js';
+import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
+import { validateLayout } from './validate.js';
+import { builtinSpeakerVoices, speakerFor, type SpeakerMap } from './voices.js';
+
+export interface SherpaEngineOptions {
+  id: string;
+  /** The model folder (an unpacked sherpa-onnx archive). */
+  model: string;
+  family?: Family;
+  files?: ModelFiles;
+  lang?: string;
+  numThreads: number;
+  workers: number;
+  queueLimit: number;
+  /** Half-second pieces a worker may run ahead of a slow consumer before it pauses. */
+  highWater: number;
+  queueTimeoutMs?: number;
+  jobTimeoutMs?: number;
+  cancelGraceMs?: number;
+  /** Voice id → speaker id. */
+  voices: Record<string, number>;
+  defaultSpeaker?: number;
+  /** Where the bundled eSpeak NG data is unpacked for models that bring none. */
+  espeakDataDir?: string;
+  probeTimeoutMs?: number;
+  logger: Logger;
+}
+
+const WORKER_URL = new URL('./worker.js', import.meta.url);
+
+/** Control characters (NUL cuts text short in C code) become spaces; the rest is read as written. */
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+
+export class SherpaEngine implements Engine {
+  readonly type = 'sherpa-onnx';
+  readonly id: string;
+  sampleRate = 22050;
+  numSpeakers = 0;
+  private layout: ModelLayout | null = null;
+  private pool: WorkerPool<SherpaJob, Float32Array, never, SherpaReady> | null = null;
+
+  constructor(private readonly options: SherpaEngineOptions) {
+    this.id = options.id;
+  }
+
+  async start(): Promise<void> {
+    const layout = detectLayout(this.options.model, { family: this.options.family, files: this.options.files, lang: this.options.lang });
+    if (!layout.files.dataDir && layout.family !== 'pocket') {
+      layout.files.dataDir = ensureEspeakData(this.options.espeakDataDir ?? join(tmpdir(), 'voicegate-espeak-ng-data'));
+    }
+    const problems = validateLayout(layout);
+    if (problems.length) throw new Error(problems.join('; '));
+    const config = sherpaConfig(layout, { numThreads: this.options.numThreads, lang: this.options.lang });
+    const probed = await probeModel(config, this.options.probeTimeoutMs);
+    this.layout = layout;
+    this.sampleRate = probed.sampleRate;
+    this.numSpeakers = probed.numSpeakers;
+    const workerData: SherpaWorkerData = { config };
+    this.pool = new WorkerPool({
+      name: this.id,
+      workerUrl: WORKER_URL,
+      workerData,
+      workers: this.options.workers,
+      queueLimit: this.options.queueLimit,
+      highWater: this.options.highWater,
+      queueTimeoutMs: this.options.queueTimeoutMs,
+      jobTimeoutMs: this.options.jobTimeoutMs,
+      cancelGraceMs: this.options.cancelGraceMs,
+      logger: this.options.logger,
+      onReady: (info) => {
+        this.sampleRate = info.sampleRate;
+        this.numSpeakers = info.numSpeakers;
+      },
+    });
+    await this.pool.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.pool?.stop();
+  }
+
+  isReady(): boolean {
+    return this.pool?.isReady() ?? false;
+  }
+
+  /** The model's family, once started. */
+  get family(): Family | undefined {
+    return this.layout?.family;
+  }
+
+  supportsVoice(voice: Voice): boolean {
+    if (this.layout && CLONING_FAMILIES.has(this.layout.family)) return false;
+    return speakerFor(voice, this.speakerMap()) !== undefined;
+  }
+
+  builtinVoices(): Voice[] {
+    if (!this.layout || CLONING_FAMILIES.has(this.layout.family)) return [];
+    const language = (this.layout.metadata.voice ?? this.options.lang ?? 'en').toLowerCase();
+    return builtinSpeakerVoices(this.speakerMap(), `Local neural voice (${this.layout.family} model ${this.layout.dir.split('/').pop()}).`, language);
+  }
+
+  info(): EngineInfo {
+    return {
+      id: this.id,
+      type: this.type,
+      sampleRate: this.sampleRate,
+      ready: this.isReady(),
+      family: this.layout?.family ?? null,
+      model: this.layout?.dir ?? this.options.model,
+      speakers: this.numSpeakers,
+      numThreads: this.options.numThreads,
+      ...(this.pool?.stats() ?? {}),
+    };
+  }
+
+  synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
+    if (!this.pool) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
+    const sid = speakerFor(input.voice, this.speakerMap());
+    if (sid === undefined) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no speaker in this model` });
+    const job: SherpaJob = { text: input.text.replace(CONTROL, ' '), sid, speed: input.speed };
+    return this.pool.submit(job, signal, { chunk: (samples) => ({ samples }) });
+  }
+
+  /** Terminates a busy worker the way a crash would end it; for fault-injection tests and drills. */
+  crashBusyWorker(): boolean {
+    return this.pool?.crashBusyWorker() ?? false;
+  }
+
+  private speakerMap(): SpeakerMap {
+    return { engineId: this.id, numSpeakers: this.numSpeakers, voices: this.options.voices, defaultSpeaker: this.options.defaultSpeaker };
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * @module engines/sherpa
+ * Registers the `sherpa-onnx` engine type: a local neural model (Piper/VITS,
+ * Kokoro, Kitten, Matcha, ZipVoice, Pocket) in a pool of worker threads.
+ */
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { defineEngine } from '../registration.js';
+import { POOL_DEFAULTS } from '../worker-pool/pool.js';
+import { SherpaEngine } from './engine.js';
+import { FAMILIES, FILE_ROLES } from './layout.js';
+
+export const sherpaEngine = defineEngine({
+  type: 'sherpa-onnx',
+  configSchema: z
+    .object({
+      type: z.literal('sherpa-onnx'),
+      /** The folder of an unpacked sherpa-onnx model archive. */
+      model: z.string().min(1),
+      /** Detected from the folder when absent. */
+      family: z.enum(FAMILIES).optional(),
+      /** Files by sherpa-onnx's config names, relative to `model`; detected when absent. */
+      files: z.partialRecord(z.enum(FILE_ROLES), z.string().min(1)).optional(),
+      /** Kokoro's language for multi-lingual models (`en-us`, `zh`, …). */
+      lang: z.string().min(1).optional(),
+      /** onnxruntime threads per worker. */
+      numThreads: z.number().int().min(1).max(64).default(1),
+      /** Worker threads, each holding the model and speaking one request at a time. */
+      workers: z.number().int().min(1).max(64).default(Math.max(1, Math.min(4, availableParallelism()))),
+      queueLimit: z.number().int().min(0).default(64),
+      /** Half-second pieces a worker may run ahead of a slow reader before it pauses. */
+      highWater: z.number().int().min(2).default(8),
+      queueTimeoutMs: z.number().int().min(100).default(POOL_DEFAULTS.queueTimeoutMs),
+      jobTimeoutMs: z.number().int().min(1000).default(POOL_DEFAULTS.jobTimeoutMs),
+      /** Voice id → speaker id of a multi-speaker model. */
+      voices: z.record(z.string(), z.number().int().min(0)).default({}),
+      /** Speaker for voices with no mapping; without it they get 409 `voice_profile_missing`. */
+      defaultSpeaker: z.number().int().min(0).optional(),
+      /** Longest the load probe may take at start. */
+      probeTimeoutMs: z.number().int().min(1000).default(120_000),
+    })
+    .strict(),
+  create: (id, { type: _type, ...config }, { logger, dataDir }) =>
+    new SherpaEngine({ id, ...config, espeakDataDir: dataDir ? join(dataDir, 'espeak-ng-data') : undefined, logger }),
+});

@@ -1,0 +1,61 @@
+/**
+ * @module engines/sherpa/voices
+ * Which speaker of a model speaks a voice. A single-speaker model speaks
+ * every voice in its one voice, and brings that voice to the catalogue as a
+ * built-in named after the engine; a multi-speaker model maps voices to
+ * speaker ids through the engine's `voices` config or the voice's own
+ * `sherpa-onnx` profile, and brings `<engine>-<sid>` built-ins for its first
+ * speakers.
+ */
+import type { Voice } from '../../voices/voice.js';
+
+/** `voice.profiles['sherpa-onnx']`: a speaker id for any sherpa engine, or per engine id. */
+export interface SherpaVoiceProfile {
+  sid?: number;
+  engines?: Record<string, number>;
+}
+
+export interface SpeakerMap {
+  engineId: string;
+  numSpeakers: number;
+  /** Config: voice id → speaker id. */
+  voices: Record<string, number>;
+  /** Config: the speaker for voices with no mapping (multi-speaker models). */
+  defaultSpeaker?: number;
+}
+
+/** Built-ins a multi-speaker model brings at most; the rest are reached through the `voices` map. */
+export const MAX_BUILTIN_SPEAKERS = 128;
+
+const CREATED_AT = '2025-01-01T00:00:00.000Z';
+
+/** The speaker id for `voice`, or undefined when this engine has none for it. */
+export function speakerFor(voice: Voice, map: SpeakerMap): number | undefined {
+  const inRange = (sid: number | undefined) => (sid !== undefined && Number.isInteger(sid) && sid >= 0 && sid < Math.max(1, map.numSpeakers) ? sid : undefined);
+  const configured = inRange(map.voices[voice.id]);
+  if (configured !== undefined) return configured;
+  const profile = voice.profiles['sherpa-onnx'] as SherpaVoiceProfile | undefined;
+  if (profile) {
+    const sid = profile.engines ? profile.engines[map.engineId] : profile.sid;
+    if (inRange(sid) !== undefined) return sid;
+  }
+  if (map.numSpeakers <= 1) return 0;
+  return inRange(map.defaultSpeaker);
+}
+
+export function builtinSpeakerVoices(map: SpeakerMap, description: string, language: string): Voice[] {
+  const voice = (id: string, name: string, sid: number): Voice => ({
+    id,
+    name,
+    description,
+    gender: 'gender_neutral',
+    language,
+    accent: null,
+    ownerOrgId: null,
+    createdAt: CREATED_AT,
+    profiles: { 'sherpa-onnx': { engines: { [map.engineId]: sid } } satisfies SherpaVoiceProfile },
+  });
+  if (map.numSpeakers <= 1) return [voice(map.engineId, map.engineId, 0)];
+  const count = Math.min(map.numSpeakers, MAX_BUILTIN_SPEAKERS);
+  return Array.from({ length: count }, (_, sid) => voice(`${map.engineId}-${sid}`, `${map.engineId} speaker ${sid}`, sid));
+}

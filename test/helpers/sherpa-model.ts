@@ -1,0 +1,188 @@
+/**
+ * @module test/helpers/sherpa-model
+ * A stand-in Piper (VITS) model for sherpa-onnx that tests write themselves,
+ * so no test needs model weights or shared files: an ONNX graph of a few
+ * standard ops that turns each phoneme token into a short tone of its own
+ * pitch (longer with a larger length scale, so speed works; shifted by the
+ * speaker id in multi-speaker form), the metadata sherpa requires, a
+ * `tokens.txt` with Piper's symbol set, and `espeak-ng-data/` (linked) from
+ * the bundled eSpeak NG. Built once per test run under `os.tmpdir()` and reused.
+ * Variants make the broken models the bad-model tests need.
+ */
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import onnxProto from 'onnx-proto';
+import { ensureEspeakData } from '../../src/engines/sherpa/espeak-data.js';
+
+const { onnx } = onnxProto;
+
+/** Piper's phoneme symbols, in token-id order. */
+export const PIPER_SYMBOLS = [
+  ..."_^$ !'(),-.:;?abcdefhijklmnopqrstuvwxyzæçðøħŋœǀǁǂǃɐɑɒɓɔɕɖɗɘəɚɛɜɞɟɠɡɢɣɤɥɦɧɨɪɫɬɭɮɯɰɱɲɳɴɵɶɸɹɺɻɽɾʀʁʂʃʄʈʉʊʋʌʍʎʏʐʑʒʔʕʘʙʛʜʝʟʡʢʲˈˌːˑ˞βθχᵻⱱ",
+];
+
+export const STAND_IN_RATE = 22050;
+/** Samples per token at length scale 1 (25 ms; sherpa puts a pad token between phonemes). */
+const SAMPLES_PER_TOKEN = 551;
+
+export interface StandInOptions {
+  speakers?: number;
+  /** Leave out sherpa's metadata (a raw Piper export). */
+  withoutMetadata?: boolean;
+  sampleRate?: number;
+}
+
+const { TensorProto } = onnx;
+const FLOAT = TensorProto.DataType.FLOAT;
+const INT64 = TensorProto.DataType.INT64;
+
+function tensor(name: string, dims: number[], values: number[], type = FLOAT): onnxProto.onnx.ITensorProto {
+  return type === FLOAT ? { name, dims, dataType: FLOAT, floatData: values } : { name, dims, dataType: INT64, int64Data: values };
+}
+
+function value(name: string, type: number, shape: (number | string)[]): onnxProto.onnx.IValueInfoProto {
+  return {
+    name,
+    type: { tensorType: { elemType: type, shape: { dim: shape.map((d) => (typeof d === 'number' ? { dimValue: d } : { dimParam: d })) } } },
+  };
+}
+
+const node = (opType: string, input: string[], output: string[], attribute: onnxProto.onnx.IAttributeProto[] = []): onnxProto.onnx.INodeProto => ({
+  opType,
+  input,
+  output,
+  attribute,
+});
+
+/** The ONNX bytes of the stand-in graph. */
+export function standInOnnx(options: StandInOptions = {}): Uint8Array {
+  const speakers = options.speakers ?? 1;
+  const rate = options.sampleRate ?? STAND_IN_RATE;
+  const nodes: onnxProto.onnx.INodeProto[] = [
+    // Per-token sample count from the length scale: n = 882 · scales[1].
+    node('Gather', ['scales', 'one'], ['length_scale'], [{ name: 'axis', type: onnx.AttributeProto.AttributeType.INT, i: 0 }]),
+    node('Mul', ['length_scale', 'per_token'], ['limit']),
+    node('Range', ['zero', 'limit', 'delta'], ['ramp']),
+    node('Mul', ['ramp', 'inv_rate'], ['t']),
+    node('Reshape', ['t', 'row'], ['t3']),
+    // Pitch per token: 150 Hz + 25 Hz · id (+ 400 Hz · sid), and 2π.
+    node('Cast', ['input'], ['ids'], [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: FLOAT }]),
+    node('Mul', ['ids', 'step'], ['pitch0']),
+    node('Add', ['pitch0', 'base'], ['pitch1']),
+  ];
+  let pitch = 'pitch1';
+  if (speakers > 1) {
+    nodes.push(node('Cast', ['sid'], ['sidf'], [{ name: 'to', type: onnx.AttributeProto.AttributeType.INT, i: FLOAT }]));
+    nodes.push(node('Mul', ['sidf', 'speaker_step'], ['shift']));
+    nodes.push(node('Add', ['pitch1', 'shift'], ['pitch2']));
+    pitch = 'pitch2';
+  }
+  nodes.push(
+    node('Unsqueeze', [pitch, 'last'], ['pitch3']),
+    node('Mul', ['pitch3', 't3'], ['phase']),
+    node('Sin', ['phase'], ['wave']),
+    node('Mul', ['wave', 'gain'], ['loud']),
+    node('Reshape', ['loud', 'flat'], ['output']),
+  );
+  const inputs = [value('input', INT64, [1, 'T']), value('input_lengths', INT64, [1]), value('scales', FLOAT, [3])];
+  if (speakers > 1) inputs.push(value('sid', INT64, [1]));
+  const model: onnxProto.onnx.IModelProto = {
+    irVersion: 7,
+    producerName: 'voicegate-stand-in',
+    opsetImport: [{ domain: '', version: 13 }],
+    graph: {
+      name: 'stand-in-vits',
+      node: nodes,
+      input: inputs,
+      output: [value('output', FLOAT, [1, 1, 'S'])],
+      initializer: [
+        tensor('one', [], [1], INT64),
+        tensor('per_token', [], [SAMPLES_PER_TOKEN]),
+        tensor('zero', [], [0]),
+        tensor('delta', [], [1]),
+        tensor('inv_rate', [], [(2 * Math.PI) / rate]),
+        tensor('row', [3], [1, 1, -1], INT64),
+        tensor('step', [], [25]),
+        tensor('base', [], [150]),
+        tensor('speaker_step', [], [400]),
+        tensor('last', [1], [2], INT64),
+        tensor('gain', [], [0.3]),
+        tensor('flat', [3], [1, 1, -1], INT64),
+      ],
+    },
+    metadataProps: options.withoutMetadata
+      ? []
+      : Object.entries({
+          model_type: 'vits',
+          comment: 'piper',
+          language: 'English',
+          voice: 'en-us',
+          sample_rate: String(rate),
+          n_speakers: String(speakers),
+          add_blank: '0',
+        }).map(([key, v]) => ({ key, value: v })),
+  };
+  return onnx.ModelProto.encode(model).finish();
+}
+
+export const standInTokens = (): string => PIPER_SYMBOLS.map((s, i) => `${s} ${i}\n`).join('');
+
+/** Writes a stand-in model folder at `dir` (`model.onnx`, `tokens.txt`, `espeak-ng-data/`). */
+export function writeStandInModel(dir: string, options: StandInOptions & { onnxName?: string } = {}): string {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, options.onnxName ?? 'model.onnx'), standInOnnx(options));
+  writeFileSync(join(dir, 'tokens.txt'), standInTokens());
+  // One extracted copy per run, linked into every model folder.
+  symlinkSync(ensureEspeakData(join(runDir(), 'espeak-ng-data')), join(dir, 'espeak-ng-data'), 'dir');
+  return dir;
+}
+
+/** This test run's scratch folder under the system temp dir (one per process). */
+export function runDir(): string {
+  const dir = join(tmpdir(), `voicegate-sherpa-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+const cache = new Map<string, string>();
+
+/** A stand-in model built once per test run and shared by every test in it. */
+export function standInModel(name = 'stand-in', options: StandInOptions = {}): string {
+  const key = `${name}:${JSON.stringify(options)}`;
+  const hit = cache.get(key);
+  if (hit && existsSync(hit)) return hit;
+  const dir = writeStandInModel(join(runDir(), name), options);
+  cache.set(key, dir);
+  return dir;
+}
+
+/** Removes this run's scratch folder; call from a test file's `after`. */
+export function removeRunDir(): void {
+  rmSync(runDir(), { recursive: true, force: true });
+  cache.clear();
+}
+
+export type BrokenKind = 'corrupt' | 'truncated-tokens' | 'no-metadata';
+
+/**
+ * A model folder broken the way real downloads break, each of which ends a process that loads it:
+ * `corrupt` — the file's framing and metadata are intact but the graph is garbage (so only loading
+ * finds it); `truncated-tokens` — `tokens.txt` cut off mid-line; `no-metadata` — a raw Piper export.
+ */
+export function brokenModel(kind: BrokenKind): string {
+  const dir = standInModel(`broken-${kind}`, kind === 'no-metadata' ? { withoutMetadata: true } : {});
+  if (kind === 'corrupt') {
+    const garbage = Buffer.alloc(4096);
+    for (let i = 0; i < garbage.length; i++) garbage[i] = (i * 2654435761) >>> 24;
+    const rest = onnx.ModelProto.encode({ irVersion: 7, opsetImport: [{ domain: '', version: 13 }], metadataProps: onnx.ModelProto.decode(standInOnnx()).metadataProps }).finish();
+    // Field 7 (graph), length-delimited: 0x3a, then the length as a varint.
+    writeFileSync(join(dir, 'model.onnx'), Buffer.concat([Buffer.from([0x3a, 0x80, 0x20]), garbage, rest]));
+  }
+  if (kind === 'truncated-tokens') {
+    const lines = standInTokens().split('\n');
+    writeFileSync(join(dir, 'tokens.txt'), lines.slice(0, 40).join('\n') + '\nɐ');
+  }
+  return dir;
+}
