@@ -9,10 +9,14 @@ import { z } from 'zod';
 import { ApiError } from '../../errors/api-error.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
-const voiceSchema = z.looseObject({
-  mode: z.literal('id'),
-  id: z.string().min(1),
-});
+/** A voice: its id as a string, `{id}`, or `{mode: "id", id}` (the Cartesia 4.x types dropped `mode`; frameworks still send it). */
+const voiceSchema = z.union([
+  z.string().min(1),
+  z.looseObject({
+    mode: z.literal('id').optional(),
+    id: z.string().min(1),
+  }),
+]);
 
 export const cartesiaBodySchema = z.looseObject({
   model_id: z.string().min(1),
@@ -42,17 +46,20 @@ function describe(value: unknown): string {
 }
 
 function shapeError(issue: z.core.$ZodIssue, body: Record<string, unknown>): ApiError {
-  const [field, sub] = issue.path as string[];
+  const [field] = issue.path as string[];
   switch (field) {
     case 'model_id':
       return new ApiError('invalid_request', { reason: `model_id is required and must be a string${describe(body.model_id)}` });
     case 'transcript':
       return new ApiError('missing_transcript');
     case 'voice': {
-      const voice = body.voice as Record<string, unknown> | undefined;
-      if (sub === 'mode') return new ApiError('unknown_voice_mode', { reason: describe(voice?.mode) || '; got none' });
-      if (sub === 'id') return new ApiError('missing_voice_id');
-      return new ApiError('missing_voice', { reason: describe(body.voice) });
+      const voice = body.voice;
+      if (voice === '') return new ApiError('missing_voice_id');
+      if (typeof voice !== 'object' || voice === null || Array.isArray(voice)) return new ApiError('missing_voice', { reason: describe(voice) });
+      const { mode, id } = voice as Record<string, unknown>;
+      if (mode !== undefined && mode !== 'id') return new ApiError('unknown_voice_mode', { reason: describe(mode) });
+      if (typeof id !== 'string' || id === '') return new ApiError('missing_voice_id');
+      return new ApiError('missing_voice', { reason: describe(voice) });
     }
     default:
       return new ApiError('invalid_request', { reason: `${issue.path.join('.')}: ${issue.message}` });
@@ -79,7 +86,7 @@ export function parseCartesiaBody(body: unknown, options: { alwaysStreaming?: bo
   return {
     modelId: data.model_id,
     transcript: data.transcript,
-    voiceId: data.voice.id,
+    voiceId: typeof data.voice === 'string' ? data.voice : data.voice.id,
     outputFormat: data.output_format,
     generationConfig: data.generation_config,
     language: data.language ?? null,
