@@ -47,6 +47,11 @@ export class ApiError extends Error {
   }
 }
 
+/** The plain-text error of Cartesia versions before 2026-03-01: `Title: message`. */
+export function errorText(error: ApiError): string {
+  return `${error.title}: ${error.message}`;
+}
+
 export interface ErrorBody {
   error: ErrorCode;
   error_code: ErrorCode;

@@ -24,7 +24,7 @@ export interface ErrorDefinition {
 export const ERRORS = {
   invalid_json: { status: 400, title: 'Invalid JSON', message: 'request body must be a JSON object{reason}' },
   invalid_request: { status: 400, title: 'Invalid request', message: '{reason}' },
-  missing_transcript: { status: 400, title: 'Missing transcript', message: 'transcript is required and must be a non-empty string' },
+  missing_transcript: { status: 400, title: 'Missing transcript', message: 'transcript is required and must be a non-empty string with something to speak' },
   input_too_long: {
     status: 400,
     title: 'Input too long',
@@ -35,7 +35,13 @@ export const ERRORS = {
     title: 'Transcript too long',
     message: 'the transcript is {count} characters after pronunciation dictionary expansion; the maximum is {max}',
   },
-  missing_voice: { status: 400, title: 'Missing voice', message: 'voice is required: send {"mode": "id", "id": "<voice-id>"}{reason}' },
+  invalid_tag: { status: 400, title: 'Invalid tag', message: 'the transcript tag {tag} cannot be read: {reason}' },
+  unsupported_version: {
+    status: 400,
+    title: 'Unsupported version',
+    message: 'Cartesia-Version {version} is not supported: send a date (YYYY-MM-DD) from 2024-06-10 on, e.g. 2026-03-01',
+  },
+  missing_voice: { status: 400, title: 'Missing voice', message: 'voice is required: send "<voice-id>" or {"mode": "id", "id": "<voice-id>"}{reason}' },
   missing_voice_id: { status: 400, title: 'Missing voice id', message: 'voice.id is required and must be a non-empty string' },
   unknown_voice_mode: { status: 400, title: 'Unknown voice mode', message: 'voice.mode must be "id"{reason}' },
   voice_not_found: { status: 404, title: 'Voice not found', message: 'voice {id} does not exist or is not visible to your organization' },

@@ -1,7 +1,8 @@
 /**
  * @module http/errors
  * Renders every failure as the documented error envelope, with the request
- * id in both the body and the `x-request-id` header. Fastify's own errors
+ * id in both the body and the `x-request-id` header (or, for a client pinned
+ * to an older `Cartesia-Version`, as that version's plain text). Fastify's own errors
  * (body too large, bad content, a malformed or over-long URL, a request that
  * is not valid HTTP) are mapped onto registry codes, so a client never sees a
  * shape or code the API docs do not list, whichever layer refused it.
@@ -9,7 +10,8 @@
 import { STATUS_CODES, maxHeaderSize } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../errors/api-error.js';
+import { ApiError, errorText } from '../errors/api-error.js';
+import { errorShapeFor, type ErrorShape } from './api-version.js';
 import { newRequestId } from './request-id.js';
 
 /**
@@ -22,9 +24,12 @@ export const MAX_PATH_SEGMENT = 256;
 /** Content types given back in a message are cut to this length. */
 const MAX_ECHOED_TYPE = 100;
 
+/** The envelope, or for a client pinned to a `Cartesia-Version` before 2026-03-01 the `Title: message` text (`api-version.ts`). */
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: ApiError): FastifyReply {
   const id = String(request.id);
-  return reply.code(error.status).headers(error.headers).header('x-request-id', id).type('application/json; charset=utf-8').send(error.toBody(id));
+  reply.code(error.status).headers(error.headers).header('x-request-id', id);
+  if (errorShapeFor(request.headers) === 'text') return reply.type('text/plain; charset=utf-8').send(errorText(error));
+  return reply.type('application/json; charset=utf-8').send(error.toBody(id));
 }
 
 /** What a scope accepts as a body, for messages that say what to send instead. */
@@ -107,12 +112,12 @@ export function frameworkErrorHandler(bodyLimit: number) {
   };
 }
 
-/** A whole HTTP/1.1 error response, for sockets no Fastify reply owns. */
-export function rawErrorResponse(error: ApiError, requestId: string): string {
-  const body = JSON.stringify(error.toBody(requestId));
+/** A whole HTTP/1.1 error response, for sockets no Fastify reply owns (`shape` as `sendError` picks it). */
+export function rawErrorResponse(error: ApiError, requestId: string, shape: ErrorShape = 'json'): string {
+  const body = shape === 'text' ? errorText(error) : JSON.stringify(error.toBody(requestId));
   const head = [
     `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
-    'Content-Type: application/json; charset=utf-8',
+    `Content-Type: ${shape === 'text' ? 'text/plain' : 'application/json'}; charset=utf-8`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     `x-request-id: ${requestId}`,
     ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),

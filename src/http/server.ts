@@ -25,6 +25,7 @@ import { registerOpenApi } from '../openapi/route.js';
 import { trackRoutes } from '../openapi/routes.js';
 import type { Services } from '../services.js';
 import { ApiError } from '../errors/api-error.js';
+import { requestedVersion, versionProblem } from './api-version.js';
 import { MAX_PATH_SEGMENT, clientErrorHandler, frameworkErrorHandler, installErrorHandlers, sendError } from './errors.js';
 import { acceptEmptyBodies, acceptRawBodies } from './json-body.js';
 import { resolveTls } from './tls.js';
@@ -60,6 +61,8 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
       sendError(reply.header('connection', 'close'), request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
       return;
     }
+    const version = versionProblem(requestedVersion(request.headers));
+    if (version) return void sendError(reply, request, version);
     done();
   });
   installErrorHandlers(app, server.bodyLimitBytes);

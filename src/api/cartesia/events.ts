@@ -1,8 +1,10 @@
 /**
  * @module api/cartesia/events
  * The Cartesia stream event shapes, shared by SSE and the WebSocket. Every
- * event carries `context_id`; a chunk always carries `data`; an error event
- * has `done: true` and the registry's code, status and title.
+ * event carries `context_id`; a chunk always carries `data` and a numeric
+ * `step_time`, and `done: true` is only ever on `done` and `error`; an
+ * error event has the registry's code, status and title and the message
+ * twice, as `message` and as `error`.
  */
 import type { ApiError } from '../../errors/api-error.js';
 import type { WordTiming } from '../../engines/engine.js';
@@ -28,15 +30,21 @@ export function doneEvent(contextId: string | null): StreamEvent {
   return { type: 'done', done: true, status_code: 200, context_id: contextId };
 }
 
-export function flushDoneEvent(contextId: string, flushId: number): StreamEvent {
+export function flushDoneEvent(contextId: string, flushId: number | string): StreamEvent {
   return { type: 'flush_done', done: false, flush_done: true, flush_id: flushId, status_code: 206, context_id: contextId };
 }
 
+/**
+ * The error event, the same for every `Cartesia-Version`: the structured fields of 2026-03-01 on
+ * (`error_code`, `title`, `message`) and the `error` string (the message) of the versions before
+ * it, which clients pinned to those dates (LiveKit's plugins) require.
+ */
 export function errorEvent(contextId: string | null, error: ApiError, requestId: string): StreamEvent {
   return {
     type: 'error',
     context_id: contextId,
     done: true,
+    error: error.message,
     error_code: error.code,
     status_code: error.status,
     title: error.title,

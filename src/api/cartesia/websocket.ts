@@ -3,14 +3,17 @@
  * `GET /tts/websocket` upgrades on the same server (and port, and TLS) as
  * the REST API — the Cartesia SDK dials exactly there. The key is checked
  * before the upgrade, from a header or the `api_key` / `access_token` query
- * parameter (browsers and the SDK's ESM build cannot set headers); a refused
- * upgrade gets a plain HTTP error with the documented JSON body.
+ * parameter (browsers and the SDK's ESM build cannot set headers), and the
+ * `Cartesia-Version` (`cartesia_version` in the query wins); a refused
+ * upgrade gets a plain HTTP error with the documented JSON body (or the
+ * plain text of a version before 2026-03-01).
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocketServer } from 'ws';
 import { ApiError, toApiError } from '../../errors/api-error.js';
+import { errorShapeFor, requestedVersion, versionProblem } from '../../http/api-version.js';
 import { rawErrorResponse } from '../../http/errors.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Services } from '../../services.js';
@@ -19,8 +22,8 @@ import { WebSocketSession } from './ws-session.js';
 
 export const WEBSOCKET_PATH = '/tts/websocket';
 
-function refuse(socket: Duplex, error: ApiError, requestId: string): void {
-  socket.end(rawErrorResponse(error, requestId));
+function refuse(socket: Duplex, request: IncomingMessage, error: ApiError, requestId: string): void {
+  socket.end(rawErrorResponse(error, requestId, errorShapeFor(request.headers, request.url ?? '')));
 }
 
 export function registerWebSocket(app: FastifyInstance, services: Services, isClosing: () => boolean): void {
@@ -36,8 +39,11 @@ export function registerWebSocket(app: FastifyInstance, services: Services, isCl
     const requestId = newRequestId();
     const path = (request.url ?? '').split('?')[0];
     socket.on('error', () => socket.destroy());
-    if (path !== WEBSOCKET_PATH) return refuse(socket, new ApiError('not_found', { method: 'GET', path }), requestId);
-    if (isClosing()) return refuse(socket, new ApiError('not_ready', {}, { 'retry-after': '1' }), requestId);
+    if (path !== WEBSOCKET_PATH) return refuse(socket, request, new ApiError('not_found', { method: 'GET', path }), requestId);
+    if (isClosing()) return refuse(socket, request, new ApiError('not_ready', {}, { 'retry-after': '1' }), requestId);
+    // The query's cartesia_version wins over the header.
+    const version = versionProblem(requestedVersion(request.headers, request.url ?? ''));
+    if (version) return refuse(socket, request, version, requestId);
     services.gate.authenticate({ headers: request.headers, url: request.url ?? '' }, { allowQuery: true, token: 'tts' }).then(
       (caller) => {
         wss.handleUpgrade(request, socket, head, (ws) => {
@@ -53,7 +59,7 @@ export function registerWebSocket(app: FastifyInstance, services: Services, isCl
           log.info('websocket opened');
         });
       },
-      (err) => refuse(socket, toApiError(err), requestId),
+      (err) => refuse(socket, request, toApiError(err), requestId),
     );
   });
 
