@@ -89,3 +89,21 @@ export function applyGain(f: Float32Array, gain: number): Float32Array {
   }
   return out;
 }
+
+/**
+ * 16-bit samples × `gain` through the same limiter, back to 16 bits: exactly
+ * `floatToInt16(applyGain(int16ToFloat(s), gain))`, in one pass and without the Float32 arrays.
+ */
+export function applyGainInt16(s: Int16Array, gain: number): Int16Array {
+  if (!Number.isFinite(gain)) throw new RangeError(`gain must be finite, got ${gain}`);
+  const out = new Int16Array(s.length);
+  const span = 1 - KNEE;
+  for (let i = 0; i < s.length; i++) {
+    const v = s[i] / 32767;
+    // Rounded where the two-step path stores Float32 values: after int16ToFloat and after applyGain.
+    const x = Math.fround(v < -1 ? -1 : v) * gain;
+    const y = Math.fround(x > KNEE ? KNEE + span * Math.tanh((x - KNEE) / span) : x < -KNEE ? -KNEE - span * Math.tanh((-x - KNEE) / span) : x);
+    out[i] = y >= 1 ? 32767 : y <= -1 ? -32767 : Math.round(y * 32767);
+  }
+  return out;
+}

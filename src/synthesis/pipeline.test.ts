@@ -1,18 +1,22 @@
 /**
  * @module synthesis/pipeline.test
- * The 16-bit path (an engine's own Int16 samples sent as they are) gives the
- * same bytes as the Float32 path it replaces, for raw and WAV clips and for
- * streams; other formats and volumes keep the Float32 path.
+ * The 16-bit path (an engine's own Int16 samples sent as they are, or scaled
+ * in one pass) gives the same bytes as the Float32 path it replaces, for raw
+ * and WAV clips, for streams and for any gain; other formats keep the
+ * Float32 path. Silence segments last exactly their length at any output
+ * rate, and word timings of later segments count from the start.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { OutputFormat } from '../audio/format.js';
 import type { Engine } from '../engines/engine.js';
+import { int16ToFloat } from '../audio/pcm.js';
 import { offersInt16 } from '../engines/pcm16.js';
 import { ToneEngine } from '../engines/tone/engine.js';
 import { NAMED_VOICES } from '../voices/builtin.js';
 import { renderClip, synthesizeAudio } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
+import type { SpeechSegment } from './segments.js';
 
 const tone = new ToneEngine({ id: 'tone', sampleRate: 24000, secondsPerChar: 0.06, chunkSeconds: 0.1 });
 
@@ -29,12 +33,20 @@ const floatOnly: Engine = {
   info: () => tone.info(),
 };
 
-function request(engine: Engine, format: OutputFormat, options: { volume?: number; streaming?: boolean } = {}): SynthesisRequest {
+/** Float32 chunks that are the tone's 16-bit ones ÷ 32767, as the eSpeak pool's are. */
+const quantized: Engine = {
+  ...floatOnly,
+  async *synthesize(input, signal) {
+    for await (const chunk of tone.synthesizeInt16(input, signal)) yield { samples: int16ToFloat(chunk.samples), words: chunk.words };
+  },
+};
+
+function request(engine: Engine, format: OutputFormat, options: { volume?: number; streaming?: boolean; segments?: SpeechSegment[] } = {}): SynthesisRequest {
   return {
     engine,
     format,
     settings: { speed: 1, volume: options.volume ?? 1 },
-    text: 'Hello there, this is a test of the pipeline.',
+    segments: options.segments ?? [{ kind: 'text', text: 'Hello there, this is a test of the pipeline.', speed: 1, gain: options.volume ?? 1 }],
     voice: NAMED_VOICES[0],
     language: null,
     wordTimestamps: false,
@@ -65,13 +77,58 @@ describe('pipeline: 16-bit path', () => {
     });
   }
 
-  it('other rates and volumes take the Float32 path and still match', async () => {
+  it('other rates take the Float32 path and still match; a volume scales the 16-bit samples', async () => {
     const signal = new AbortController().signal;
     const resampled = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 16000 } as OutputFormat;
     assert.deepEqual((await renderClip(request(tone, resampled), signal)).audio, (await renderClip(request(floatOnly, resampled), signal)).audio);
     const native = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 } as OutputFormat;
     const quiet = (await renderClip(request(tone, native, { volume: 0.5 }), signal)).audio;
-    assert.deepEqual(quiet, (await renderClip(request(floatOnly, native, { volume: 0.5 }), signal)).audio);
+    assert.deepEqual(quiet, (await renderClip(request(quantized, native, { volume: 0.5 }), signal)).audio);
     assert.notDeepEqual(quiet, (await renderClip(request(tone, native), signal)).audio);
+  });
+});
+
+describe('pipeline: segments', () => {
+  const signal = new AbortController().signal;
+  const raw = (rate: number) => ({ container: 'raw', encoding: 'pcm_s16le', sampleRate: rate }) as OutputFormat;
+
+  it('a silence segment adds exactly its length, resampled or not', async () => {
+    for (const rate of [24000, 16000, 44100]) {
+      const speech: SpeechSegment = { kind: 'text', text: 'Hello there.', speed: 1, gain: 1 };
+      const alone = (await renderClip(request(tone, raw(rate), { segments: [speech] }), signal)).audio.length / 2;
+      const twice = (await renderClip(request(tone, raw(rate), { segments: [speech, speech] }), signal)).audio.length / 2;
+      const spaced = await renderClip(request(tone, raw(rate), { segments: [speech, { kind: 'silence', seconds: 1 }, speech] }), signal);
+      const added = (spaced.audio.length / 2 - twice) / rate;
+      assert.ok(Math.abs(added - 1) < 0.002, `${rate} Hz: ${added} s added`);
+      assert.ok(alone > 0);
+      // The silence is real zeros, one run of at least a second.
+      const samples = new Int16Array(spaced.audio.buffer, spaced.audio.byteOffset, spaced.audio.length / 2);
+      let run = 0;
+      let longest = 0;
+      for (const s of samples) longest = Math.max(longest, (run = s === 0 ? run + 1 : 0));
+      assert.ok(longest >= rate * 0.99, `${rate} Hz: longest zero run ${longest}`);
+    }
+  });
+
+  it('gain on the 16-bit path gives the Float32 path\'s bytes for an engine whose floats are its 16-bit samples (eSpeak)', async () => {
+    for (const gain of [0.37, 1.9, 3.5]) {
+      const segments: SpeechSegment[] = [{ kind: 'text', text: 'Hello there, louder and softer.', speed: 1, gain }];
+      const direct = (await renderClip(request(tone, raw(24000), { segments }), signal)).audio;
+      assert.deepEqual(direct, (await renderClip(request(quantized, raw(24000), { segments }), signal)).audio, `gain ${gain}`);
+      assert.notDeepEqual(direct, (await renderClip(request(tone, raw(24000)), signal)).audio);
+    }
+  });
+
+  it('word timings of a later segment count from the start of the audio', async () => {
+    const segments: SpeechSegment[] = [
+      { kind: 'text', text: 'one two', speed: 1, gain: 1 },
+      { kind: 'silence', seconds: 0.5 },
+      { kind: 'text', text: 'three', speed: 1, gain: 1 },
+    ];
+    const words = [];
+    for await (const piece of synthesizeAudio({ ...request(tone, raw(24000), { segments }), wordTimestamps: true }, signal)) words.push(...(piece.words ?? []));
+    assert.deepEqual(words.map((w) => w.word), ['one', 'two', 'three']);
+    // "one two" is 7 characters at 0.06 s each, then half a second of silence.
+    assert.ok(Math.abs(words[2].start - (7 * 0.06 + 0.5)) < 0.01, `three starts at ${words[2].start}`);
   });
 });

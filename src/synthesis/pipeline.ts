@@ -1,12 +1,16 @@
 /**
  * @module synthesis/pipeline
- * The shared synthesis pipeline: engine → volume → resample → encode, chunk
- * by chunk with resampler and encoder state carried across chunks, so every
- * transport streams the first audio as soon as the engine makes it. Whole
- * clips are the same stream collected, with a WAV header that knows its size.
+ * The shared synthesis pipeline: segment by segment (`segments.ts`), engine
+ * → gain (the voice's loudness gain × volume) → resample → encode, chunk by
+ * chunk with resampler and encoder state carried across chunks and
+ * segments, so every transport streams the first audio as soon as the
+ * engine makes it. A silence segment is zeros at the engine's rate fed
+ * through the same resampler, so it lasts exactly its length in the output.
+ * Whole clips are the same stream collected, with a WAV header that knows
+ * its size.
  */
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
-import { applyGain } from '../audio/pcm.js';
+import { applyGain, applyGainInt16 } from '../audio/pcm.js';
 import { createResampler } from '../audio/resampler.js';
 import type { EngineChunk, WordTiming } from '../engines/engine.js';
 import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
@@ -32,14 +36,17 @@ function noAudio(request: SynthesisRequest): ApiError {
     : new ApiError('engine_error', { reason: ': the engine produced no audio' });
 }
 
+/** Silence is handed on in pieces of at most this long, so a long break streams like speech. */
+const SILENCE_PIECE_SECONDS = 0.1;
+
 export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortSignal): AsyncGenerator<AudioPiece> {
-  const { engine, format, settings } = request;
+  const { engine, format } = request;
   // At the engine's own rate there is nothing to resample: chunks go to the encoder as they are.
   const resampler = engine.sampleRate === format.sampleRate ? null : await createResampler(engine.sampleRate, format.sampleRate);
   const encoder = await createAudioEncoder(format, { streaming: request.streaming });
   let header = request.streaming ? encoder.header() : null;
-  const encodeFloat = (chunk: Float32Array): Buffer => {
-    const samples = settings.volume === 1 ? chunk : applyGain(chunk, settings.volume);
+  const encodeFloat = (chunk: Float32Array, gain: number): Buffer => {
+    const samples = gain === 1 ? chunk : applyGain(chunk, gain);
     return encoder.encode(resampler ? resampler.process(samples) : samples);
   };
   const withHeader = (audio: Buffer): Buffer => {
@@ -48,22 +55,48 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     header = null;
     return joined;
   };
+  // s16 at the engine's rate: an engine's own 16-bit samples become the bytes (scaled in one pass when the gain is not 1).
+  const encodeInt16 = !resampler && offersInt16(engine) ? encoder.encodeInt16 : undefined;
+  const rate = engine.sampleRate;
+  let samples = 0;
+  /** Seconds of audio before the current segment: later segments' word timings count from the start. */
+  let offset = 0;
+  let started = performance.now();
   try {
-    const input = { text: request.text, voice: request.voice, speed: settings.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
-    // s16 at the engine's rate and volume 1: an engine's own 16-bit samples become the bytes as they are.
-    const encodeInt16 = !resampler && settings.volume === 1 && offersInt16(engine) ? encoder.encodeInt16 : undefined;
-    const chunks: AsyncIterable<EngineChunk | Int16Chunk> = encodeInt16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
-    let started = performance.now();
-    let samples = 0;
-    const rate = engine.sampleRate;
-    for await (const chunk of chunks) {
-      samples += chunk.samples.length;
-      const audio = encodeInt16 ? encodeInt16(chunk.samples as Int16Array) : encodeFloat(chunk.samples as Float32Array);
-      if (audio.length === 0 && !chunk.words) continue;
-      const stepTime = performance.now() - started;
-      const seconds = chunk.samples.length / rate;
-      yield chunk.words ? { audio: withHeader(audio), words: chunk.words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds };
-      started = performance.now();
+    for (const segment of request.segments) {
+      if (segment.kind === 'silence') {
+        let left = Math.round(segment.seconds * rate);
+        offset += left / rate;
+        samples += left;
+        while (left > 0) {
+          signal.throwIfAborted();
+          const length = Math.min(left, Math.max(1, Math.round(SILENCE_PIECE_SECONDS * rate)));
+          left -= length;
+          const audio = encodeFloat(new Float32Array(length), 1);
+          if (audio.length === 0) continue;
+          yield { audio: withHeader(audio), stepTime: performance.now() - started, seconds: length / rate };
+          started = performance.now();
+        }
+        continue;
+      }
+      const { gain } = segment;
+      const input = { text: segment.text, voice: request.voice, speed: segment.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
+      const chunks: AsyncIterable<EngineChunk | Int16Chunk> = encodeInt16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
+      let made = 0;
+      for await (const chunk of chunks) {
+        made += chunk.samples.length;
+        const audio = encodeInt16
+          ? encodeInt16(gain === 1 ? (chunk.samples as Int16Array) : applyGainInt16(chunk.samples as Int16Array, gain))
+          : encodeFloat(chunk.samples as Float32Array, gain);
+        if (audio.length === 0 && !chunk.words) continue;
+        const stepTime = performance.now() - started;
+        const seconds = chunk.samples.length / rate;
+        const words = chunk.words && offset > 0 ? chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) : chunk.words;
+        yield words ? { audio: withHeader(audio), words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds };
+        started = performance.now();
+      }
+      samples += made;
+      offset += made / rate;
     }
     if (samples === 0) throw noAudio(request);
     const tail = resampler ? Buffer.concat([encoder.encode(resampler.flush()), encoder.end()]) : encoder.end();

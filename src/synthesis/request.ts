@@ -10,6 +10,7 @@ import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import type { Voice } from '../voices/voice.js';
+import type { SpeechSegment } from './segments.js';
 
 export interface SynthesisRequest {
   requestId: string;
@@ -17,10 +18,12 @@ export interface SynthesisRequest {
   engine: Engine;
   /** The transcript exactly as sent: what limits and billing count. */
   transcript: string;
-  /** Unicode code points of `transcript`. */
+  /** Characters of `transcript` for limits and billing: code points, a `<break>` tag counting one (`tags.ts`). */
   characters: number;
-  /** What the engine speaks (the transcript after pronunciation expansion). */
-  text: string;
+  /** What the pipeline runs: text for the engine (tags read, dictionary applied) and silences. */
+  segments: SpeechSegment[];
+  /** The voice's fixed loudness gain on this engine (`voice-gain.ts`), part of every text segment's gain. */
+  voiceGain: number;
   /** The dictionary items to apply to any text this request speaks (WebSocket segments too); null without a dictionary. */
   pronunciation: PronunciationItem[] | null;
   voice: Voice;

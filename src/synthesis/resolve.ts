@@ -3,7 +3,8 @@
  * Turns a transport-neutral `SpeechInput` into the `SynthesisRequest` the
  * pipeline runs: the model profile (length, streaming, formats, settings),
  * the engine bound to it, the voice as the calling organisation sees it and
- * that engine's profile of it, and the pronunciation dictionary. Knows no
+ * that engine's profile of it and its loudness gain, the pronunciation
+ * dictionary, and the segments to speak (tags read). Knows no
  * dialect: every transport's request is resolved here the same way.
  */
 import { ApiError } from '../errors/api-error.js';
@@ -12,9 +13,11 @@ import { resolveGenerationConfig } from '../models/generation-config.js';
 import { resolveOutputFormat } from '../models/output-format.js';
 import type { Services } from '../services.js';
 import type { PronunciationItem } from '../store/store.js';
-import { expandForSpeech } from './pronunciation.js';
-import { countCharacters, type SynthesisRequest } from './request.js';
+import type { SynthesisRequest } from './request.js';
+import { speechSegments } from './segments.js';
 import type { SpeechInput } from './speech-input.js';
+import { countTranscriptCharacters } from './tags.js';
+import { voiceGain } from './voice-gain.js';
 
 export interface ResolveContext {
   services: Services;
@@ -32,7 +35,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     throw new ApiError('model_not_found', { reason: `model ${input.modelId} does not exist; available: ${models.list().map((m) => m.id).join(', ')}` });
   }
   if (!input.transcript && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
-  const characters = countCharacters(input.transcript);
+  const characters = countTranscriptCharacters(input.transcript);
   if (characters > model.maxTranscriptChars) throw new ApiError('input_too_long', { count: characters, max: model.maxTranscriptChars });
 
   if (input.streaming && !model.streaming) throw new ApiError('invalid_request', { reason: `model ${model.id} does not offer streaming` });
@@ -52,14 +55,19 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id: input.pronunciationDictId });
     pronunciation = dict.items;
   }
+  const gain = await voiceGain(engine, voice);
+  // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
+  const segments = speechSegments(input.transcript, { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain });
+  // Only tags, or only whitespace: nothing to speak (a WebSocket context may open so).
+  if (segments.length === 0 && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
   return {
     requestId: context.requestId,
     model,
     engine,
     transcript: input.transcript,
     characters,
-    // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
-    text: expandForSpeech(input.transcript, pronunciation),
+    segments,
+    voiceGain: gain,
     pronunciation,
     voice,
     format,

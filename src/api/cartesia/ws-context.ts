@@ -1,9 +1,10 @@
 /**
  * @module api/cartesia/ws-context
  * One WebSocket context (a turn): text arriving in messages is buffered to
- * clause boundaries, spoken segment by segment through the shared pipeline
- * and sent as `chunk` events in order, with `timestamps` offset to the
- * turn's own clock, `flush_done` after a flush and `done` at the end.
+ * clause boundaries (never inside a tag), spoken segment by segment through
+ * the shared pipeline and sent as `chunk` events in order, with
+ * `timestamps` offset to the turn's own clock, `flush_done` after a flush
+ * (echoing the client's `flush_id`) and `done` at the end.
  *
  * The turn is one synthesis session with the batched billing policy
  * (`synthesis/turn-billing.ts`): audio counts as delivered only once the
@@ -14,9 +15,10 @@ import { bytesPerSample } from '../../audio/format.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
 import { takeClauses } from '../../synthesis/clauses.js';
-import { expandForSpeech } from '../../synthesis/pronunciation.js';
-import { countCharacters, type SynthesisRequest } from '../../synthesis/request.js';
+import type { SynthesisRequest } from '../../synthesis/request.js';
+import { speechSegments } from '../../synthesis/segments.js';
 import type { SynthesisSession } from '../../synthesis/session.js';
+import { countTranscriptCharacters, speakablePrefix } from '../../synthesis/tags.js';
 import { TurnBilling } from '../../synthesis/turn-billing.js';
 import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, timestampsEvent, type StreamEvent } from './events.js';
 
@@ -32,10 +34,12 @@ export interface ContextInput {
   transcript: string;
   continue: boolean;
   flush: boolean;
+  /** The client's own `flush_id`, echoed in `flush_done`; absent: the context counts flushes from 1. */
+  flushId?: number | string;
   maxBufferDelayMs: number;
 }
 
-type Item = { kind: 'text'; text: string } | { kind: 'flush'; id: number };
+type Item = { kind: 'text'; text: string } | { kind: 'flush'; id: number | string };
 
 export class TurnContext {
   private pending = '';
@@ -79,10 +83,15 @@ export class TurnContext {
     return this.template.model;
   }
 
-  /** Takes one message's text. Messages of a context must be given in order. */
+  /**
+   * Takes one message's text. Messages of a context must be given in order. Complete clauses are
+   * spoken at once; an unfinished one waits for more text at most `max_buffer_delay_ms` from when
+   * it started (0: it is spoken now). A tag or `<spell>` run is never cut, and one still arriving
+   * waits for the rest, up to a flush or the end of input.
+   */
   async accept(input: ContextInput): Promise<void> {
     if (this.over) return;
-    const characters = countCharacters(input.transcript);
+    const characters = countTranscriptCharacters(input.transcript);
     let accepted: boolean;
     try {
       accepted = await this.billing.accept(characters);
@@ -92,18 +101,16 @@ export class TurnContext {
     if (!accepted) return this.fail(new ApiError('insufficient_credits', { balance: '≤ 0' }));
     if (this.over) return;
     this.pending += input.transcript;
-    this.clearBufferTimer();
     if (input.flush) {
       this.enqueuePending();
-      this.queue.push({ kind: 'flush', id: ++this.flushes });
+      this.queue.push({ kind: 'flush', id: input.flushId ?? ++this.flushes });
     } else if (input.continue) {
       const { clauses, rest } = takeClauses(this.pending);
       for (const text of clauses) this.queue.push({ kind: 'text', text });
       this.pending = rest;
-      if (rest.trim()) {
-        if (input.maxBufferDelayMs <= 0) this.enqueuePending();
-        else this.bufferTimer = setTimeout(() => (this.enqueuePending(), this.notify()), input.maxBufferDelayMs);
-      }
+      if (!rest.trim()) this.clearBufferTimer();
+      else if (input.maxBufferDelayMs <= 0) this.enqueueSpeakable();
+      else this.bufferTimer ??= setTimeout(() => (this.bufferTimer = null, this.enqueueSpeakable(), this.notify()), input.maxBufferDelayMs);
     } else {
       this.enqueuePending();
       this.inputClosed = true;
@@ -136,10 +143,20 @@ export class TurnContext {
     return this.over;
   }
 
+  /** Queues everything buffered (a flush, the end of input). */
   private enqueuePending(): void {
     this.clearBufferTimer();
     if (this.pending.trim()) this.queue.push({ kind: 'text', text: this.pending });
     this.pending = '';
+  }
+
+  /** Queues what is buffered but a tag or `<spell>` run still arriving, which waits for its rest. */
+  private enqueueSpeakable(): void {
+    this.clearBufferTimer();
+    const end = speakablePrefix(this.pending);
+    const text = this.pending.slice(0, end);
+    if (text.trim()) this.queue.push({ kind: 'text', text });
+    this.pending = this.pending.slice(end);
   }
 
   private clearBufferTimer(): void {
@@ -175,9 +192,11 @@ export class TurnContext {
   }
 
   private async speak(text: string): Promise<void> {
-    // Billing counts the text as received (in accept); the dictionary changes only what is spoken.
-    const spoken = expandForSpeech(text, this.template.pronunciation);
-    const synthesis: SynthesisRequest = { ...this.template, transcript: text, text: spoken, characters: countCharacters(text) };
+    // Billing counts the text as received (in accept); tags and the dictionary change only what is spoken.
+    const { model, settings, streaming, pronunciation, voiceGain } = this.template;
+    const segments = speechSegments(text, { model, settings, streaming, pronunciation, voiceGain });
+    if (segments.length === 0) return;
+    const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: countTranscriptCharacters(text) };
     const { format } = synthesis;
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;

@@ -14,12 +14,12 @@ import type { Caller } from '../../http/gate.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
-import { countCharacters } from '../../synthesis/request.js';
 import { SynthesisSession } from '../../synthesis/session.js';
+import { countTranscriptCharacters } from '../../synthesis/tags.js';
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
 import { errorEvent, doneEvent, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
-import { TurnContext, type ContextHost } from './ws-context.js';
+import { TurnContext, type ContextHost, type ContextInput } from './ws-context.js';
 
 const PING_INTERVAL_MS = 30_000;
 const RECENT_CONTEXTS = 1024;
@@ -127,10 +127,10 @@ export class WebSocketSession implements ContextHost {
     return this.openContext(contextId ?? randomUUID(), fields);
   }
 
-  private input(fields: Record<string, unknown>, maxChars: number) {
+  private input(fields: Record<string, unknown>, maxChars: number): ContextInput {
     const transcript = fields.transcript ?? '';
     if (typeof transcript !== 'string') throw new ApiError('missing_transcript');
-    const characters = countCharacters(transcript);
+    const characters = countTranscriptCharacters(transcript);
     if (characters > maxChars) throw new ApiError('input_too_long', { count: characters, max: maxChars });
     for (const flag of ['continue', 'flush'] as const) {
       if (fields[flag] !== undefined && fields[flag] !== null && typeof fields[flag] !== 'boolean') {
@@ -141,7 +141,11 @@ export class WebSocketSession implements ContextHost {
     if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0 || delay > 5000) {
       throw new ApiError('invalid_message', { reason: 'max_buffer_delay_ms must be a number from 0 to 5000' });
     }
-    return { transcript, continue: fields.continue === true, flush: fields.flush === true, maxBufferDelayMs: delay };
+    const flushId = fields.flush_id ?? undefined;
+    if (flushId !== undefined && !(typeof flushId === 'number' && Number.isFinite(flushId)) && !(typeof flushId === 'string' && flushId.length <= 256)) {
+      throw new ApiError('invalid_message', { reason: 'flush_id must be a number or a string of at most 256 characters' });
+    }
+    return { transcript, continue: fields.continue === true, flush: fields.flush === true, flushId, maxBufferDelayMs: delay };
   }
 
   private async continueContext(context: TurnContext, fields: Record<string, unknown>): Promise<void> {
@@ -164,8 +168,9 @@ export class WebSocketSession implements ContextHost {
       if (this.draining) throw new ApiError('not_ready');
       const input = parseCartesiaBody(fields, { alwaysStreaming: true, message: true });
       const turn = this.input(fields, Number.MAX_SAFE_INTEGER);
-      // An empty, final message for a context that is not open (already done) has nothing to end.
-      if (!turn.transcript && !turn.continue && !turn.flush) {
+      // An empty or blank final message for a context that is not open (never opened, or already
+      // done) has nothing to speak: it ends at once, admitting and charging nothing.
+      if (!turn.transcript.trim() && !turn.continue && !turn.flush) {
         await this.send(doneEvent(contextId));
         return void (await session.end());
       }

@@ -1,0 +1,52 @@
+/**
+ * @module synthesis/voice-gain
+ * The fixed loudness gain of a voice on an engine (`voices/loudness.ts`):
+ * from the measured table for the built-in eSpeak voices, otherwise measured
+ * once per engine and voice — the reference passage synthesised and its RMS
+ * taken — the first time the voice is used, and kept. Remote inference
+ * servers keep their own levels (gain 1): measuring would spend a remote
+ * generation, and they already serve one loudness per voice.
+ */
+import type { Engine } from '../engines/engine.js';
+import { gainForLevel, LevelMeter, REFERENCE_PASSAGE } from '../voices/loudness.js';
+import { ESPEAK_VOICE_LEVELS } from '../voices/loudness-table.js';
+import type { Voice } from '../voices/voice.js';
+
+/** Measured voices kept per engine; an engine serving more (cloned voices) forgets the oldest. */
+const MAX_MEASURED = 4096;
+
+const measured = new WeakMap<Engine, Map<string, Promise<number>>>();
+
+/** Synthesises the reference passage with `voice` and returns its RMS level in dBFS. */
+export async function measureLevel(engine: Engine, voice: Voice, signal: AbortSignal = new AbortController().signal): Promise<number> {
+  const meter = new LevelMeter();
+  for await (const chunk of engine.synthesize({ text: REFERENCE_PASSAGE, voice, speed: 1, wordTimings: false }, signal)) meter.add(chunk.samples);
+  return meter.dbfs();
+}
+
+function isRemote(engine: Engine): boolean {
+  return engine.type.endsWith('-upstream');
+}
+
+/** The gain for `voice` on `engine`; a failed measurement gives 1 this time and is tried again next time. */
+export async function voiceGain(engine: Engine, voice: Voice): Promise<number> {
+  if (isRemote(engine)) return 1;
+  if (engine.type === 'espeak') {
+    const level = ESPEAK_VOICE_LEVELS[voice.id];
+    if (level !== undefined) return gainForLevel(level);
+  }
+  let voices = measured.get(engine);
+  if (!voices) measured.set(engine, (voices = new Map()));
+  let gain = voices.get(voice.id);
+  if (!gain) {
+    if (voices.size >= MAX_MEASURED) voices.delete(voices.keys().next().value!);
+    gain = measureLevel(engine, voice).then(gainForLevel);
+    voices.set(voice.id, gain);
+    gain.catch(() => voices.delete(voice.id));
+  }
+  try {
+    return await gain;
+  } catch {
+    return 1;
+  }
+}
