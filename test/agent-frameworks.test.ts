@@ -265,6 +265,21 @@ describe('what every framework sends', () => {
     socket.close();
   });
 
+  test('an oversized message is answered under its context, which it ends', { timeout: 20_000 }, async () => {
+    const socket = await TestSocket.open(server.url, await key(), '?cartesia_version=2025-04-16');
+    socket.send(livekitMessage('A first sentence, still open.', 'huge'));
+    await socket.waitFor((e) => e.type === 'chunk' && e.context_id === 'huge');
+    socket.send(livekitMessage('x'.repeat(70_000), 'huge'));
+    const error = await socket.waitFor((e) => e.type === 'error' && e.context_id === 'huge');
+    assert.equal(error.error_code, 'payload_too_large');
+    assert.ok(livekitSchema.safeParse(error).success);
+    await sleep(300);
+    assert.equal(socket.of('huge').at(-1)!.type, 'error', 'nothing more for that context');
+    socket.send(livekitMessage('y'.repeat(70_000), 'never-opened'));
+    assert.equal((await socket.waitFor((e) => e.type === 'error' && e.context_id === 'never-opened')).error_code, 'payload_too_large');
+    socket.close();
+  });
+
   test('flush_id is echoed in flush_done; the voice may be a plain string or {id}', { timeout: 20_000 }, async () => {
     const socket = await TestSocket.open(server.url, await key());
     socket.send({ ...pipecatMessage('Flushed text.', 'flushes'), voice: 'sarah', flush: true, flush_id: 'f-7' });

@@ -19,7 +19,7 @@ export const UNCHANGED_WITHIN_DB = 0.25;
 /**
  * What each voice is measured on: six short sentences of the kind a voice agent says (the API
  * documents' own examples among them), about 15 s of speech. One sentence alone may come out up
- * to ±2 dB from the target with the sounds its words happen to have; longer text averages out.
+ * to ±3 dB from the target with the sounds its words happen to have; longer text averages out.
  */
 export const REFERENCE_PASSAGE =
   'Today is a wonderful day to build something people love! Your appointment is confirmed for Tuesday at 2 PM. ' +

@@ -28,6 +28,16 @@ export const IDLE_CLOSE_CODE = 4000;
 
 type WebSocketOptions = Config['server']['websocket'];
 
+/** The `context_id` of a message, if it is a JSON object that names a valid one. */
+function contextIdIn(text: string): string | null {
+  try {
+    const id = (JSON.parse(text) as Record<string, unknown> | null)?.context_id;
+    return typeof id === 'string' && id.length > 0 && id.length <= 256 ? id : null;
+  } catch {
+    return null;
+  }
+}
+
 export class WebSocketSession implements ContextHost {
   private readonly contexts = new Map<string, TurnContext>();
   private readonly recentlyEnded = new Set<string>();
@@ -97,10 +107,18 @@ export class WebSocketSession implements ContextHost {
   private async handle(data: RawData, isBinary: boolean): Promise<void> {
     if (isBinary) return this.reject(null, new ApiError('invalid_message', { reason: 'binary frames are not accepted; send JSON text messages' }));
     const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
-    if (size > this.options.maxMessageBytes) return this.reject(null, new ApiError('payload_too_large', { limit: this.options.maxMessageBytes }));
+    const text = () => (Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+    if (size > this.options.maxMessageBytes) {
+      // Answered under its context when it names one (below the hard cap it can still be read), so a
+      // client waiting on that context sees its turn end instead of waiting for it.
+      const error = new ApiError('payload_too_large', { limit: this.options.maxMessageBytes });
+      const contextId = contextIdIn(text());
+      const open = contextId ? this.contexts.get(contextId) : undefined;
+      return open ? open.fail(error) : this.reject(contextId, error);
+    }
     let message: unknown;
     try {
-      message = JSON.parse(Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+      message = JSON.parse(text());
     } catch (err) {
       return this.reject(null, new ApiError('invalid_json', { reason: `; ${(err as Error).message}` }));
     }
