@@ -108,9 +108,12 @@ export class TurnContext {
       const { clauses, rest } = takeClauses(this.pending);
       for (const text of clauses) this.queue.push({ kind: 'text', text });
       this.pending = rest;
-      if (!rest.trim()) this.clearBufferTimer();
-      else if (input.maxBufferDelayMs <= 0) this.enqueueSpeakable();
-      else this.bufferTimer ??= setTimeout(() => (this.bufferTimer = null, this.enqueueSpeakable(), this.notify()), input.maxBufferDelayMs);
+      // The text the timer waited for is spoken now: what is left starts its own wait.
+      if (clauses.length > 0 || !rest.trim()) this.clearBufferTimer();
+      if (rest.trim()) {
+        if (input.maxBufferDelayMs <= 0) this.enqueueSpeakable();
+        else this.bufferTimer ??= setTimeout(() => (this.bufferTimer = null, this.enqueueSpeakable(), this.notify()), input.maxBufferDelayMs);
+      }
     } else {
       this.enqueuePending();
       this.inputClosed = true;
