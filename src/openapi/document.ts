@@ -59,7 +59,11 @@ function errorResponses(): Record<string, Json> {
   for (const [status, codes] of codesByStatus()) {
     const description = `Error codes: ${codes.map((c) => `\`${c}\``).join(', ')}.`;
     const headers = { ...ERROR_HEADERS, ...(status === 429 || status === 503 ? { 'retry-after': { $ref: '#/components/headers/RetryAfter' } } : {}) };
-    out[`Error${status}`] = { description, headers, content: json(ref('ErrorBody')) };
+    out[`Error${status}`] = {
+      description: `${description} A client pinned to a \`Cartesia-Version\` before 2026-03-01 gets the plain text \`Title: message\` instead.`,
+      headers,
+      content: { ...json(ref('ErrorBody')), 'text/plain': { schema: { type: 'string', description: '`Title: message`, for a `Cartesia-Version` before 2026-03-01.' } } },
+    };
     out[`OpenAIError${status}`] = { description, headers, content: json(ref('OpenAIError')) };
   }
   return out;
@@ -173,9 +177,9 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         parameters: [
           queryParam('api_key', z.string(), 'The API key, for clients that cannot set headers.'),
           queryParam('access_token', z.string(), 'Same as `api_key`.'),
-          queryParam('cartesia_version', z.string(), 'Accepted.'),
+          queryParam('cartesia_version', z.string(), 'A `Cartesia-Version` date (from 2024-06-10); wins over the header.'),
         ],
-        responses: { '101': { description: 'Switching to the WebSocket protocol.' }, ...errors([401, 404, 503]) },
+        responses: { '101': { description: 'Switching to the WebSocket protocol.' }, ...errors([400, 401, 404, 503]) },
         extra: { 'x-client-message': ref('WebSocketRequest'), 'x-server-message': ref('WebSocketEvent') },
       },
     },
@@ -405,7 +409,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
       version: options.version,
       summary: 'A self-hostable text-to-speech API: the Cartesia dialect and an OpenAI-compatible one.',
       description: [
-        'Errors use one envelope (`ErrorBody`; OpenAI’s shape on `/v1/audio/speech`) with the codes of the registry, and every HTTP error carries `x-should-retry`.',
+        'Errors use one envelope (`ErrorBody`; OpenAI’s shape on `/v1/audio/speech`) with the codes of the registry, and every HTTP error carries `x-should-retry`. A `Cartesia-Version` header (any date from 2024-06-10) before 2026-03-01 gets them as plain `Title: message` text, as Cartesia sent then.',
         options.accounts
           ? 'Send an API key as `Authorization: Bearer <key>` or `X-API-Key`; the admin routes and `/metrics` take the admin token instead.'
           : 'Accounts are off on this server: no key is needed and nothing is charged.',

@@ -97,8 +97,10 @@ export const ttsRequestSchema = component(
   cartesiaBodySchema
     .extend({
       model_id: body.model_id.describe('A model id from `GET /models`.'),
-      transcript: body.transcript.describe('The text to speak: 1 to the model’s limit of Unicode code points, counted as sent.'),
-      voice: body.voice.describe('Exactly `{"mode": "id", "id": "<voice-id>"}`.'),
+      transcript: body.transcript.describe(
+        'The text to speak: 1 to the model’s limit of Unicode code points, counted as sent (a `<break>` tag counts one); may hold the inline tags `<break>`, `<speed>`, `<volume>`, `<spell>`, `<emotion>` (docs/api.md).',
+      ),
+      voice: body.voice.describe('The voice id: `"<voice-id>"`, `{"id": "<voice-id>"}` or `{"mode": "id", "id": "<voice-id>"}`.'),
       output_format: outputFormatSchema,
       generation_config: generationConfigSchema.optional(),
       language: body.language.describe('Accepted; the voice decides the language.'),
@@ -119,8 +121,14 @@ export const webSocketRequestSchema = component(
       context_id: z.string().max(256).optional().describe('The context the message belongs to (a UUID is made if absent).'),
       continue: z.boolean().optional().describe('More text follows: buffered to clause boundaries and spoken clause by clause.'),
       flush: z.boolean().optional().describe('Speak everything buffered now, then answer `flush_done`.'),
+      flush_id: z.union([z.number(), z.string().max(256)]).optional().describe('With `flush`: echoed in its `flush_done` (default: a count from 1 per context).'),
       cancel: z.boolean().optional().describe('Stop the context: no more events for it.'),
-      max_buffer_delay_ms: z.int().min(0).max(5000).optional().describe('How long an unfinished clause waits for more text (default 3000).'),
+      max_buffer_delay_ms: z
+        .int()
+        .min(0)
+        .max(5000)
+        .optional()
+        .describe('How long an unfinished clause may wait for more text, from its first text: 0 speaks it now; unset, managed buffering of at most 3000 ms.'),
     })
     .describe('A client message on `/tts/websocket`. A context’s first message needs `model_id`, `voice` and `output_format` (raw).'),
 );
@@ -183,7 +191,7 @@ export const flushDoneEventSchema = component(
     type: z.literal('flush_done'),
     done: z.literal(false),
     flush_done: z.literal(true),
-    flush_id: z.int().min(1),
+    flush_id: z.union([z.int().min(1), z.string()]).describe('The flush message’s own `flush_id`, or a count from 1 per context.'),
     status_code: z.literal(206),
     context_id: z.string(),
   }),
@@ -196,6 +204,7 @@ export const errorEventSchema = component(
       type: z.literal('error'),
       context_id: contextId,
       done: z.literal(true),
+      error: z.string().describe('The same text as `message`: the field of Cartesia versions before 2026-03-01, sent for every version.'),
       error_code: errorCodeSchema,
       status_code: z.int().min(400).max(599),
       title: z.string(),
