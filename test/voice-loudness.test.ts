@@ -2,8 +2,10 @@
  * @module test/voice-loudness
  * Every voice at one loudness: the measured table of built-in eSpeak voices
  * matches a fresh measurement; every built-in voice on every embedded engine
- * (eSpeak NG, and the tone load-test engine) comes out within ±1.5 dB of
- * the −20 dBFS target on the same text, which is not the reference passage;
+ * (eSpeak NG, a sherpa-onnx model — the stand-in the tests write, in single-
+ * and multi-speaker form — and the tone load-test engine) comes out within
+ * ±1.5 dB of the −20 dBFS target on the same text, which is not the
+ * reference passage;
  * OpenAI's default `alloy` is as loud as `nova`; `generation_config.volume`
  * applies on top of the voice's gain.
  */
@@ -16,6 +18,7 @@ import { espeakLanguageVoices, NAMED_VOICES } from '../src/voices/builtin.js';
 import { levelDbfs, TARGET_DBFS } from '../src/voices/loudness.js';
 import { ESPEAK_VOICE_LEVELS } from '../src/voices/loudness-table.js';
 import type { Voice } from '../src/voices/voice.js';
+import { removeRunDir, standInModel, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /** Not the reference passage: the gains must hold for other text too. */
@@ -28,13 +31,25 @@ let voices: Voice[];
 before(async () => {
   server = await startServer({
     config: {
-      engines: { espeak: { type: 'espeak', workers: 2 }, tone: { type: 'tone', sampleRate: 24000 } },
-      models: { 'tone-voices': { extends: 'omnivoice', engine: 'tone' } },
+      engines: {
+        espeak: { type: 'espeak', workers: 2 },
+        tone: { type: 'tone', sampleRate: 24000 },
+        piper: { type: 'sherpa-onnx', model: standInModel(), workers: 1 },
+        'piper-multi': { type: 'sherpa-onnx', model: standInModel('multi', { speakers: 3 }), workers: 1 },
+      } as never,
+      models: {
+        'tone-voices': { extends: 'omnivoice', engine: 'tone' },
+        'piper-voices': { extends: 'omnivoice', engine: 'piper' },
+        'piper-multi-voices': { extends: 'omnivoice', engine: 'piper-multi' },
+      },
     },
   });
   voices = (await server.app.services.voices.list(null)).filter((v) => server.app.services.voices.isBuiltin(v.id));
+}, { timeout: 60_000 });
+after(async () => {
+  await server?.close();
+  removeRunDir();
 });
-after(() => server.close());
 
 /** Runs `work` over `items`, `width` at a time. */
 async function eachLimited<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -91,6 +106,19 @@ describe('one loudness', () => {
     // Before normalisation the same voices spread over 20 dB.
     const spread = Math.max(...levels.map((l) => l.level)) - Math.min(...levels.map((l) => l.level));
     assert.ok(spread <= 3, `spread ${spread.toFixed(2)} dB`);
+  });
+
+  test('every voice a sherpa-onnx model brings, and the named voices it speaks, are within ±1.5 dB of −20 dBFS', { timeout: 120_000 }, async () => {
+    const named = new Set(NAMED_VOICES.map((v) => v.id));
+    for (const [engineId, model] of [['piper', 'piper-voices'], ['piper-multi', 'piper-multi-voices']] as const) {
+      const engine = server.app.services.engines.get(engineId)!;
+      const own = voices.filter((v) => v.profiles['sherpa-onnx'] !== undefined && engine.supportsVoice(v));
+      assert.ok(own.length >= (engineId === 'piper' ? 1 : 3), `${engineId} brings ${own.length} voices`);
+      const spoken = [...own, ...voices.filter((v) => named.has(v.id) && engine.supportsVoice(v))];
+      const levels = await eachLimited(spoken, 2, async (voice) => ({ id: voice.id, level: await served(model, voice.id, STAND_IN_RATE) }));
+      const off = levels.filter(({ level }) => Math.abs(level - TARGET_DBFS) > 1.5).map(({ id, level }) => `${engineId}/${id} ${level.toFixed(2)}`);
+      assert.deepEqual(off, []);
+    }
   });
 
   test('every built-in voice on the tone engine is within ±1.5 dB of −20 dBFS', { timeout: 60_000 }, async () => {
