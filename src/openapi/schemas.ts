@@ -269,6 +269,7 @@ export const modelSchema = component(
           type: z.string().nullable(),
           native_sample_rate: z.int().nullable(),
           ready: z.boolean(),
+          error: nullableString.describe('Why the engine is not serving, when it could not start (a bad model file, a missing folder); null otherwise.'),
           upstreams: z.object({ healthy: z.int(), total: z.int() }).nullable().describe('Remote engines: servers that pass their health probes.'),
         })
         .describe('The engine that serves the model.'),
