@@ -99,8 +99,10 @@ describe('the measured table', () => {
 
 describe('one loudness', () => {
   test('every built-in voice on eSpeak NG is within ±1.5 dB of −20 dBFS on the same text', { timeout: 180_000 }, async () => {
-    assert.ok(voices.length > 100, `${voices.length} built-in voices`);
-    const levels = await eachLimited(voices, 3, async (voice) => ({ id: voice.id, level: await served('omnivoice', voice.id, 22050) }));
+    const espeak = server.app.services.engines.get('espeak')!;
+    const spoken = voices.filter((v) => espeak.supportsVoice(v));
+    assert.ok(spoken.length > 100, `${spoken.length} built-in voices`);
+    const levels = await eachLimited(spoken, 3, async (voice) => ({ id: voice.id, level: await served('omnivoice', voice.id, 22050) }));
     const off = levels.filter(({ level }) => Math.abs(level - TARGET_DBFS) > 1.5).map(({ id, level }) => `${id} ${level.toFixed(2)}`);
     assert.deepEqual(off, []);
     // Before normalisation the same voices spread over 20 dB.
