@@ -43,6 +43,12 @@ export interface Engine {
   readonly type: string;
   /** Native output rate in Hz. */
   readonly sampleRate: number;
+  /**
+   * Loudness (synthesis/voice-gain): `keep` leaves the engine's level as it is (remote servers
+   * already serve one loudness per voice; a test signal has no voice); otherwise each voice's level
+   * comes from `levels` (dBFS RMS measured once, by voice id) or is measured on first use.
+   */
+  readonly loudness?: { keep: true } | { levels: Readonly<Record<string, number>> };
   /** Loads and warms the engine; resolves once it can serve. */
   start(): Promise<void>;
   /** Stops accepting work and releases resources. */

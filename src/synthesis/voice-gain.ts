@@ -1,15 +1,15 @@
 /**
  * @module synthesis/voice-gain
  * The fixed loudness gain of a voice on an engine (`voices/loudness.ts`):
- * from the measured table for the built-in eSpeak voices, otherwise measured
- * once per engine and voice — the reference passage synthesised and its RMS
- * taken — the first time the voice is used, and kept. Remote inference
- * servers keep their own levels (gain 1): measuring would spend a remote
- * generation, and they already serve one loudness per voice.
+ * from the levels the engine ships (eSpeak's measured table), otherwise
+ * measured once per engine and voice — the reference passage synthesised and
+ * its RMS taken — the first time the voice is used, and kept. An engine that
+ * keeps its own level (remote inference servers, which already serve one
+ * loudness per voice and where measuring would spend a remote generation;
+ * the tone test signal) gets gain 1.
  */
 import type { Engine } from '../engines/engine.js';
 import { gainForLevel, LevelMeter, REFERENCE_PASSAGE } from '../voices/loudness.js';
-import { ESPEAK_VOICE_LEVELS } from '../voices/loudness-table.js';
 import type { Voice } from '../voices/voice.js';
 
 /** Measured voices kept per engine; an engine serving more (cloned voices) forgets the oldest. */
@@ -24,17 +24,12 @@ export async function measureLevel(engine: Engine, voice: Voice, signal: AbortSi
   return meter.dbfs();
 }
 
-function isRemote(engine: Engine): boolean {
-  return engine.type.endsWith('-upstream');
-}
-
 /** The gain for `voice` on `engine`; a failed measurement gives 1 this time and is tried again next time. */
 export async function voiceGain(engine: Engine, voice: Voice): Promise<number> {
-  if (isRemote(engine)) return 1;
-  if (engine.type === 'espeak') {
-    const level = ESPEAK_VOICE_LEVELS[voice.id];
-    if (level !== undefined) return gainForLevel(level);
-  }
+  const loudness = engine.loudness;
+  if (loudness && 'keep' in loudness) return 1;
+  const level = loudness?.levels[voice.id];
+  if (level !== undefined) return gainForLevel(level);
   let voices = measured.get(engine);
   if (!voices) measured.set(engine, (voices = new Map()));
   let gain = voices.get(voice.id);

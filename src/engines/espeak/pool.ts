@@ -10,6 +10,7 @@ import { int16ToFloat } from '../../audio/pcm.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
 import { espeakLanguageVoices, type EspeakListedVoice } from '../../voices/builtin.js';
+import { ESPEAK_VOICE_LEVELS } from '../../voices/loudness-table.js';
 import type { Voice } from '../../voices/voice.js';
 import type { EngineChunk, EngineInfo, EngineInput } from '../engine.js';
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
@@ -38,6 +39,7 @@ const WORKER_URL = new URL('./worker.js', import.meta.url);
 
 export class EspeakPool implements Int16Engine {
   readonly type = 'espeak';
+  readonly loudness = { levels: ESPEAK_VOICE_LEVELS };
   readonly id: string;
   sampleRate = 22050;
   /** eSpeak's own voice list, known once a worker is ready. */

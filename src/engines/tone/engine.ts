@@ -42,6 +42,9 @@ interface ToneTable {
 /** Tables by frequency, rate and chunk length; few exist (one per voice pitch), so a small cap suffices. */
 const tables = new Map<string, ToneTable>();
 const MAX_TABLES = 64;
+/** A sine of this peak is −20 dBFS RMS, the voices' loudness target, so the tone needs no gain. */
+const TONE_AMPLITUDE = 0.1 * Math.SQRT2;
+
 /** Chunks per allocation when copying a tone out for one request. */
 const BLOCK_CHUNKS = 16;
 
@@ -56,7 +59,7 @@ function toneTable(frequency: number, sampleRate: number, chunkLength: number): 
   const period = sampleRate / gcd(frequency, sampleRate);
   const samples = new Float32Array(period + chunkLength);
   const step = (2 * Math.PI * frequency) / sampleRate;
-  for (let n = 0; n < samples.length; n++) samples[n] = 0.5 * Math.sin(step * (n % period));
+  for (let n = 0; n < samples.length; n++) samples[n] = TONE_AMPLITUDE * Math.sin(step * (n % period));
   if (tables.size >= MAX_TABLES) tables.delete(tables.keys().next().value!);
   table = { samples, pcm16: null, period };
   tables.set(key, table);
@@ -65,6 +68,8 @@ function toneTable(frequency: number, sampleRate: number, chunkLength: number): 
 
 export class ToneEngine implements Int16Engine {
   readonly type = 'tone';
+  /** Made at the loudness target already (TONE_AMPLITUDE). */
+  readonly loudness = { keep: true } as const;
   readonly id: string;
   readonly sampleRate: number;
   private ready = false;

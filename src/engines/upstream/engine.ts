@@ -45,6 +45,7 @@ function causeCode(err: unknown): string | undefined {
 
 export abstract class UpstreamEngine implements Engine {
   abstract readonly type: string;
+  readonly loudness = { keep: true } as const;
   readonly id: string;
   readonly sampleRate: number;
   protected readonly pool: UpstreamPool;
