@@ -2,11 +2,12 @@
 /**
  * @module main
  * The `voicegate` command: `serve` (the default, what `npm start` runs) and
- * the operator's account commands. Loads configuration first so every
+ * the operator's account and model commands. Loads configuration first so every
  * command works on the same data directory.
  */
 import { parseArgs } from 'node:util';
 import { ACCOUNT_COMMANDS, ACCOUNTS_USAGE, runAccountsCommand, UsageError } from './cli/accounts.js';
+import { MODELS_USAGE, ModelsError, runModels } from './cli/models/command.js';
 import { SAY_USAGE, SayError, runSay } from './cli/say/command.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, loadConfig } from './config/load.js';
@@ -14,15 +15,19 @@ import { ConfigError, loadConfig } from './config/load.js';
 const USAGE = `Usage: voicegate [serve] [--config path.json] [--tls self-signed]
        voicegate <accounts command> [--config path.json]
        ${SAY_USAGE.split('\n')[0]}
+       voicegate models list|pull|verify|remove
 
-Starts the Voicegate text-to-speech server, speaks text into a file, or manages its accounts.
+Starts the Voicegate text-to-speech server, speaks text into a file, manages its accounts or
+installs local neural voices.
   --config <file>   JSON configuration file (see README); VOICEGATE_* variables override it
   --tls self-signed serve HTTPS/WSS with a development CA kept under <dataDir>/tls (see README)
   -h, --help        show this help
 
 ${ACCOUNTS_USAGE}
 
-${SAY_USAGE}`;
+${SAY_USAGE}
+
+${MODELS_USAGE}`;
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -44,12 +49,13 @@ async function main(): Promise<void> {
   const config = loadConfig({ file: typeof values.config === 'string' ? values.config : undefined, tls: values.tls === 'self-signed' ? 'self-signed' : undefined });
   if (command === 'serve') return serve(config);
   if (command === 'say') return runSay(config, argv);
+  if (command === 'models') return runModels(config, argv);
   if (ACCOUNT_COMMANDS.has(command)) return runAccountsCommand(config, argv);
   throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
 }
 
 main().catch((err) => {
-  if (err instanceof ConfigError || err instanceof UsageError || err instanceof SayError) console.error(`voicegate: ${err.message}`);
+  if (err instanceof ConfigError || err instanceof UsageError || err instanceof SayError || err instanceof ModelsError) console.error(`voicegate: ${err.message}`);
   else console.error(err);
   process.exit(err instanceof UsageError ? 2 : 1);
 });
