@@ -29,6 +29,8 @@ export interface Gateway {
   exited: Promise<void>;
   /** Log lines (parsed JSON) the process wrote at warn level or above. */
   warnings: Record<string, unknown>[];
+  /** The last few kilobytes the process wrote to stderr (a crash's stack). */
+  stderr(): string;
   /** Sends SIGTERM (or `signal`) and waits for the exit; removes its data directory. */
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
@@ -72,6 +74,7 @@ export async function startGateway(config: Partial<ConfigInput>, timeoutMs = 30_
     process: child,
     exited,
     warnings,
+    stderr: () => stderr,
     async stop(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill(signal);
