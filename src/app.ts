@@ -76,7 +76,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     admin.onChange((change) => void bus.publish(change).catch((err) => logger.warn({ err }, 'could not announce an account change to other servers')));
     if (options.gate) gate = options.gate;
     else {
-      const accountsGate = new AccountsGate(store, limits, pricing, logger, undefined, tokens);
+      const accountsGate = new AccountsGate(store, limits, pricing, logger, config.accounts.reservationTtlMs, tokens);
       bus.subscribe((change) => accountsGate.invalidate(change));
       gate = accountsGate;
     }

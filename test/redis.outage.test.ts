@@ -7,55 +7,27 @@
  * bus re-subscribes, and malformed notices on its channel are ignored.
  */
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisChangeBus } from '../src/cluster/redis.js';
 import type { AccountsChange } from '../src/cluster/change-bus.js';
 import { ApiError } from '../src/errors/api-error.js';
 import { RedisLimits } from '../src/limits/redis.js';
+import { startRedis as startPrivateRedis, stopRedis } from './helpers/private-servers.js';
 import { closedPort, deleteKeys, eventually, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = await startPrivateRedis(port);
+  started.push(child);
+  return child;
+}
 
 const started: ChildProcess[] = [];
 after(async () => {
   for (const child of started) await stopRedis(child);
 });
-
-/** A redis-server of this test's own on `port`, answering once the promise resolves. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const dir = mkdtempSync(join(tmpdir(), 'voicegate-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
-  started.push(child);
-  const probe = new Redis(port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  probe.on('error', () => {});
-  const up = await eventually(
-    async () => {
-      try {
-        if (probe.status !== 'ready') await probe.connect();
-        return (await probe.ping()) === 'PONG';
-      } catch {
-        probe.disconnect();
-        return false;
-      }
-    },
-    5000,
-    50,
-  );
-  probe.disconnect();
-  assert.ok(up, 'redis-server started');
-  return child;
-}
-
-async function stopRedis(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGKILL');
-  await exited;
-}
 
 function isUnavailable(err: unknown): boolean {
   return err instanceof ApiError && err.code === 'limits_unavailable' && err.headers['retry-after'] === '1';

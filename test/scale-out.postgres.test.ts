@@ -2,7 +2,8 @@
  * @module test/scale-out.postgres
  * Servers sharing one PostgreSQL schema: they may open it at the same moment
  * while it is empty (one migrates) and start listening at the same moment
- * (both create or find the implicit organisation); what one stores the other
+ * (both create or find the implicit organisation, and with accounts on make
+ * one `default` organisation and key between them); what one stores the other
  * serves; and requests racing one balance through different servers overshoot
  * it by at most one request.
  */
@@ -16,12 +17,14 @@ import { tempDataDir } from './helpers/server.js';
 
 const schema = freshSchemaName();
 const billingSchema = freshSchemaName();
+const bootstrapSchema = freshSchemaName();
 const apps: App[] = [];
 
 after(async () => {
   await Promise.all(apps.map((app) => app.close()));
   await dropSchema(schema);
   await dropSchema(billingSchema);
+  await dropSchema(bootstrapSchema);
 });
 
 function config(overrides: Record<string, unknown> = {}) {
@@ -54,6 +57,20 @@ test('two servers start at once on a fresh schema and share their dictionaries',
   const body = (await fetched.json()) as { name: string; items: unknown[] };
   assert.equal(body.name, 'shared');
   assert.deepEqual(body.items, [{ text: 'SQL', alias: 'sequel' }]);
+});
+
+test('servers starting at once on an empty schema with accounts on bootstrap one organisation and one key', { timeout: 60_000 }, async () => {
+  const logger = createLogger('silent');
+  const shared = { store: { databaseUrl: TEST_DATABASE_URL, schema: bootstrapSchema }, accounts: { enabled: true, startingCredits: 500 } };
+  const trio = await Promise.all([createApp(config(shared), logger), createApp(config(shared), logger), createApp(config(shared), logger)]);
+  apps.push(...trio);
+  await Promise.all(trio.map((app) => app.listen()));
+  const made = trio.map((app) => app.bootstrap).filter((b) => b !== null);
+  assert.equal(made.length, 1, 'one server bootstrapped');
+  const store = trio[0].services.store;
+  const orgs = await store.orgs.list();
+  assert.deepEqual(orgs.map((o) => [o.name, o.balance]), [['default', 500]]);
+  assert.equal((await store.keys.list(orgs[0].id)).length, 1);
 });
 
 test('requests racing one balance through two servers: one is served, the books stay exact', { timeout: 60_000 }, async () => {

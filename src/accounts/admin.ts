@@ -73,7 +73,17 @@ export class AccountsAdmin {
     if (typeof name !== 'string' || !name.trim() || name.length > 200) throw invalid('name is required (1–200 characters)');
     const limits = parseLimits(input.limits ?? {}, this.config.defaultLimits);
     const org = await this.store.orgs.create({ id: `org_${randomBytes(8).toString('hex')}`, name: name.trim(), limits });
-    if (input.credits !== undefined && input.credits !== 0) return (await this.addCredits(org.id, input.credits, 'starting credits')).org;
+    return this.withStartingCredits(org, input.credits);
+  }
+
+  /** As `createOrg`, but only while the store holds no organisation at all (atomically); null otherwise. */
+  async createFirstOrg(input: { name: string; credits?: number }): Promise<Org | null> {
+    const org = await this.store.orgs.createFirst({ id: `org_${randomBytes(8).toString('hex')}`, name: input.name, limits: this.config.defaultLimits });
+    return org && this.withStartingCredits(org, input.credits);
+  }
+
+  private async withStartingCredits(org: Org, credits: unknown): Promise<Org> {
+    if (credits !== undefined && credits !== 0) return (await this.addCredits(org.id, credits, 'starting credits')).org;
     return org;
   }
 

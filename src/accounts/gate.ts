@@ -27,7 +27,7 @@ import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 const TOUCH_INTERVAL_MS = 60_000;
 /** How long a key record or organisation read from the store is reused. */
 export const CACHE_MS = 500;
-/** How long a reservation counts if its server never settles or drops it (a crash): longer than any request or WebSocket turn. */
+/** The default of `accounts.reservationTtlMs`: how long a reservation counts if its server never settles or drops it (a crash). */
 export const RESERVATION_TTL_MS = 15 * 60_000;
 /** Attempts at writing one charge before the request fails with `store_unavailable`. */
 const CHARGE_ATTEMPTS = 3;

@@ -28,6 +28,7 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['VOICEGATE_STARTING_CREDITS', ['accounts', 'startingCredits'], 'number'],
   ['VOICEGATE_USD_PER_MILLION_CREDITS', ['accounts', 'usdPerMillionCredits'], 'number'],
   ['VOICEGATE_COST_HEADER_PREFIX', ['accounts', 'costHeaderAliasPrefix'], 'string'],
+  ['VOICEGATE_RESERVATION_TTL_MS', ['accounts', 'reservationTtlMs'], 'number'],
   ['VOICEGATE_METRICS', ['metrics', 'enabled'], 'boolean'],
   ['VOICEGATE_METRICS_PUBLIC', ['metrics', 'public'], 'boolean'],
   ['VOICEGATE_METRICS_PORT', ['metrics', 'port'], 'number'],

@@ -79,6 +79,11 @@ const accountsSchema = z
     adminToken: z.string().min(16).nullable().default(null),
     /** Signs access tokens; null: generated once and kept in `<dataDir>/token-secret`. Instances that share keys must share it. */
     tokenSecret: z.string().min(32).nullable().default(null),
+    /**
+     * How long a credit reservation counts when its server never settles or drops it (the server
+     * crashed): longer than any request or WebSocket turn may run.
+     */
+    reservationTtlMs: z.number().int().min(1000).max(24 * 3600_000).default(15 * 60_000),
     /** Limits given to new organisations. */
     defaultLimits: limitsSchema.default({ maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } }),
   })
@@ -218,6 +223,7 @@ export const configSchema = z
       costHeaderAliasPrefix: null,
       adminToken: null,
       tokenSecret: null,
+      reservationTtlMs: 15 * 60_000,
       defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
     }),
     redis: redisSchema.default(REDIS_DEFAULTS),

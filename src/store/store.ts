@@ -78,6 +78,12 @@ export interface OrgRepository {
   list(): Promise<Org[]>;
   setLimits(id: string, limits: OrgLimits): Promise<Org | null>;
   count(): Promise<number>;
+  /**
+   * Creates the organisation only while the store holds none, atomically across every server
+   * sharing the store (the first start of several at once on an empty store makes one); null when
+   * some organisation already existed and nothing was written.
+   */
+  createFirst(org: { id: string; name: string; limits: OrgLimits }): Promise<Org | null>;
 }
 
 export interface KeyRepository {

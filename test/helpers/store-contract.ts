@@ -110,6 +110,21 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       await assert.rejects(store.orgs.create({ id, name: 'again', limits: NO_LIMITS }));
     });
 
+    test('createFirst: of many racing calls on an empty store exactly one creates; none once an organisation exists', T, async () => {
+      const fresh = await open();
+      try {
+        const results = await Promise.all(Array.from({ length: 8 }, (_, i) => fresh.store.orgs.createFirst({ id: uid('org'), name: `first ${i}`, limits: NO_LIMITS })));
+        const created = results.filter((r) => r !== null);
+        assert.equal(created.length, 1, 'one organisation created');
+        assert.equal(await fresh.store.orgs.count(), 1);
+        assert.deepEqual(await fresh.store.orgs.get(created[0]!.id), created[0]);
+      } finally {
+        await fresh.cleanup();
+      }
+      await org();
+      assert.equal(await store.orgs.createFirst({ id: uid('org'), name: 'late', limits: NO_LIMITS }), null);
+    });
+
     test('keys: create, get, list, touch, revoke', T, async () => {
       const orgId = await org();
       const id = uid('key');

@@ -83,6 +83,11 @@ export function openDb(options: PostgresOptions): Db {
       }
       // A connection that failed, timed out or could not roll back is in an unknown state: discard it.
       let discard: Error | undefined;
+      // A connection that dies between this transaction's statements (the server restarted) emits
+      // 'error' on the checked-out client, which the pool does not listen to then; unheard, it
+      // would end the process. The statement in progress or the next one fails with the outage.
+      const lost = (err: Error) => (discard = err);
+      client.on('error', lost);
       try {
         await client.query('BEGIN');
         const result = await work(runner(client));
@@ -96,6 +101,7 @@ export function openDb(options: PostgresOptions): Db {
           });
         throw storeError(err);
       } finally {
+        client.off('error', lost);
         client.release(discard);
       }
     },

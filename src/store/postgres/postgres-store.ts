@@ -227,6 +227,19 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
       const [row] = await query<{ n: number }>('SELECT COUNT(*) AS n FROM orgs');
       return row.n;
     },
+    async createFirst(org) {
+      // Under READ COMMITTED two transactions could both see no row; a transaction lock keyed by the schema serialises them.
+      return db.tx(async (run) => {
+        await run("SELECT pg_advisory_xact_lock(hashtext('voicegate.first-org.' || current_schema()))");
+        const [existing] = await run('SELECT 1 FROM orgs LIMIT 1');
+        if (existing) return null;
+        const [row] = await run<OrgRow>(
+          'INSERT INTO orgs (id, name, max_concurrent, rate_requests, rate_per_seconds) VALUES ($1, $2, $3, $4, $5) RETURNING *',
+          [org.id, org.name, ...limitParams(org.limits)],
+        );
+        return toOrg(row);
+      });
+    },
   };
 
   const keys: KeyRepository = {

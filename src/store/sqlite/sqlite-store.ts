@@ -208,6 +208,10 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
     orgInsert: db.prepare(
       'INSERT INTO orgs (id, name, created_at, balance, max_concurrent, rate_requests, rate_per_seconds) VALUES (@id, @name, @created_at, 0, @max_concurrent, @rate_requests, @rate_per_seconds)',
     ),
+    // One statement, so the check and the insert are one atomic write under SQLite's lock.
+    orgInsertFirst: db.prepare(
+      'INSERT INTO orgs (id, name, created_at, balance, max_concurrent, rate_requests, rate_per_seconds) SELECT @id, @name, @created_at, 0, @max_concurrent, @rate_requests, @rate_per_seconds WHERE NOT EXISTS (SELECT 1 FROM orgs)',
+    ),
     orgGet: db.prepare('SELECT * FROM orgs WHERE id = ?'),
     orgList: db.prepare('SELECT * FROM orgs ORDER BY created_at, id'),
     orgCount: db.prepare('SELECT COUNT(*) AS n FROM orgs'),
@@ -354,6 +358,10 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
     },
     async count() {
       return (s.orgCount.get() as { n: number }).n;
+    },
+    async createFirst(org) {
+      const { changes } = guard(() => s.orgInsertFirst.run({ id: org.id, name: org.name, created_at: new Date().toISOString(), ...limitColumns(org.limits) }));
+      return changes === 0 ? null : toOrg(s.orgGet.get(org.id) as OrgRow);
     },
   };
 
