@@ -79,6 +79,8 @@ export class SynthesisSession {
   private audioSeconds = 0;
   private failure: { error: ApiError; cause: unknown } | null = null;
   private clientLeft = false;
+  /** Pipelines of this session still running; only they need the abort at the end. */
+  private running = 0;
   private ending: Promise<void> | null = null;
 
   constructor(options: SessionOptions) {
@@ -166,13 +168,22 @@ export class SynthesisSession {
 
   /** The pipeline for this session's request (or a WebSocket segment of it), stopped by the session's signal. */
   pieces(request: SynthesisRequest = this.synthesis, signal: AbortSignal = this.signal): AsyncGenerator<AudioPiece> {
+    // Its caller may not finish it: the end's abort must reach it.
+    this.running = Infinity;
     return synthesizeAudio(request, signal);
   }
 
   /** Clip policy: the whole clip, charged once it exists and before any of it is sent. */
   async clip(): Promise<{ audio: Buffer; headers: Record<string, string> }> {
     const request = this.synthesis;
-    const { audio, seconds } = await renderClip(request, this.signal);
+    this.running++;
+    let clip: { audio: Buffer; seconds: number };
+    try {
+      clip = await renderClip(request, this.signal);
+    } finally {
+      this.running--;
+    }
+    const { audio, seconds } = clip;
     this.throwIfOver();
     const headers = await this.charge(0, request.characters);
     this.delivered(seconds);
@@ -186,7 +197,8 @@ export class SynthesisSession {
    */
   async stream(framing: StreamFraming, sink: FrameSink): Promise<void> {
     const request = this.synthesis;
-    const pieces = this.pieces(request);
+    const pieces = synthesizeAudio(request, this.signal);
+    this.running++;
     let opened = false;
     let charged = false;
     try {
@@ -221,6 +233,7 @@ export class SynthesisSession {
     } finally {
       // Stops the engine job whatever happened (a failed charge included): no worker is left waiting.
       await pieces.return(undefined);
+      this.running--;
     }
   }
 
@@ -288,7 +301,8 @@ export class SynthesisSession {
   }
 
   private async finish(): Promise<void> {
-    if (!this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
+    // Aborting costs an event dispatch per request: only done while a pipeline may still run.
+    if (this.running > 0 && !this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
     try {
       await this.admission?.release();
     } catch (err) {
