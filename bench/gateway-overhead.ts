@@ -3,13 +3,15 @@
  * Gateway overhead: requests/s for a short transcript on the zero-cost `tone`
  * engine (raw pcm_s16le at its native 24000 Hz), against a bare `node:http`
  * server that parses the same JSON body and returns a pre-made clip of the
- * same size and content type. Voicegate runs twice: accounts off (the gateway
- * itself; the target applies here) and accounts on with limits lifted (API
- * key check, credit check and a ledger write per request). Every server is a
+ * same size and content type. Voicegate runs accounts off (the gateway itself;
+ * the target applies here) and accounts on with limits lifted (API key check,
+ * a reservation and a charge per request) on SQLite and on PostgreSQL, with
+ * the p99 latency that admission and charge add for each store. Every server is a
  * child process under the same autocannon settings, in alternating slices
  * (see lib/interleave); peak RSS of each child is recorded.
  * Run: `npm run build && node dist/bench/gateway-overhead.js`.
  */
+import pg from 'pg';
 import { startChild, type ChildServer } from './lib/child.js';
 import { interleave, median, spread, type Slice } from './lib/interleave.js';
 import { combineLoads, isMain, loadSlice, note, percentile, rounds, runLoad, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
@@ -29,15 +31,42 @@ const BODY = {
 
 const TONE_MODEL = { models: { 'tone-bench': { extends: 'gepard-1.0', engine: 'tone' } } };
 
+const ACCOUNTS_ON = { enabled: true, startingCredits: 1_000_000_000, defaultLimits: { maxConcurrent: null, rateLimit: null } };
+
+/**
+ * Accounts on PostgreSQL too, unless BENCH_DATABASE_URL=off: the local server by default, in a schema
+ * of its own that is dropped afterwards.
+ */
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PG_SCHEMA = `bench_${process.pid}_${Date.now().toString(36)}`;
+
 /** The Voicegate configurations measured, each against the same bare server. */
 const VARIANTS = [
   { id: 'Voicegate, accounts off', overrides: { ...TONE_MODEL, accounts: { enabled: false } }, primary: true },
-  {
-    id: 'Voicegate, accounts on (no limits)',
-    overrides: { ...TONE_MODEL, accounts: { enabled: true, startingCredits: 1_000_000_000, defaultLimits: { maxConcurrent: null, rateLimit: null } } },
-    primary: false,
-  },
+  { id: 'Voicegate, accounts on (no limits)', overrides: { ...TONE_MODEL, accounts: ACCOUNTS_ON }, primary: false },
+  ...(DATABASE_URL === 'off'
+    ? []
+    : [
+        {
+          id: 'Voicegate, accounts on, PostgreSQL (no limits)',
+          overrides: { ...TONE_MODEL, accounts: ACCOUNTS_ON, store: { databaseUrl: DATABASE_URL, schema: PG_SCHEMA } },
+          primary: false,
+        },
+      ]),
 ];
+
+async function dropBenchSchema(): Promise<void> {
+  if (DATABASE_URL === 'off') return;
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  try {
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${PG_SCHEMA}" CASCADE`);
+  } catch (err) {
+    note(`could not drop the benchmark schema ${PG_SCHEMA}: ${(err as Error).message}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
 
 export interface GatewayReport {
   markdown: string;
@@ -150,6 +179,12 @@ export async function runGatewayOverhead(): Promise<GatewayReport> {
       }
       rows.push(row(`${target.id} (/tts/bytes, tone engine)`, target.server, slices, num(targetRatio, 2), `${spread(slices.map((s) => s.rate), 0)} (ratios ${spread(ratios)})`));
     }
+    // What admission (key, limits, reservation) plus the charge add at the tail, per store.
+    const p99 = (id: string) => percentile(combineLoads(result.candidates.get(id)!.slices.map((s) => s.data.load)).latencies, 99);
+    const gateway = p99(VARIANTS[0].id);
+    for (const variant of VARIANTS.slice(1)) {
+      verdicts.push(`${variant.id}: p99 latency added by admission and charge (p99 minus the accounts-off p99) ${num(p99(variant.id) - gateway, 2)} ms`);
+    }
     const table = markdownTable(
       [
         'Server (child process)',
@@ -182,6 +217,7 @@ export async function runGatewayOverhead(): Promise<GatewayReport> {
     ].join('\n');
   } finally {
     for (const child of children) await child.stop();
+    await dropBenchSchema();
   }
   return { markdown, ratio };
 }
