@@ -28,6 +28,7 @@ import type {
   VoiceRepository,
 } from '../store.js';
 import { openDb, type PostgresOptions, type Run } from './db.js';
+import { OrgGroupCommit } from './group-commit.js';
 import { migrate } from './migrate.js';
 
 interface OrgRow {
@@ -266,6 +267,8 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
   };
 
+  // One organisation's reservations and settlements share transactions (see group-commit.ts).
+  const group = new OrgGroupCommit(db);
   const ledger: LedgerRepository = {
     append(entry) {
       return db.tx(async (run) => {
@@ -275,7 +278,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
     async reserve(request) {
       checkReserveRequest(request);
-      return db.tx(async (run): Promise<ReserveResult> => {
+      return group.run(request.orgId, async (run): Promise<ReserveResult> => {
         const balance = await lockOrg(run, request.orgId);
         if (balance === null) return { ok: false, balance: 0, reserved: 0 };
         const [{ now }] = await run<{ now: number }>(`SELECT ${NOW_MS} AS now`);
@@ -300,7 +303,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
       });
     },
     settle(reservationId, entry) {
-      return db.tx(async (run) => {
+      return group.run(entry.orgId, async (run) => {
         if ((await lockOrg(run, entry.orgId)) === null) throw new Error(`organization ${entry.orgId} does not exist`);
         const result = await appendLocked(run, entry);
         // Gone either way: charged now, or charged by an earlier settle of the same key.
