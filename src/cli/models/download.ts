@@ -7,6 +7,7 @@
  * restarts the file; a `.part` that is already complete (416) is kept.
  */
 import { createHash } from 'node:crypto';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -85,7 +86,14 @@ async function fetchInto(url: string, part: string, progress: ByteProgress): Pro
   progress.reset(start, expected);
   const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
   body.on('data', (chunk: Buffer) => progress.advance(chunk.length));
-  await pipeline(body, createWriteStream(part, { flags: resumed ? 'a' : 'w' }));
+  const out = createWriteStream(part, { flags: resumed ? 'a' : 'w' });
+  try {
+    await pipeline(body, out);
+  } catch (err) {
+    // A write still in flight lands after the error: the next attempt must measure the file after it.
+    if (!out.closed) await once(out, 'close');
+    throw err;
+  }
   const size = partSize(part);
   if (expected !== undefined && size < expected) throw new Error(`the connection closed at ${size} of ${expected} bytes`);
   return true;
