@@ -13,7 +13,7 @@ import { closedPort, deleteKeys, keysUnder, TEST_REDIS_URL, testPrefix } from '.
 limitsContract('in-process', async () => {
   const limits = new InProcessLimits();
   return { shared: false, open: async () => limits, dispose: () => limits.close() };
-});
+}, { shared: false });
 
 limitsContract('redis', async () => {
   const keyPrefix = testPrefix();
@@ -33,4 +33,4 @@ limitsContract('redis', async () => {
       assert.deepEqual(await keysUnder(keyPrefix), []);
     },
   };
-});
+}, { shared: true });

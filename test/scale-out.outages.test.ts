@@ -21,14 +21,14 @@ import { ttsBody } from './helpers/server.js';
 const ADMIN_TOKEN = 'scale-out-admin-token-0123456789';
 /** A reservation whose release could not be written while PostgreSQL was down counts until it lapses. */
 const RESERVATION_TTL_MS = 3000;
-const skip = canRunPrivatePostgres() ? false : 'the PostgreSQL server binaries (initdb, pg_ctl) are not installed';
 let postgres: PrivatePostgres | null = null;
 let redis: ChildProcess | null = null;
 let redisPort = 0;
 let gateways: Gateway[] = [];
 
 before(async () => {
-  if (skip) return;
+  // This machine kind ships PostgreSQL 15; without its server binaries the test cannot prove anything.
+  assert.ok(canRunPrivatePostgres(), 'the PostgreSQL server binaries (initdb, pg_ctl) are installed (VOICEGATE_TEST_PG_BIN points elsewhere)');
   postgres = await startPostgres();
   redisPort = await closedPort();
   redis = await startRedis(redisPort);
@@ -71,7 +71,7 @@ async function ask(url: string, auth: Record<string, string>, sse: boolean): Pro
   }
 }
 
-test('PostgreSQL restarted and Redis stopped and started under load: documented 503s, exact books, service resumes', { timeout: 90_000, skip }, async () => {
+test('PostgreSQL restarted and Redis stopped and started under load: documented 503s, exact books, service resumes', { timeout: 90_000 }, async () => {
   const INITIAL = 100_000;
   // A concurrency limit, so every request also needs Redis.
   const org = await adminOrg(gateways[0], ADMIN_TOKEN, { credits: INITIAL, maxConcurrent: 50 });
