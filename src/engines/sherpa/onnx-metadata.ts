@@ -49,10 +49,10 @@ export function readOnnxSummary(path: string): OnnxSummary {
           summary.metadata[key] = value;
         } else {
           if (field === GRAPH) summary.hasGraph = length > 0;
-          reader.skip(length);
+          reader.advance(length);
         }
-      } else if (wire === 1) reader.skip(8);
-      else if (wire === 5) reader.skip(4);
+      } else if (wire === 1) reader.advance(8);
+      else if (wire === 5) reader.advance(4);
       else throw new OnnxFormatError(`unknown wire type ${wire} at byte ${reader.position}`);
     }
     if (reader.position !== size) throw new OnnxFormatError('the last field runs past the end (truncated?)');
@@ -123,7 +123,7 @@ class FileReader {
     return buffer;
   }
 
-  skip(length: number): void {
+  advance(length: number): void {
     if (this.position + length > this.size) throw new OnnxFormatError('the file ends early (truncated?)');
     this.position += length;
   }
