@@ -8,13 +8,16 @@
  * count only work completed inside equal windows.
  * Run: `npm run build && node dist/bench/serving-efficiency.js`.
  */
+import { createMp3Stream } from '../src/audio/mp3.js';
+import { createResampler } from '../src/audio/resampler.js';
 import { parseWav } from '../src/audio/wav.js';
 import { EspeakPool } from '../src/engines/espeak/pool.js';
 import { createLogger } from '../src/log/logger.js';
 import { NAMED_VOICES } from '../src/voices/builtin.js';
 import { startChild, type ChildServer } from './lib/child.js';
 import { interleave, median, spread, type Slice } from './lib/interleave.js';
-import { combineLoads, isMain, loadSlice, note, percentile, rounds, runLoad, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
+import { runLeanLoad } from './lib/lean-load.js';
+import { combineLoads, isMain, loadSlice, note, percentile, rounds, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
 import { combineUsage, cores, measureProcess, otherLoad, waitForQuiet, type Usage } from './lib/proc.js';
 import { markdownTable, num, verdict, type Cell } from './lib/table.js';
 
@@ -36,8 +39,9 @@ const WARMUP_SECONDS = 4;
 
 interface Format {
   id: string;
-  output_format: { container: 'raw' | 'wav'; encoding: 'pcm_s16le' | 'pcm_mulaw'; sample_rate: number };
-  bytesPerSample: number;
+  output_format: Record<string, unknown> & { container: 'raw' | 'wav' | 'mp3'; sample_rate: number };
+  /** Bytes per sample of a PCM encoding; undefined for MP3, whose seconds per byte preflight measures. */
+  bytesPerSample?: number;
   /** The row the target applies to: the engine's native rate, no resampling. */
   primary: boolean;
 }
@@ -45,11 +49,33 @@ interface Format {
 const FORMATS: Format[] = [
   { id: `raw pcm_s16le ${NATIVE_RATE} Hz (native)`, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: NATIVE_RATE }, bytesPerSample: 2, primary: true },
   { id: 'raw pcm_mulaw 8000 Hz', output_format: { container: 'raw', encoding: 'pcm_mulaw', sample_rate: 8000 }, bytesPerSample: 1, primary: false },
+  { id: 'raw pcm_alaw 8000 Hz', output_format: { container: 'raw', encoding: 'pcm_alaw', sample_rate: 8000 }, bytesPerSample: 1, primary: false },
   { id: 'wav pcm_s16le 44100 Hz', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 44100 }, bytesPerSample: 2, primary: false },
 ];
 
+/** MP3 is compared with its own baseline: the same pool plus resampling and LAME in this process. */
+const MP3: Format = { id: 'mp3 44100 Hz 128 kbps', output_format: { container: 'mp3', bit_rate: 128000, sample_rate: 44100 }, primary: false };
+
+/** What the in-process baseline does with each chunk besides synthesising it. */
+type Post = () => Promise<{ chunk(samples: Float32Array): void; end(): void }>;
+
+/** Engine + the pipeline's resampler + LAME, in this process: what an MP3 answer costs without serving it. */
+const mp3Post: Post = async () => {
+  const resampler = await createResampler(NATIVE_RATE, 44100);
+  const mp3 = await createMp3Stream(44100, 128000);
+  return {
+    chunk: (samples) => void mp3.encode(resampler.process(samples)),
+    end: () => {
+      mp3.encode(resampler.flush());
+      mp3.flush();
+      resampler.destroy();
+    },
+  };
+};
+
 function body(text: string, format: Format): Record<string, unknown> {
-  return { model_id: 'gepard-1.0', transcript: text, voice: { mode: 'id', id: VOICE_ID }, output_format: format.output_format };
+  // Both models run on the same eSpeak pool; only omnivoice's profile allows MP3.
+  return { model_id: format.output_format.container === 'mp3' ? 'omnivoice' : 'gepard-1.0', transcript: text, voice: { mode: 'id', id: VOICE_ID }, output_format: format.output_format };
 }
 
 interface RawSlice {
@@ -65,10 +91,10 @@ interface RawSlice {
 
 /**
  * One baseline slice: `concurrency` loops, each walking the texts from the start, synthesizing on the
- * pool. Counts jobs finished within `seconds`; jobs still running then are cancelled, as autocannon
+ * pool. Counts jobs finished within `seconds`; jobs still running then are cancelled, as the load generator
  * drops requests in flight when its window closes.
  */
-async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number): Promise<RawSlice> {
+async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number, post?: Post): Promise<RawSlice> {
   const voice = NAMED_VOICES.find((v) => v.id === VOICE_ID)!;
   const perText = TEXTS.map(() => NaN);
   const latencies: number[] = [];
@@ -84,7 +110,12 @@ async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number):
       const started = performance.now();
       let made = 0;
       try {
-        for await (const chunk of pool.synthesize({ text: TEXTS[index], voice, speed: 1, wordTimings: false }, controller.signal)) made += chunk.samples.length;
+        const after = await post?.();
+        for await (const chunk of pool.synthesize({ text: TEXTS[index], voice, speed: 1, wordTimings: false }, controller.signal)) {
+          made += chunk.samples.length;
+          after?.chunk(chunk.samples);
+        }
+        after?.end();
       } catch (err) {
         if (controller.signal.aborted) return;
         throw err;
@@ -103,8 +134,9 @@ async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number):
 }
 
 /** Fetches every text once in `format`: checks the answers against the engine and learns the header size. */
-async function preflight(server: ChildServer, format: Format, expected: number[]): Promise<{ headerBytes: number; mismatches: string[] }> {
+async function preflight(server: ChildServer, format: Format, expected: number[]): Promise<{ headerBytes: number; secondsPerByte: number; mismatches: string[] }> {
   let headerBytes = 0;
+  let bytesTotal = 0;
   const mismatches: string[] = [];
   for (const [i, text] of TEXTS.entries()) {
     const res = await fetch(`${server.url}/tts/bytes`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body(text, format)) });
@@ -115,19 +147,25 @@ async function preflight(server: ChildServer, format: Format, expected: number[]
       if (wav.data.byteOffset - bytes.byteOffset + wav.data.length !== bytes.length) throw new Error('preflight: the WAV data chunk is not last');
       headerBytes = bytes.length - wav.data.length;
     }
+    bytesTotal += bytes.length;
+    if (format.bytesPerSample === undefined) continue; // MP3: its length is checked by the MP3 tests, not here
     const seconds = (bytes.length - headerBytes) / format.bytesPerSample / format.output_format.sample_rate;
     // eSpeak's output length for a text wobbles by a few ms from run to run; more than 1% means different audio.
     if (!(Math.abs(seconds - expected[i]) <= 0.01 * expected[i])) {
       mismatches.push(`"${text.slice(0, 24)}…": served ${num(seconds, 3)} s, engine ${num(expected[i], 3)} s`);
     }
   }
-  return { headerBytes, mismatches };
+  const secondsPerByte =
+    format.bytesPerSample === undefined ? expected.reduce((n, v) => n + v, 0) / bytesTotal : 1 / format.bytesPerSample / format.output_format.sample_rate;
+  return { headerBytes, secondsPerByte, mismatches };
 }
 
 export interface ServingReport {
   markdown: string;
   /** served/raw for the native-rate row (median over slices). */
   ratio: number;
+  /** served/baseline per format id (median over slices). */
+  ratios: Map<string, number>;
 }
 
 export async function runServingEfficiency(): Promise<ServingReport> {
@@ -145,6 +183,8 @@ export async function runServingEfficiency(): Promise<ServingReport> {
   let ratio = NaN;
   let cpuRatio = NaN;
   let connections = 0;
+  /** Median served/baseline ratio per format. */
+  const ratios_ = new Map<string, number>();
   try {
     const espeak = (server.ready.engines as { id: string; workers?: number }[]).find((e) => e.id === 'espeak');
     const workers = espeak?.workers ?? 0;
@@ -156,91 +196,98 @@ export async function runServingEfficiency(): Promise<ServingReport> {
     const basePool = pool;
     note(`warm-up: in-process pool and server (${WARMUP_SECONDS} s each), ${workers} workers, concurrency ${connections}`);
     const warm = await rawSlice(basePool, connections, WARMUP_SECONDS);
-    const headers = new Map<string, number>();
+    const perByte = new Map<string, { headerBytes: number; secondsPerByte: number }>();
     const options = new Map<string, LoadOptions>();
-    for (const format of FORMATS) {
+    for (const format of [...FORMATS, MP3]) {
       const check = await preflight(server, format, warm.perText);
       if (check.mismatches.length) notes.push(`Audio length check failed for ${format.id}: ${check.mismatches.join('; ')}`);
-      headers.set(format.id, check.headerBytes);
+      perByte.set(format.id, check);
       const load: LoadOptions = { url: server.url, path: '/tts/bytes', bodies: TEXTS.map((t) => body(t, format)), connections, seconds };
       options.set(format.id, load);
-      await runLoad({ ...load, seconds: format.primary ? WARMUP_SECONDS : 1 });
+      await runLeanLoad({ ...load, seconds: format.primary ? WARMUP_SECONDS : 1 });
     }
 
-    const audioSeconds = (format: Format, load: { bodyBytes: number; ok: number }) =>
-      (load.bodyBytes - load.ok * headers.get(format.id)!) / format.bytesPerSample / format.output_format.sample_rate;
-
-    note(`measuring: ${roundCount} rounds of ${seconds} s slices, baseline between every served slice`);
-    const result = await interleave<RawSlice, LoadSlice>(
-      async () => {
-        const slice = await rawSlice(basePool, connections, seconds);
-        return { rate: slice.audioSeconds / slice.seconds, data: slice };
+    const audioSeconds = (format: Format, load: { bodyBytes: number; ok: number }) => {
+      const { headerBytes, secondsPerByte } = perByte.get(format.id)!;
+      return (load.bodyBytes - load.ok * headerBytes) * secondsPerByte;
+    };
+    const served = (format: Format) => ({
+      id: format.id,
+      run: async (): Promise<Slice<LoadSlice>> => {
+        const slice = await loadSlice(server.pid, options.get(format.id)!, runLeanLoad);
+        return { rate: audioSeconds(format, slice.load) / slice.load.seconds, data: slice };
       },
-      FORMATS.map((format) => ({
-        id: format.id,
-        run: async (): Promise<Slice<LoadSlice>> => {
-          const slice = await loadSlice(server.pid, options.get(format.id)!);
-          return { rate: audioSeconds(format, slice.load) / slice.load.seconds, data: slice };
+    });
+
+    /** One interleaved comparison: its baseline row, then a row per served format. */
+    const compare = async (label: string, output: string, formats: Format[], post?: Post) => {
+      note(`measuring ${label}: ${roundCount} rounds of ${seconds} s slices, baseline between every served slice`);
+      const result = await interleave<RawSlice, LoadSlice>(
+        async () => {
+          const slice = await rawSlice(basePool, connections, seconds, post);
+          return { rate: slice.audioSeconds / slice.seconds, data: slice };
         },
-      })),
-      roundCount,
-    );
-
-    const raw = result.reference.map((s) => s.data);
-    const rawAudio = raw.reduce((n, s) => n + s.audioSeconds, 0);
-    const rawSeconds = raw.reduce((n, s) => n + s.seconds, 0);
-    const rawLatencies = raw.flatMap((s) => s.latencies).sort((a, b) => a - b);
-    const rawUsage = combineUsage(raw.map((s) => s.usage));
-    const rawPerCpu = rawAudio / rawUsage.cpuSeconds;
-    rows.push([
-      'EspeakPool in-process (baseline)',
-      `native ${NATIVE_RATE} Hz`,
-      raw.reduce((n, s) => n + s.jobs, 0),
-      num(rawAudio / rawSeconds, 1),
-      '1.00',
-      spread(result.reference.map((s) => s.rate), 0),
-      num(rawPerCpu, 1),
-      '1.00',
-      num(percentile(rawLatencies, 50), 1),
-      num(percentile(rawLatencies, 99), 1),
-      num(cores(rawUsage).all, 2),
-      num(cores(rawUsage).main, 2),
-      '—',
-      num(otherLoad(rawUsage), 2),
-      '—',
-    ]);
-
-    for (const format of FORMATS) {
-      const { slices, ratios } = result.candidates.get(format.id)!;
-      const load = combineLoads(slices.map((s) => s.data.load));
-      const usage = combineUsage(slices.map((s) => s.data.server));
-      const used = cores(usage);
-      const audio = audioSeconds(format, load);
-      const formatRatio = median(ratios);
-      const perCpu = audio / usage.cpuSeconds;
-      if (format.primary) {
-        ratio = formatRatio;
-        cpuRatio = perCpu / rawPerCpu;
-      }
-      if (load.failed) notes.push(`${format.id}: ${load.failed} failed requests (non-2xx, errors or timeouts).`);
+        formats.map(served),
+        roundCount,
+      );
+      const raw = result.reference.map((s) => s.data);
+      const rawAudio = raw.reduce((n, s) => n + s.audioSeconds, 0);
+      const rawSeconds = raw.reduce((n, s) => n + s.seconds, 0);
+      const rawLatencies = raw.flatMap((s) => s.latencies).sort((a, b) => a - b);
+      const rawUsage = combineUsage(raw.map((s) => s.usage));
+      const rawPerCpu = rawAudio / rawUsage.cpuSeconds;
       rows.push([
-        'POST /tts/bytes (child process)',
-        format.id,
-        load.ok,
-        num(audio / load.seconds, 1),
-        num(formatRatio, 2),
-        `${spread(slices.map((s) => s.rate), 0)} (ratios ${spread(ratios)})`,
-        num(perCpu, 1),
-        num(perCpu / rawPerCpu, 2),
-        num(percentile(load.latencies, 50), 1),
-        num(percentile(load.latencies, 99), 1),
-        num(used.all, 2),
-        num(used.main, 2),
-        num(load.loadgenCpuSeconds / load.seconds, 2),
-        num(otherLoad(usage, load.loadgenCpuSeconds), 2),
-        num(usage.peakRssMiB, 0),
+        label,
+        output,
+        raw.reduce((n, s) => n + s.jobs, 0),
+        num(rawAudio / rawSeconds, 1),
+        '1.00',
+        spread(result.reference.map((s) => s.rate), 0),
+        num(rawPerCpu, 1),
+        '1.00',
+        num(percentile(rawLatencies, 50), 1),
+        num(percentile(rawLatencies, 99), 1),
+        num(cores(rawUsage).all, 2),
+        num(cores(rawUsage).main, 2),
+        '—',
+        num(otherLoad(rawUsage), 2),
+        '—',
       ]);
-    }
+      for (const format of formats) {
+        const { slices, ratios } = result.candidates.get(format.id)!;
+        const load = combineLoads(slices.map((s) => s.data.load));
+        const usage = combineUsage(slices.map((s) => s.data.server));
+        const used = cores(usage);
+        const audio = audioSeconds(format, load);
+        const formatRatio = median(ratios);
+        const perCpu = audio / usage.cpuSeconds;
+        if (format.primary) {
+          ratio = formatRatio;
+          cpuRatio = perCpu / rawPerCpu;
+        }
+        ratios_.set(format.id, formatRatio);
+        if (load.failed) notes.push(`${format.id}: ${load.failed} failed requests (non-2xx, errors or timeouts).`);
+        rows.push([
+          'POST /tts/bytes (child process)',
+          format.id,
+          load.ok,
+          num(audio / load.seconds, 1),
+          num(formatRatio, 2),
+          `${spread(slices.map((s) => s.rate), 0)} (ratios ${spread(ratios)})`,
+          num(perCpu, 1),
+          num(perCpu / rawPerCpu, 2),
+          num(percentile(load.latencies, 50), 1),
+          num(percentile(load.latencies, 99), 1),
+          num(used.all, 2),
+          num(used.main, 2),
+          num(load.loadgenCpuSeconds / load.seconds, 2),
+          num(otherLoad(usage, load.loadgenCpuSeconds), 2),
+          num(usage.peakRssMiB, 0),
+        ]);
+      }
+    };
+    await compare('EspeakPool in-process (baseline)', `native ${NATIVE_RATE} Hz`, FORMATS);
+    await compare('EspeakPool + resampler + LAME in-process (MP3 baseline)', MP3.id, [MP3], mp3Post);
   } finally {
     await pool?.stop();
     lifetimePeak = (await server.stop()).peakRssMiB;
@@ -271,14 +318,14 @@ export async function runServingEfficiency(): Promise<ServingReport> {
     '',
     table,
     '',
-    `- ${verdict('served/raw at the native rate (raw pcm_s16le 22050 Hz)', ratio, TARGET)}`,
+    ...[...FORMATS, MP3].map((f) => `- ${verdict(`served/${f === MP3 ? 'MP3 baseline' : 'raw'} for ${f.id}`, ratios_.get(f.id) ?? NaN, TARGET)}`),
     `- Per CPU-second (audio made per CPU-second of the serving process, load generator excluded) the native row is at ${num(cpuRatio, 2)} of the baseline.`,
     '- Ratio vs raw = median over slices of (served slice rate ÷ mean of the baseline slices just before and after it).',
     '- Other load on machine = busy CPU from /proc/stat minus the server and the benchmark process: anything above ~0.1 means the figures were taken on a shared, busy machine.',
     `- Server lifetime peak RSS (VmHWM): ${num(lifetimePeak, 0)} MiB. On the baseline row, CPU is the benchmark process itself (pool workers + its main thread).`,
     ...notes.map((n) => `- ${n}`),
   ].join('\n');
-  return { markdown, ratio };
+  return { markdown, ratio, ratios: ratios_ };
 }
 
 if (isMain(import.meta.url)) {

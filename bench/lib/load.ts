@@ -91,9 +91,9 @@ export interface LoadSlice {
 }
 
 /** One measured load run with the server process watched. */
-export async function loadSlice(serverPid: number, options: LoadOptions): Promise<LoadSlice> {
+export async function loadSlice(serverPid: number, options: LoadOptions, run: (options: LoadOptions) => Promise<LoadResult> = runLoad): Promise<LoadSlice> {
   const watch = measureProcess(serverPid);
-  const load = await runLoad(options);
+  const load = await run(options);
   return { load, server: watch.stop() };
 }
 
