@@ -19,6 +19,7 @@ export function fromStored(stored: StoredVoice): Voice {
     createdAt: stored.createdAt,
     profiles: stored.profiles,
     clipSeconds: stored.clipSeconds,
+    transcript: stored.transcript,
   };
 }
 

@@ -39,4 +39,6 @@ export interface Voice {
   profiles: VoiceProfiles;
   /** Cloned voices: seconds of reference audio kept. */
   clipSeconds?: number;
+  /** Cloned voices: what the clip says, when the uploader gave it (null otherwise). */
+  transcript?: string | null;
 }
