@@ -16,6 +16,7 @@ import { Activity } from './concurrency/activity.js';
 import type { ChangeBus } from './cluster/change-bus.js';
 import { openChangeBus } from './cluster/open.js';
 import type { Config } from './config/schema.js';
+import type { Engine } from './engines/engine.js';
 import { EngineRegistry } from './engines/registry.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
 import { buildHttpServer } from './http/server.js';
@@ -55,11 +56,13 @@ export interface AppOptions {
   store?: Store;
   /** Replaces the configured limit counters. */
   limits?: LimitCounters;
+  /** Engines to use instead of the configured ones of the same id (tests bind a model to an engine of their own). */
+  engines?: Record<string, Engine>;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
-  const engines = new EngineRegistry(config.engines, models.boundEngines(), { logger, dataDir: config.dataDir });
+  const engines = new EngineRegistry(config.engines, models.boundEngines(), { logger, dataDir: config.dataDir }, options.engines);
   const store = options.store ?? (await openStore(config));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;

@@ -16,6 +16,8 @@ import type { Gender, Voice } from '../voices/voice.js';
 import { pageByCursor } from './paging.js';
 
 const GENDERS: Gender[] = ['feminine', 'masculine', 'gender_neutral'];
+/** Code units of a clip's transcript, at most. */
+const MAX_TRANSCRIPT = 5000;
 
 export function voiceToJson(voice: Voice, orgId: string | null) {
   return {
@@ -34,6 +36,8 @@ export function voiceToJson(voice: Voice, orgId: string | null) {
     created_at: voice.createdAt,
     /** Engine types this voice can be spoken by (it has a profile for each). */
     engines: Object.keys(voice.profiles),
+    /** A cloned voice: what its clip says (engines that clone read it); null when not given, and for built-ins. */
+    transcript: voice.transcript ?? null,
   };
 }
 
@@ -138,6 +142,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
     const g = gender(body.gender);
     if (g) patch.gender = g;
     if (body.accent !== undefined) patch.accent = text(body.accent, 'accent', 100, false) ?? null;
+    if (body.transcript !== undefined) patch.transcript = text(body.transcript, 'transcript', MAX_TRANSCRIPT, false) ?? null;
     const updated = await services.store.voices.update(request.params.id, patch);
     if (!updated) throw new ApiError('voice_not_found', { id: request.params.id });
     return voiceToJson((await services.voices.get(updated.id, caller.orgId))!, caller.orgId);
@@ -160,7 +165,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
       const name = text(fields.name, 'name', 200, true)!;
       const lang = language(fields.language);
       const description = text(fields.description, 'description', 1000, false) ?? '';
-      const transcript = text(fields.transcript, 'transcript', 5000, false) ?? null;
+      const transcript = text(fields.transcript, 'transcript', MAX_TRANSCRIPT, false) ?? null;
       const g = gender(fields.gender) ?? 'gender_neutral';
       const accent = text(fields.accent, 'accent', 100, false) ?? null;
       if (!clip || clip.length === 0) throw invalid('clip is required: a WAV or MP3 file of 1–120 seconds');

@@ -20,6 +20,18 @@ export interface EngineChunk {
   words?: WordTiming[];
 }
 
+/** A cloned voice's reference: its stored clip, decoded, and what the clip says. */
+export interface VoiceReference {
+  /**
+   * Mono samples, −1…1, in shared memory (a `SharedArrayBuffer`), so a worker thread reads them
+   * without a copy. Shared by every request for the voice: read it, never write it.
+   */
+  audio: Float32Array;
+  sampleRate: number;
+  /** The clip's transcript, when the voice has one. */
+  text?: string;
+}
+
 export interface EngineInput {
   /** Plain text to speak (markup characters are literal). */
   text: string;
@@ -28,6 +40,14 @@ export interface EngineInput {
   speed: number;
   language?: string;
   wordTimings: boolean;
+  /** Set for an engine that clones (`Engine.cloning`) when the voice is a cloned one. */
+  reference?: VoiceReference;
+}
+
+/** How an engine that clones uses a cloned voice's clip. */
+export interface CloningSupport {
+  /** The clip's transcript is needed: a voice without one is refused (409 `voice_transcript_missing`). */
+  requiresTranscript: boolean;
 }
 
 export interface EngineInfo {
@@ -54,8 +74,13 @@ export interface Engine {
   /** Stops accepting work and releases resources. */
   stop(): Promise<void>;
   isReady(): boolean;
-  /** Whether this engine has a profile for the voice. */
+  /** Whether this engine has a profile for the voice (a cloning engine: whether the voice has a clip). */
   supportsVoice(voice: Voice): boolean;
+  /**
+   * Present on an engine that speaks cloned voices from their clip (known once started): each
+   * request for a cloned voice it supports then carries the voice's reference (`EngineInput.reference`).
+   */
+  readonly cloning?: CloningSupport;
   /**
    * Streams the synthesis. Throws `ApiError('engine_error' | 'engine_unavailable')`
    * on engine failure, and the signal's reason when aborted. Breaking out of the

@@ -26,10 +26,12 @@ export class EngineRegistry {
     configs: Record<string, EngineConfig>,
     bound: Set<string>,
     private readonly context: EngineContext,
+    /** Instances that stand in for configured engines of the same id. */
+    instances: Record<string, Engine> = {},
   ) {
     for (const id of bound) {
       const config = configs[id];
-      if (config) this.engines.set(id, createEngine(id, config, context));
+      if (config) this.engines.set(id, instances[id] ?? createEngine(id, config, context));
     }
   }
 

@@ -51,6 +51,12 @@ export const ERRORS = {
     message:
       'voice {voice} is not prepared for model {model}, which the {engine} engine serves; use a voice with a profile for that engine, or a model bound to a cloning-capable engine',
   },
+  voice_transcript_missing: {
+    status: 409,
+    title: 'Voice transcript missing',
+    message:
+      'voice {voice} has no transcript of its clip, which the {engine} engine serving model {model} needs to clone it; add one with PATCH /voices/{voice} {"transcript": "…"}',
+  },
   voice_not_editable: { status: 403, title: 'Voice not editable', message: 'voice {id} is a built-in voice and cannot be changed or deleted' },
   invalid_audio: { status: 400, title: 'Invalid audio', message: '{reason}' },
   model_not_found: { status: 404, title: 'Model not found', message: '{reason}' },

@@ -303,6 +303,7 @@ export const voiceSchema = component(
     visibility: z.enum(['public', 'private']),
     created_at: timestamp,
     engines: z.array(z.string()).describe('Engine types that have a profile for the voice.'),
+    transcript: z.string().nullable().describe('A cloned voice: what its clip says, as given at clone time or by PATCH; engines that clone read it. Null when not given, and for built-in voices.'),
   }),
 );
 
@@ -313,6 +314,7 @@ export const voicePatchSchema = component(
     description: z.string().max(1000).optional(),
     gender: gender.optional(),
     accent: z.string().max(100).nullable().optional(),
+    transcript: z.string().max(5000).nullable().optional().describe("What the voice's clip says; null clears it."),
   }),
 );
 
@@ -326,7 +328,11 @@ export const voiceCloneSchema = component(
       description: z.string().max(1000).optional(),
       gender: gender.optional(),
       accent: z.string().max(100).optional(),
-      transcript: z.string().max(5000).optional().describe('What the clip says.'),
+      transcript: z
+        .string()
+        .max(5000)
+        .optional()
+        .describe('What the clip says, word for word. Engines that clone use it with the clip; ZipVoice models need it (without it: 409 `voice_transcript_missing`).'),
     })
     .describe('The multipart parts of `POST /voices/clone`.'),
 );

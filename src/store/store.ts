@@ -162,7 +162,8 @@ export interface StoredVoice {
   profiles: Record<string, unknown>;
 }
 
-export type VoicePatch = Partial<Pick<StoredVoice, 'name' | 'description' | 'gender' | 'accent'>>;
+/** `accent` and `transcript` set to null clear them. */
+export type VoicePatch = Partial<Pick<StoredVoice, 'name' | 'description' | 'gender' | 'accent' | 'transcript'>>;
 
 export interface VoiceRepository {
   create(voice: Omit<StoredVoice, 'profiles'>, clip: Buffer): Promise<StoredVoice>;

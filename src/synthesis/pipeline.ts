@@ -12,7 +12,7 @@
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
 import { applyGain, applyGainInt16 } from '../audio/pcm.js';
 import { createResampler } from '../audio/resampler.js';
-import type { EngineChunk, WordTiming } from '../engines/engine.js';
+import type { EngineChunk, EngineInput, WordTiming } from '../engines/engine.js';
 import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
 import { ApiError } from '../errors/api-error.js';
 import type { SynthesisRequest } from './request.js';
@@ -80,7 +80,8 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         continue;
       }
       const { gain } = segment;
-      const input = { text: segment.text, voice: request.voice, speed: segment.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
+      const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
+      if (request.reference) input.reference = request.reference;
       const chunks: AsyncIterable<EngineChunk | Int16Chunk> = encodeInt16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
       let made = 0;
       for await (const chunk of chunks) {

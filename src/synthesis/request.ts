@@ -5,7 +5,7 @@
  * build it and how they frame what comes out.
  */
 import type { OutputFormat } from '../audio/format.js';
-import type { Engine } from '../engines/engine.js';
+import type { Engine, VoiceReference } from '../engines/engine.js';
 import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
@@ -27,6 +27,8 @@ export interface SynthesisRequest {
   /** The dictionary items to apply to any text this request speaks (WebSocket segments too); null without a dictionary. */
   pronunciation: PronunciationItem[] | null;
   voice: Voice;
+  /** The voice's clip and transcript when the engine clones and the voice is a cloned one; else null. */
+  reference: VoiceReference | null;
   format: OutputFormat;
   language: string | null;
   settings: GenerationSettings;

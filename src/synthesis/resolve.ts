@@ -3,10 +3,12 @@
  * Turns a transport-neutral `SpeechInput` into the `SynthesisRequest` the
  * pipeline runs: the model profile (length, streaming, formats, settings),
  * the engine bound to it, the voice as the calling organisation sees it and
- * that engine's profile of it and its loudness gain, the pronunciation
- * dictionary, and the segments to speak (tags read). Knows no
- * dialect: every transport's request is resolved here the same way.
+ * that engine's profile of it and its loudness gain, a cloned voice's
+ * reference clip for an engine that clones, the pronunciation dictionary,
+ * and the segments to speak (tags read). Knows no dialect: every transport's
+ * request is resolved here the same way.
  */
+import type { VoiceReference } from '../engines/engine.js';
 import { ApiError } from '../errors/api-error.js';
 import { LOCAL_ORG_ID } from '../http/gate.js';
 import { resolveGenerationConfig } from '../models/generation-config.js';
@@ -16,6 +18,7 @@ import type { PronunciationItem } from '../store/store.js';
 import type { SynthesisRequest } from './request.js';
 import { speechSegments } from './segments.js';
 import type { SpeechInput } from './speech-input.js';
+import { hasClip } from '../voices/voice.js';
 import { countTranscriptCharacters } from './tags.js';
 import { voiceGain } from './voice-gain.js';
 
@@ -47,6 +50,11 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const engine = engines.get(model.engine);
   if (!engine) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
   if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
+  // A cloning engine speaks a cloned voice from its clip; only such a pair needs the reference.
+  const clones = engine.cloning !== undefined && hasClip(voice);
+  if (clones && engine.cloning!.requiresTranscript && !voice.transcript?.trim()) {
+    throw new ApiError('voice_transcript_missing', { voice: voice.id, model: model.id, engine: engine.type });
+  }
 
   // Looked up last, so a bad model, format or voice is reported first; empty means none.
   let pronunciation: PronunciationItem[] | null = null;
@@ -55,7 +63,8 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id: input.pronunciationDictId });
     pronunciation = dict.items;
   }
-  const gain = await voiceGain(engine, voice);
+  const reference: VoiceReference | null = clones ? await voices.reference(voice) : null;
+  const gain = await voiceGain(engine, voice, reference);
   // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
   const segments = speechSegments(input.transcript, { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain });
   // Only tags, or only whitespace: nothing to speak (a WebSocket context may open so).
@@ -70,6 +79,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     voiceGain: gain,
     pronunciation,
     voice,
+    reference,
     format,
     language: input.language,
     settings,

@@ -2,9 +2,13 @@
  * @module voices/catalogue
  * Looks voices up for a calling organisation. Built-in voices are seen by
  * everyone; an organisation's cloned voices (in the store) only by that
- * organisation — any other caller gets "not found", never "forbidden".
+ * organisation — any other caller gets "not found", never "forbidden". It also
+ * hands out a cloned voice's decoded clip to the engines that clone
+ * (`reference.ts`).
  */
+import type { VoiceReference } from '../engines/engine.js';
 import type { Store, StoredVoice } from '../store/store.js';
+import { ReferenceClips, REFERENCE_CACHE_DEFAULTS, type ReferenceCacheLimits } from './reference.js';
 import type { Voice } from './voice.js';
 
 export function fromStored(stored: StoredVoice): Voice {
@@ -19,17 +23,27 @@ export function fromStored(stored: StoredVoice): Voice {
     createdAt: stored.createdAt,
     profiles: stored.profiles,
     clipSeconds: stored.clipSeconds,
+    transcript: stored.transcript,
   };
 }
 
 export class VoiceCatalogue {
   private readonly builtin = new Map<string, Voice>();
+  /** Decoded clips of the cloned voices in use. */
+  readonly references: ReferenceClips;
 
   constructor(
     voices: Iterable<Voice>,
     private readonly store: Store,
+    referenceLimits: ReferenceCacheLimits = REFERENCE_CACHE_DEFAULTS,
   ) {
     for (const voice of voices) this.builtin.set(voice.id, voice);
+    this.references = new ReferenceClips(store, referenceLimits);
+  }
+
+  /** A cloned voice's clip and transcript, for an engine that clones. */
+  reference(voice: Voice): Promise<VoiceReference> {
+    return this.references.get(voice);
   }
 
   /** Adds voices discovered after start (e.g. an engine's own voice list). */

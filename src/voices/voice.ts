@@ -2,8 +2,8 @@
  * @module voices/voice
  * The voice record shared by the API and the engines. A voice is usable with
  * a model only when it has a profile for the type of engine bound to that
- * model: built-in voices carry eSpeak profiles, cloned voices will carry
- * profiles made by cloning-capable engines.
+ * model (built-in voices carry eSpeak profiles), or, for a cloned voice, when
+ * that engine clones: it then speaks from the voice's stored clip.
  */
 
 export type Gender = 'feminine' | 'masculine' | 'gender_neutral';
@@ -39,4 +39,11 @@ export interface Voice {
   profiles: VoiceProfiles;
   /** Cloned voices: seconds of reference audio kept. */
   clipSeconds?: number;
+  /** Cloned voices: what the clip says, when the uploader gave it (null otherwise). */
+  transcript?: string | null;
+}
+
+/** Whether the voice was cloned from a clip that is kept with it (built-in voices have none). */
+export function hasClip(voice: Voice): boolean {
+  return voice.clipSeconds !== undefined;
 }

@@ -30,6 +30,8 @@ export interface TestServerOptions {
   /** A store or limit counters to use instead of the configured ones (fault injection wraps the real ones). */
   store?: AppOptions['store'];
   limits?: AppOptions['limits'];
+  /** Engine instances for configured engine ids (see `AppOptions.engines`). */
+  engines?: AppOptions['engines'];
   logDestination?: DestinationStream;
   logLevel?: string;
 }
@@ -56,7 +58,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     },
   });
   const logger = createLogger(options.logLevel ?? (options.logDestination ? 'info' : 'silent'), options.logDestination);
-  const app = await createApp(config, logger, { gate: options.gate, store: options.store, limits: options.limits });
+  const app = await createApp(config, logger, { gate: options.gate, store: options.store, limits: options.limits, engines: options.engines });
   const url = await app.listen();
   const tls = config.server.tls;
   return {

@@ -7,7 +7,8 @@
  * speaker id in multi-speaker form), the metadata sherpa requires, a
  * `tokens.txt` with Piper's symbol set, and `espeak-ng-data/` (linked) from
  * the bundled eSpeak NG. Built once per test run under `os.tmpdir()` and reused.
- * Variants make the broken models the bad-model tests need.
+ * Variants make the broken models the bad-model tests need, and a stand-in
+ * ZipVoice model (`zipvoiceStandIn`) clones a voice for the cloning tests.
  */
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -136,6 +137,105 @@ export function writeStandInModel(dir: string, options: StandInOptions & { onnxN
   writeFileSync(join(dir, 'tokens.txt'), standInTokens());
   // One extracted copy per run, linked into every model folder.
   symlinkSync(ensureEspeakData(join(runDir(), 'espeak-ng-data')), join(dir, 'espeak-ng-data'), 'dir');
+  return dir;
+}
+
+export const ZIPVOICE_STAND_IN_RATE = 24000;
+/** Samples per mel frame of the ZipVoice stand-in (its vocoder's hop). */
+export const ZIPVOICE_HOP = 256;
+
+/**
+ * The three graphs of a stand-in ZipVoice model (text encoder, flow-matching decoder, Vocos
+ * vocoder), made so its output shows what reached it: the encoder asks for 4 frames per text
+ * token, plus as many frames again as the reference clip has (sherpa drops one clip's worth), plus
+ * 4 per token of the clip's transcript; the decoder keeps sherpa's noise as it is; the vocoder turns
+ * every frame into a steady 187.5 Hz tone. So, per sentence, the audio lasts
+ * `ZIPVOICE_HOP · (4 · text tokens + clip frames + 4 · transcript tokens)` samples: a longer clip or
+ * a longer transcript makes longer audio.
+ */
+export function zipvoiceStandInOnnx(): { encoder: Uint8Array; decoder: Uint8Array; vocoder: Uint8Array } {
+  const INT = onnx.AttributeProto.AttributeType.INT;
+  const axis0 = [{ name: 'axis', type: INT, i: 0 }];
+  const encode = (name: string, graph: onnxProto.onnx.IGraphProto, metadata: Record<string, string> = {}) =>
+    onnx.ModelProto.encode({
+      irVersion: 7,
+      producerName: 'voicegate-stand-in',
+      opsetImport: [{ domain: '', version: 13 }],
+      graph: { name, ...graph },
+      metadataProps: Object.entries(metadata).map(([key, v]) => ({ key, value: v })),
+    }).finish();
+  const encoder = encode('stand-in-zipvoice-encoder', {
+    node: [
+      node('Shape', ['tokens'], ['tokens_shape']),
+      node('Gather', ['tokens_shape', 'index1'], ['text_len'], axis0),
+      node('Shape', ['prompt_tokens'], ['prompt_shape']),
+      node('Gather', ['prompt_shape', 'index1'], ['prompt_len'], axis0),
+      node('Add', ['text_len', 'prompt_len'], ['all_tokens']),
+      node('Mul', ['all_tokens', 'four'], ['token_frames']),
+      node('Mul', ['prompt_features_len', 'two'], ['clip_frames']),
+      node('Add', ['token_frames', 'clip_frames'], ['frames']),
+      node('Concat', ['one', 'frames', 'feat_dim'], ['condition_shape'], axis0),
+      node('ConstantOfShape', ['condition_shape'], ['text_condition'], [{ name: 'value', type: onnx.AttributeProto.AttributeType.TENSOR, t: tensor('zero', [1], [0]) }]),
+    ],
+    input: [value('tokens', INT64, [1, 'T']), value('prompt_tokens', INT64, [1, 'P']), value('prompt_features_len', INT64, [1]), value('speed', FLOAT, [1])],
+    output: [value('text_condition', FLOAT, [1, 'N', 100])],
+    initializer: [tensor('index1', [1], [1], INT64), tensor('four', [], [4], INT64), tensor('two', [], [2], INT64), tensor('one', [1], [1], INT64), tensor('feat_dim', [1], [100], INT64)],
+  });
+  const decoder = encode('stand-in-zipvoice-decoder', {
+    node: [node('Mul', ['x', 'zero'], ['v'])],
+    input: [value('t', FLOAT, [1]), value('x', FLOAT, [1, 'N', 100]), value('text_condition', FLOAT, [1, 'N', 100]), value('speech_condition', FLOAT, [1, 'N', 100]), value('guidance_scale', FLOAT, [1])],
+    output: [value('v', FLOAT, [1, 'N', 100])],
+    initializer: [tensor('zero', [], [0])],
+  });
+  // One bin, 8 of 1024 at 24 kHz: 4 cycles per 256-sample hop, so the frames join into one steady tone.
+  const magnitude = Array.from({ length: 513 }, (_, bin) => (bin === 8 ? 60 : 0));
+  const vocoder = encode(
+    'stand-in-vocos',
+    {
+      node: [
+        node('Shape', ['mels'], ['mels_shape']),
+        node('Gather', ['mels_shape', 'index2'], ['frames'], axis0),
+        node('Concat', ['one', 'bins', 'frames'], ['spectrum_shape'], axis0),
+        node('Expand', ['magnitude', 'spectrum_shape'], ['mag']),
+        node('Expand', ['cosine', 'spectrum_shape'], ['x']),
+        node('Expand', ['sine', 'spectrum_shape'], ['y']),
+      ],
+      input: [value('mels', FLOAT, [1, 100, 'T'])],
+      output: [value('mag', FLOAT, [1, 513, 'T']), value('x', FLOAT, [1, 513, 'T']), value('y', FLOAT, [1, 513, 'T'])],
+      initializer: [
+        tensor('index2', [1], [2], INT64),
+        tensor('one', [1], [1], INT64),
+        tensor('bins', [1], [513], INT64),
+        tensor('magnitude', [1, 513, 1], magnitude),
+        tensor('cosine', [], [1]),
+        tensor('sine', [], [0]),
+      ],
+    },
+    { model_type: 'vocos', n_fft: '1024', hop_length: String(ZIPVOICE_HOP), win_length: '1024' },
+  );
+  return { encoder, decoder, vocoder };
+}
+
+/**
+ * A stand-in ZipVoice model folder, in the layout of the official archives (`text_encoder.onnx`,
+ * `fm_decoder.onnx`, `vocos_24khz.onnx`, `tokens.txt`, `lexicon.txt`, `espeak-ng-data/`), built once
+ * per run. sherpa-onnx loads it as a ZipVoice model and clones with it (see `zipvoiceStandInOnnx`).
+ */
+export function zipvoiceStandIn(name = 'zipvoice-stand-in'): string {
+  const hit = cache.get(name);
+  if (hit && existsSync(hit)) return hit;
+  const dir = join(runDir(), name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const { encoder, decoder, vocoder } = zipvoiceStandInOnnx();
+  writeFileSync(join(dir, 'text_encoder.onnx'), encoder);
+  writeFileSync(join(dir, 'fm_decoder.onnx'), decoder);
+  writeFileSync(join(dir, 'vocos_24khz.onnx'), vocoder);
+  writeFileSync(join(dir, 'tokens.txt'), standInTokens());
+  // Words not in the lexicon are phonemized by eSpeak NG; the phonemizer needs the file all the same.
+  writeFileSync(join(dir, 'lexicon.txt'), 'ok o k\n');
+  symlinkSync(ensureEspeakData(join(runDir(), 'espeak-ng-data')), join(dir, 'espeak-ng-data'), 'dir');
+  cache.set(name, dir);
   return dir;
 }
 

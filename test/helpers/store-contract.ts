@@ -145,7 +145,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       assert.equal(await store.keys.revoke(uid('key'), revokedAt), null);
     });
 
-    test('voices: create with clip bytes, get, list newest first, update, profiles, delete', T, async () => {
+    test('voices: create with clip bytes, get, list newest first, update (transcript too), profiles, delete', T, async () => {
       const orgId = await org();
       const clip = Buffer.concat([Buffer.from([0, 0, 255, 0, 1]), randomBytes(70_000)]);
       const base = {
@@ -179,6 +179,13 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       assert.equal(updated?.accent, null);
       assert.equal(updated?.description, 'calm');
       assert.equal(await store.voices.update(uid('voice'), { name: 'x' }), null);
+      // The transcript is set, kept when a patch leaves it out, and cleared with null.
+      assert.equal((await store.voices.update(second.id, { transcript: 'what the clip says' }))?.transcript, 'what the clip says');
+      assert.equal((await store.voices.update(second.id, { description: 'edited' }))?.transcript, 'what the clip says');
+      assert.equal((await store.voices.get(second.id))?.transcript, 'what the clip says');
+      assert.equal((await store.voices.update(second.id, { transcript: null }))?.transcript, null);
+      assert.equal((await store.voices.get(second.id))?.description, 'edited');
+      assert.equal((await store.voices.get(first.id))?.transcript, 'hello there', 'other voices untouched');
 
       await store.voices.setProfile(first.id, 'omni', { embedding: [0.25, -1], note: 'ok' });
       await store.voices.setProfile(first.id, 'omni', { embedding: [1] });

@@ -8,13 +8,18 @@
  * before any worker does, because sherpa ends its process natively on a bad
  * model; a failed start rejects with the reason and the registry keeps the
  * rest of the server serving. Audio streams sentence by sentence.
+ *
+ * ZipVoice and Pocket models clone: they speak only cloned voices, each in
+ * the voice of its stored clip, which the request brings
+ * (`EngineInput.reference`); ZipVoice also reads what the clip says, so it
+ * requires the clip's transcript.
  */
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
-import type { Voice } from '../../voices/voice.js';
-import type { Engine, EngineChunk, EngineInfo, EngineInput } from '../engine.js';
+import { hasClip, type Voice } from '../../voices/voice.js';
+import type { CloningSupport, Engine, EngineChunk, EngineInfo, EngineInput } from '../engine.js';
 import { WorkerPool } from '../worker-pool/pool.js';
 import { ensureEspeakData } from './espeak-data.js';
 import { CLONING_FAMILIES, detectLayout, sherpaConfig, type Family, type ModelFiles, type ModelLayout } from './layout.js';
@@ -44,6 +49,8 @@ export interface SherpaEngineOptions {
   /** Where the bundled eSpeak NG data is unpacked for models that bring none. */
   espeakDataDir?: string;
   probeTimeoutMs?: number;
+  /** Flow-matching steps of a cloning model (more: slower, often cleaner); sherpa-onnx's default when absent. */
+  numSteps?: number;
   logger: Logger;
 }
 
@@ -76,7 +83,7 @@ export class SherpaEngine implements Engine {
     this.layout = layout;
     this.sampleRate = probed.sampleRate;
     this.numSpeakers = probed.numSpeakers;
-    const workerData: SherpaWorkerData = { config };
+    const workerData: SherpaWorkerData = { config, ...(this.options.numSteps !== undefined ? { numSteps: this.options.numSteps } : {}) };
     this.pool = new WorkerPool({
       name: this.id,
       workerUrl: WORKER_URL,
@@ -109,8 +116,16 @@ export class SherpaEngine implements Engine {
     return this.layout?.family;
   }
 
+  /** A cloning family's needs, once started; absent for the others. */
+  get cloning(): CloningSupport | undefined {
+    if (!this.layout || !CLONING_FAMILIES.has(this.layout.family)) return undefined;
+    // ZipVoice conditions on the clip's text as well as its sound; Pocket on the sound alone.
+    return { requiresTranscript: this.layout.family === 'zipvoice' };
+  }
+
   supportsVoice(voice: Voice): boolean {
-    if (this.layout && CLONING_FAMILIES.has(this.layout.family)) return false;
+    // A cloning model has no voice of its own: it speaks cloned voices, from their clip.
+    if (this.cloning) return hasClip(voice);
     return speakerFor(voice, this.speakerMap()) !== undefined;
   }
 
@@ -136,9 +151,17 @@ export class SherpaEngine implements Engine {
 
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
     if (!this.pool) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
+    const text = input.text.replace(CONTROL, ' ');
+    if (this.cloning) {
+      const reference = input.reference;
+      if (!reference) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} came without the clip this model clones from` });
+      // Samples in shared memory (as the catalogue hands them out) reach the worker uncopied.
+      const job: SherpaJob = { text, sid: 0, speed: input.speed, reference: { audio: reference.audio, sampleRate: reference.sampleRate, text: reference.text } };
+      return this.pool.submit(job, signal, { chunk: (samples) => ({ samples }) });
+    }
     const sid = speakerFor(input.voice, this.speakerMap());
     if (sid === undefined) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no speaker in this model` });
-    const job: SherpaJob = { text: input.text.replace(CONTROL, ' '), sid, speed: input.speed };
+    const job: SherpaJob = { text, sid, speed: input.speed };
     return this.pool.submit(job, signal, { chunk: (samples) => ({ samples }) });
   }
 

@@ -39,6 +39,8 @@ export const sherpaEngine = defineEngine({
       defaultSpeaker: z.number().int().min(0).optional(),
       /** Longest the load probe may take at start. */
       probeTimeoutMs: z.number().int().min(1000).default(120_000),
+      /** Flow-matching steps of a cloning model (ZipVoice, Pocket); sherpa-onnx's default when absent. */
+      numSteps: z.number().int().min(1).max(64).optional(),
     })
     .strict(),
   create: (id, { type: _type, ...config }, { logger, dataDir }) =>

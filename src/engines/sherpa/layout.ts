@@ -44,7 +44,8 @@ export const REQUIRED: Record<Family, FileRole[]> = {
   kokoro: ['model', 'voices', 'tokens'],
   kitten: ['model', 'voices', 'tokens'],
   matcha: ['acousticModel', 'vocoder', 'tokens'],
-  zipvoice: ['encoder', 'decoder', 'vocoder', 'tokens'],
+  // ZipVoice's phonemizer ends the process without a lexicon.
+  zipvoice: ['encoder', 'decoder', 'vocoder', 'tokens', 'lexicon'],
   pocket: ['lmFlow', 'lmMain', 'encoder', 'decoder', 'textConditioner', 'vocabJson', 'tokenScoresJson'],
 };
 

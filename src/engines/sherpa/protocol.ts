@@ -9,6 +9,17 @@ import type { OfflineTtsConfig } from 'sherpa-onnx-node';
 /** `workerData.engine` of every worker: the model's sherpa-onnx config. */
 export interface SherpaWorkerData {
   config: OfflineTtsConfig;
+  /** Flow-matching steps of a cloning model (ZipVoice, Pocket); sherpa-onnx's default when absent. */
+  numSteps?: number;
+}
+
+/** What a cloning model speaks in the voice of. */
+export interface SherpaReference {
+  /** Mono samples in shared memory: posting the job shares them with the worker, nothing is copied. */
+  audio: Float32Array;
+  sampleRate: number;
+  /** What the clip says. */
+  text?: string;
 }
 
 export interface SherpaJob {
@@ -16,6 +27,8 @@ export interface SherpaJob {
   /** Speaker id. */
   sid: number;
   speed: number;
+  /** A cloning model's reference clip (absent for the other families). */
+  reference?: SherpaReference;
 }
 
 export interface SherpaReady {

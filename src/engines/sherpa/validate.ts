@@ -19,7 +19,8 @@ export function validateLayout(layout: ModelLayout): string[] {
   for (const role of REQUIRED[layout.family]) {
     const path = f[role];
     if (!path) problems.push(`no ${role} file was found in ${layout.dir} for a ${layout.family} model`);
-    else if (!isFile(path)) problems.push(`${role} file ${path} does not exist`);
+    // A lexicon may be a comma-separated list: each file is checked below.
+    else if (role !== 'lexicon' && !isFile(path)) problems.push(`${role} file ${path} does not exist`);
   }
   if (f.dataDir && !existsSync(f.dataDir)) problems.push(`dataDir ${f.dataDir} does not exist`);
   else if (f.dataDir && !isFile(`${f.dataDir}/phontab`)) problems.push(`dataDir ${f.dataDir} is not an espeak-ng-data folder (no phontab)`);

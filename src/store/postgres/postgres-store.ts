@@ -354,8 +354,9 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     async update(id, patch) {
       const [row] = await query<{ id: string }>(
         `UPDATE voices SET name = COALESCE($2, name), description = COALESCE($3, description), gender = COALESCE($4, gender),
-         accent = CASE WHEN $5::boolean THEN $6 ELSE accent END WHERE id = $1 RETURNING id`,
-        [id, patch.name ?? null, patch.description ?? null, patch.gender ?? null, patch.accent !== undefined, patch.accent ?? null],
+         accent = CASE WHEN $5::boolean THEN $6 ELSE accent END, transcript = CASE WHEN $7::boolean THEN $8 ELSE transcript END
+         WHERE id = $1 RETURNING id`,
+        [id, patch.name ?? null, patch.description ?? null, patch.gender ?? null, patch.accent !== undefined, patch.accent ?? null, patch.transcript !== undefined, patch.transcript ?? null],
       );
       return row ? getVoice(id) : null;
     },

@@ -246,7 +246,8 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
     ),
     voiceUpdate: db.prepare(
       `UPDATE voices SET name = COALESCE(@name, name), description = COALESCE(@description, description),
-       gender = COALESCE(@gender, gender), accent = CASE WHEN @set_accent THEN @accent ELSE accent END WHERE id = @id`,
+       gender = COALESCE(@gender, gender), accent = CASE WHEN @set_accent THEN @accent ELSE accent END,
+       transcript = CASE WHEN @set_transcript THEN @transcript ELSE transcript END WHERE id = @id`,
     ),
     voiceDelete: db.prepare('DELETE FROM voices WHERE id = ?'),
     voiceClip: db.prepare('SELECT clip FROM voices WHERE id = ?'),
@@ -447,6 +448,8 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
         gender: patch.gender ?? null,
         set_accent: patch.accent !== undefined ? 1 : 0,
         accent: patch.accent ?? null,
+        set_transcript: patch.transcript !== undefined ? 1 : 0,
+        transcript: patch.transcript ?? null,
       });
       if (result.changes === 0) return null;
       return withProfiles(s.voiceGet.get(id) as VoiceRow);

@@ -1,0 +1,70 @@
+/**
+ * @module engines/sherpa/model-worker
+ * One sherpa-onnx model in a worker thread of the pool. It speaks one job at
+ * a time, sentence by sentence, and hands each sentence's audio (in pieces of
+ * at most half a second) to the pool's worker half
+ * (`engines/worker-pool/serve`) as soon as it is made, so first audio is the
+ * first sentence. The pool's cancel flag is read before each sentence and
+ * piece, and a slow reader pauses generation itself, not only the posting.
+ * A cloning model speaks every sentence in the voice of the job's reference
+ * clip (`generation.ts`).
+ *
+ * Each sentence is one synchronous `generate` call on this thread. sherpa's
+ * `generateAsync` works on a native thread that calls back into this one,
+ * and a worker terminated while such a call is in flight (a crash drill, a
+ * cancel that did not land in time, shutdown) takes the whole process down;
+ * a synchronous call only ever ends between sentences.
+ * The model was loaded in a child process first (`probe.ts`), since sherpa
+ * ends its process natively on a bad one.
+ *
+ * The binding is a parameter so a test can stand in for sherpa-onnx at this
+ * boundary and see exactly what each call is given; `worker.ts` passes the
+ * real one.
+ */
+import type { GeneratedAudio, OfflineTtsConfig, TtsRequest } from 'sherpa-onnx-node';
+import { engineWorkerData, serveJobs } from '../worker-pool/serve.js';
+import { generationRequest, warmUpRequest } from './generation.js';
+import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
+import { sentences } from './sentences.js';
+
+/** The part of sherpa-onnx's `OfflineTts` a worker uses. */
+export interface OfflineTtsBinding {
+  readonly sampleRate: number;
+  readonly numSpeakers: number;
+  generate(request: TtsRequest): GeneratedAudio;
+}
+
+/** A copy the worker owns (sherpa's array may be a view it reuses), clamped to −1…1. */
+function owned(samples: Float32Array, from: number, to: number): Float32Array {
+  const copy = new Float32Array(to - from);
+  for (let i = from; i < to; i++) {
+    const s = samples[i];
+    copy[i - from] = s > 1 ? 1 : s < -1 ? -1 : s === s ? s : 0;
+  }
+  return copy;
+}
+
+/** Loads the model with `load` and serves the pool's jobs on this worker thread. */
+export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding): void {
+  const { config, numSteps } = engineWorkerData<SherpaWorkerData>();
+  const tts = load(config);
+  // Warm up: the first generation sets up the phonemizer and the session's buffers.
+  tts.generate(warmUpRequest(config, numSteps));
+  const piece = Math.max(1, Math.round(tts.sampleRate / 2));
+
+  serveJobs<SherpaJob, Float32Array, never, SherpaReady>(
+    { sampleRate: tts.sampleRate, numSpeakers: tts.numSpeakers },
+    (job, output) => {
+      const options = { sid: job.sid, speed: job.speed, reference: job.reference, numSteps };
+      for (const sentence of sentences(job.text)) {
+        if (output.cancelled()) return;
+        const { samples } = tts.generate(generationRequest(sentence, options));
+        for (let at = 0; at < samples.length && !output.cancelled(); at += piece) {
+          output.push(owned(samples, at, Math.min(samples.length, at + piece)));
+        }
+      }
+    },
+    // Pieces are already half a second: each goes out as it is made.
+    { batch: 1 },
+  );
+}
