@@ -1,15 +1,17 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, then intelligibility) and prints their
- * markdown tables with the machine and the date, for pasting into
- * BENCHMARKS.md. Intelligibility needs pocketsphinx and its en-us model; on a
- * machine without them it is skipped with a line saying why.
+ * overhead, streaming latency, neural serving, then intelligibility) and
+ * prints their markdown tables with the machine and the date, for pasting
+ * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
+ * neural serving without its stand-in model, intelligibility without
+ * pocketsphinx and its en-us model.
  */
 import { runGatewayOverhead } from './gateway-overhead.js';
 import { intelligibilityUnavailable, runIntelligibility } from './intelligibility.js';
 import { note } from './lib/load.js';
 import { machineLine } from './lib/machine.js';
+import { neuralModelDir, runNeuralServing } from './neural-serving.js';
 import { runServingEfficiency } from './serving-efficiency.js';
 import { runStreamingLatency } from './streaming-latency.js';
 
@@ -17,6 +19,7 @@ const started = performance.now();
 const serving = await runServingEfficiency();
 const gateway = await runGatewayOverhead();
 const streaming = await runStreamingLatency();
+const neural = await runNeuralServing();
 const unavailable = intelligibilityUnavailable();
 if (unavailable) note(`intelligibility skipped: ${unavailable}`);
 const intelligibility = unavailable ? { markdown: `### Intelligibility\n\nSkipped: ${unavailable}.` } : await runIntelligibility();
@@ -33,6 +36,8 @@ console.log(
     gateway.markdown,
     '',
     streaming.markdown,
+    '',
+    neural?.markdown ?? `### Neural serving: skipped (no stand-in model in ${neuralModelDir()}; BENCH_NEURAL_MODEL sets its folder)`,
     '',
     intelligibility.markdown,
   ].join('\n'),

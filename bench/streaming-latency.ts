@@ -61,9 +61,9 @@ function body(text: string, contextId?: string): Record<string, unknown> {
  * calls `onAudio` with the byte count of every audio piece as it arrives (s16 bytes at the native
  * rate), and stops early when `signal` aborts.
  */
-type StreamClient = (stream: number, text: string, signal: AbortSignal, onAudio: (bytes: number) => void) => Promise<void>;
+export type StreamClient = (stream: number, text: string, signal: AbortSignal, onAudio: (bytes: number) => void) => Promise<void>;
 
-interface StreamSlice {
+export interface StreamSlice {
   /** Time to first audio of every request started in the window, ms, sorted. */
   firstAudio: number[];
   failed: number;
@@ -79,9 +79,16 @@ interface StreamSlice {
 /**
  * Runs `concurrency` loops of back-to-back requests for `seconds`. Every request started inside the
  * window is followed until its first audio (so slow first chunks are never cut off), then stopped;
- * audio counts only while the window is open.
+ * audio counts only while the window is open. `texts` are rotated (stream n starts at the n-th);
+ * `bytesPerSecond` turns the audio bytes the client reports into seconds.
  */
-async function streamSlice(client: StreamClient, concurrency: number, seconds: number, watchPid: number): Promise<StreamSlice> {
+export async function streamSlice(
+  client: StreamClient,
+  concurrency: number,
+  seconds: number,
+  watchPid: number,
+  { texts = SENTENCES, bytesPerSecond = BYTES_PER_SECOND }: { texts?: string[]; bytesPerSecond?: number } = {},
+): Promise<StreamSlice> {
   const firstAudio: number[] = [];
   let bytes = 0;
   let failed = 0;
@@ -107,7 +114,7 @@ async function streamSlice(client: StreamClient, concurrency: number, seconds: n
         else running.add(controller);
       };
       try {
-        await client(stream, SENTENCES[i % SENTENCES.length], controller.signal, onAudio);
+        await client(stream, texts[i % texts.length], controller.signal, onAudio);
       } catch (err) {
         if (!controller.signal.aborted) {
           failed++;
@@ -125,7 +132,7 @@ async function streamSlice(client: StreamClient, concurrency: number, seconds: n
   return {
     firstAudio: firstAudio.sort((a, b) => a - b),
     failed,
-    audioSeconds: bytes / BYTES_PER_SECOND,
+    audioSeconds: bytes / bytesPerSecond,
     seconds,
     usage,
     clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
@@ -151,11 +158,12 @@ function base64Bytes(text: string, from: number): number {
   return ((end - begin) / 4) * 3 - padding;
 }
 
-function sseClient(url: string, agent: Agent): StreamClient {
+/** `POST /tts/sse` with the body `makeBody` gives each text (by default gepard-1.0, voice sarah, raw s16 22050 Hz). */
+export function sseClient(url: string, agent: Agent, makeBody: (text: string) => Record<string, unknown> = body): StreamClient {
   const target = new URL('/tts/sse', url);
   return (_stream, text, signal, onAudio) =>
     new Promise<void>((resolve, reject) => {
-      const payload = JSON.stringify(body(text));
+      const payload = JSON.stringify(makeBody(text));
       const req = request(
         target,
         { method: 'POST', agent, signal, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },

@@ -102,9 +102,9 @@ function envNumber(name: string, fallback: number): number {
   return process.env[name] !== undefined && Number.isFinite(given) && given > 0 ? given : fallback;
 }
 
-/** Length of one measured slice: `BENCH_SLICE_SECONDS`, default 2. */
-export function sliceSeconds(): number {
-  return envNumber('BENCH_SLICE_SECONDS', 2);
+/** Length of one measured slice: `BENCH_SLICE_SECONDS`, else the benchmark's default (2 unless it says). */
+export function sliceSeconds(fallback = 2): number {
+  return envNumber('BENCH_SLICE_SECONDS', fallback);
 }
 
 /** Measured slices per candidate scenario: `BENCH_ROUNDS`, else the benchmark's default. */
