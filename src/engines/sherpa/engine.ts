@@ -94,6 +94,8 @@ export class SherpaEngine implements Engine {
       queueTimeoutMs: this.options.queueTimeoutMs,
       jobTimeoutMs: this.options.jobTimeoutMs,
       cancelGraceMs: this.options.cancelGraceMs,
+      // Terminating a worker inside a sherpa-onnx call ends the whole process.
+      interruptible: false,
       logger: this.options.logger,
       onReady: (info) => {
         this.sampleRate = info.sampleRate;

@@ -210,6 +210,38 @@ describe('worker pool', () => {
     });
   });
 
+  test('a worker of a non-interruptible engine is never terminated: it finishes its call, then serves again', T, async () => {
+    await withPool({ cancelGraceMs: 30, interruptible: false }, async (pool) => {
+      const stuck = submit(pool, { chunks: 40, samples: 10, blockMs: 10, ignoreCancel: true }); // ~400 ms
+      await stuck.next();
+      await stuck.return();
+      await until(() => pool.stats().busy === 0, 'the stuck call returning');
+      assert.equal(pool.stats().workersTerminated, 0, 'not terminated past its grace period');
+      assert.equal(pool.stats().workerExits, 0);
+      assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2, 'the same worker serves the next job');
+    });
+  });
+
+  test('stop() of a non-interruptible engine fails the running job and waits for its call, within stopWaitMs', T, async () => {
+    await withPool({ interruptible: false }, async (pool) => {
+      const running = submit(pool, { chunks: 30, samples: 10, blockMs: 10, ignoreCancel: true }); // ~300 ms
+      await running.next();
+      const started = performance.now();
+      await pool.stop();
+      assert.ok(performance.now() - started >= 150, `stop() returned after ${Math.round(performance.now() - started)} ms, before the call could end`);
+      assert.equal(pool.stats().busy, 0);
+      await assert.rejects(drain(running), isCode('engine_unavailable'));
+    });
+    await withPool({ interruptible: false, stopWaitMs: 50 }, async (pool) => {
+      const hung = submit(pool, { chunks: 100, samples: 10, blockMs: 10, ignoreCancel: true }); // ~1 s
+      await hung.next();
+      const started = performance.now();
+      await pool.stop();
+      assert.ok(performance.now() - started < 600, 'stop() gives up waiting after stopWaitMs');
+      await assert.rejects(drain(hung), isCode('engine_unavailable'));
+    });
+  });
+
   test('a job that throws fails with engine_error; a crashed worker fails only its job and is replaced', T, async () => {
     await withPool({ workers: 2 }, async (pool) => {
       await assert.rejects(drain(submit(pool, { chunks: 10, samples: 10, failAfter: 3 })), isCode('engine_error'));

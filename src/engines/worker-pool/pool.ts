@@ -13,7 +13,9 @@
  * - cancellation and back-pressure through a shared control block per worker
  *   (see `protocol.ts`, and `serve.ts` for the worker's half); a job nobody
  *   consumes any more is cancelled at once, and a worker that does not stop
- *   within `cancelGraceMs` of a cancel is terminated and replaced;
+ *   within `cancelGraceMs` of a cancel is terminated and replaced — unless the
+ *   engine is not `interruptible` (sherpa-onnx), whose workers are only ever
+ *   terminated between calls;
  * - a worker that dies fails only its own job (`engine_error`) and is replaced
  *   with backoff, so a broken install does not spin.
  */
@@ -24,7 +26,7 @@ import { Job, type RawChunk } from './job.js';
 import { CONTROL, CONTROL_SLOTS, type JobEnvelope, type PoolWorkerData, type PoolWorkerMessage, type Samples } from './protocol.js';
 import { JobStream, type ChunkDecoder, type JobControl } from './stream.js';
 
-export const POOL_DEFAULTS = { queueTimeoutMs: 10_000, jobTimeoutMs: 120_000, cancelGraceMs: 2_000 };
+export const POOL_DEFAULTS = { queueTimeoutMs: 10_000, jobTimeoutMs: 120_000, cancelGraceMs: 2_000, stopWaitMs: 30_000 };
 
 export interface WorkerPoolOptions<R> {
   /** The engine id, for logs. */
@@ -44,6 +46,16 @@ export interface WorkerPoolOptions<R> {
   jobTimeoutMs?: number;
   /** How long a cancelled worker may take to stop before it is terminated and replaced. */
   cancelGraceMs?: number;
+  /**
+   * False for engines whose native code must never be interrupted: terminating a worker thread
+   * while sherpa-onnx generates ends the whole process (`terminate called after throwing an
+   * instance of 'Napi::Error'`). Such a worker is never terminated while it runs a job: one that
+   * does not stop within the grace period is left to finish its call (it takes no new job until
+   * then), and stop() waits for running calls, up to `stopWaitMs`, before terminating workers.
+   */
+  interruptible?: boolean;
+  /** How long stop() waits for running calls of a non-interruptible engine. */
+  stopWaitMs?: number;
   logger: Logger;
   /** Each worker's ready report (all run the same script, so they agree). */
   onReady?(info: R): void;
@@ -80,6 +92,8 @@ interface Slot<J, S extends Samples, E> {
 export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, E> {
   private readonly slots: Slot<J, S, E>[] = [];
   private readonly queue: Job<J, S, E>[] = [];
+  /** stop() waiting for running calls to return (non-interruptible engines). */
+  private readonly idleWaiters = new Set<() => void>();
   private readonly queueTimeoutMs: number;
   private readonly jobTimeoutMs: number;
   private readonly cancelGraceMs: number;
@@ -112,8 +126,34 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
       job.phase = 'done';
       this.settle(job, 'failed', new ApiError('engine_unavailable', {}, { 'retry-after': '1' }));
     }
-    await Promise.all(this.slots.map((slot) => slot.worker.terminate()));
-    this.slots.length = 0;
+    let slots = this.slots.splice(0);
+    if (this.options.interruptible === false) {
+      for (const slot of slots) {
+        if (!slot.job) continue;
+        this.settle(slot.job, 'failed', new ApiError('engine_unavailable', {}, { 'retry-after': '1' }));
+        this.stopJob(slot, slot.job);
+      }
+      await this.idle(slots, this.options.stopWaitMs ?? POOL_DEFAULTS.stopWaitMs);
+      const stuck = slots.filter((slot) => slot.job);
+      if (stuck.length) {
+        // Terminating these would end the process; leave them to finish and let the process exit past them.
+        this.options.logger.error({ engine: this.options.name, workers: stuck.length }, 'engine workers still inside a call at stop; leaving them running');
+        for (const slot of stuck) slot.worker.unref();
+        slots = slots.filter((slot) => !slot.job);
+      }
+    }
+    await Promise.all(slots.map((slot) => slot.worker.terminate()));
+  }
+
+  /** Resolves once none of `slots` runs a job, or after `ms`. */
+  private async idle(slots: Slot<J, S, E>[], ms: number): Promise<void> {
+    const deadline = performance.now() + ms;
+    while (slots.some((slot) => slot.job) && performance.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        this.idleWaiters.add(resolve);
+        setTimeout(resolve, Math.max(1, deadline - performance.now())).unref();
+      });
+    }
   }
 
   isReady(): boolean {
@@ -192,6 +232,11 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     if (slot) this.stopJob(slot, job);
   }
 
+  private wakeIdle(): void {
+    for (const wake of this.idleWaiters) wake();
+    this.idleWaiters.clear();
+  }
+
   private slotOf(job: Job<J, S, E>): Slot<J, S, E> | undefined {
     return job.phase === 'running' ? this.slots.find((s) => s.job === job) : undefined;
   }
@@ -249,6 +294,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     slot.job = null;
     this.clearTimers(job);
     job.phase = 'done';
+    this.wakeIdle();
     if (message.type === 'failed') {
       this.options.logger.error({ engine: this.options.name, reason: message.message }, 'synthesis failed in the engine worker');
       this.settle(job, 'failed', new ApiError('engine_error', { reason: '' }));
@@ -263,6 +309,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     if (index >= 0) this.slots.splice(index, 1);
     const job = slot.job;
     slot.job = null;
+    this.wakeIdle();
     if (job) {
       this.clearTimers(job);
       job.phase = 'done';
@@ -339,6 +386,10 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     job.graceTimer = setTimeout(() => {
       job.graceTimer = null;
       if (slot.job !== job) return;
+      if (this.options.interruptible === false) {
+        this.options.logger.warn({ engine: this.options.name, graceMs: this.cancelGraceMs }, 'engine worker did not stop when told; it cannot be interrupted, so it finishes its call first');
+        return;
+      }
       this.workersTerminated++;
       slot.terminated = true;
       this.options.logger.warn({ engine: this.options.name, graceMs: this.cancelGraceMs }, 'engine worker did not stop when told; terminating it');
