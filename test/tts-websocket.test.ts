@@ -216,11 +216,14 @@ describe('backpressure', () => {
     const socket = await open();
     const pool = server.app.services.engines.get('espeak') as EspeakPool;
     socket.send({ ...BASE, model_id: 'omnivoice', context_id: 'slow', transcript: 'This is a long passage for a reader who stops reading. '.repeat(90), output_format: { container: 'raw', encoding: 'pcm_f32le', sample_rate: 48000 } });
+    const jobsBefore = (pool.info().jobs as { submitted: number }).submitted;
     await socket.waitFor((e) => e.type === 'chunk' && e.context_id === 'slow');
     (socket.ws as any)._socket.pause();
     await sleep(1500);
     const info = pool.info();
-    assert.equal(info.busy, 1, 'the job is still running: it was paused, not finished');
+    // 90 sentences, one engine job each: a stalled reader (socket buffers full) holds the engine a few sentences ahead.
+    const jobs = (info.jobs as { submitted: number }).submitted - jobsBefore;
+    assert.ok(jobs <= 10, `${jobs} of 90 sentence jobs ran for a reader who stopped reading`);
     assert.ok((info.bufferedChunks as number) <= 33, `engine buffered ${info.bufferedChunks} chunks`);
     (socket.ws as any)._socket.resume();
     await socket.waitFor((e) => e.type === 'done' && e.context_id === 'slow', 60_000);

@@ -75,3 +75,45 @@ test('after start it reports eSpeak\'s rate, its voices as built-ins, and the po
     await engine.stop();
   }
 });
+
+test("a long text holds a worker one sentence at a time: a second request's first audio comes before the long one ends", { timeout: 30_000 }, async () => {
+  const engine = pool();
+  await engine.start();
+  try {
+    const signal = new AbortController().signal;
+    let longChunks = 0;
+    let longDone = false;
+    const long = (async () => {
+      for await (const _ of engine.synthesize({ text: LONG, voice, speed: 1, wordTimings: false }, signal)) longChunks++;
+      longDone = true;
+    })();
+    while (longChunks === 0) await new Promise((resolve) => setImmediate(resolve));
+    const short = engine.synthesize({ text: 'Hello there.', voice, speed: 1, wordTimings: false }, signal)[Symbol.asyncIterator]();
+    assert.equal((await short.next()).done, false);
+    assert.equal(longDone, false, 'the short request spoke while the long one was still going');
+    for (let r = await short.next(); !r.done; r = await short.next());
+    await long;
+  } finally {
+    await engine.stop();
+  }
+});
+
+test('word timings run on across sentences, each after the one before', { timeout: 30_000 }, async () => {
+  const engine = pool();
+  await engine.start();
+  try {
+    const words: { word: string; start: number; end: number }[] = [];
+    let samples = 0;
+    const text = 'First sentence here. Second one follows. And a third.';
+    for await (const chunk of engine.synthesize({ text, voice, speed: 1, wordTimings: true }, new AbortController().signal)) {
+      samples += chunk.samples.length;
+      words.push(...(chunk.words ?? []));
+    }
+    assert.deepEqual(words.map((w) => w.word), ['First', 'sentence', 'here', 'Second', 'one', 'follows', 'And', 'a', 'third']);
+    for (let i = 1; i < words.length; i++) assert.ok(words[i].start >= words[i - 1].end - 1e-9, `${words[i].word} starts after ${words[i - 1].word} ends`);
+    assert.ok(words[3].start > 0.5, `the second sentence's first word starts after the first sentence (${words[3].start} s)`);
+    assert.ok(words.at(-1)!.end <= samples / engine.sampleRate + 1e-6);
+  } finally {
+    await engine.stop();
+  }
+});

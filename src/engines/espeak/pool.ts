@@ -14,6 +14,7 @@ import { ESPEAK_VOICE_LEVELS } from '../../voices/loudness-table.js';
 import type { Voice } from '../../voices/voice.js';
 import type { EngineChunk, EngineInfo, EngineInput } from '../engine.js';
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
+import { sentences } from '../sentences.js';
 import { WorkerPool } from '../worker-pool/pool.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
 import { prepareText } from './text.js';
@@ -105,16 +106,33 @@ export class EspeakPool implements Int16Engine {
     return this.pool.crashBusyWorker();
   }
 
-  private run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array) => T): AsyncIterable<Decoded<T>> {
+  /**
+   * One job per sentence, each submitted when the one before has ended: a worker is never held
+   * by one request for longer than a sentence, and the pool serves a waiting request's first
+   * sentence before the next sentence of one already speaking (WorkerPool.submit).
+   */
+  private async *run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array) => T): AsyncGenerator<Decoded<T>> {
     const profile = input.voice.profiles.espeak;
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
-    const prepared = prepareText(input.text);
-    const job: SynthesizeJob = {
-      text: prepared.text,
-      voice: profile.variant ? `${profile.voice}+${profile.variant}` : profile.voice,
-      pitch: profile.pitch,
-      rate: Math.round(profile.rate * input.speed),
-    };
-    return this.pool.submit(job, signal, new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert));
+    const voice = profile.variant ? `${profile.voice}+${profile.variant}` : profile.voice;
+    const rate = Math.round(profile.rate * input.speed);
+    const pieces = [...sentences(input.text)];
+    // Text with no letters or digits is still eSpeak's to read (or not) as a whole.
+    if (pieces.length === 0) pieces.push(input.text);
+    let offset = 0;
+    let worked = 0;
+    for (const [index, piece] of pieces.entries()) {
+      const prepared = prepareText(piece);
+      const job: SynthesizeJob = { text: prepared.text, voice, pitch: profile.pitch, rate };
+      const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert);
+      let samples = 0;
+      const stream = this.pool.submit(job, signal, decoder, { continuation: index > 0, workedMs: worked });
+      for await (const chunk of stream) {
+        samples += (chunk.samples as { length: number }).length;
+        yield offset > 0 && chunk.words ? { ...chunk, words: chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) } : chunk;
+      }
+      worked += stream.workingMs();
+      offset += samples / this.sampleRate;
+    }
   }
 }

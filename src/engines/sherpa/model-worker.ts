@@ -25,7 +25,7 @@ import type { GeneratedAudio, OfflineTtsConfig, TtsRequest } from 'sherpa-onnx-n
 import { engineWorkerData, serveJobs } from '../worker-pool/serve.js';
 import { generationRequest, warmUpRequest } from './generation.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
-import { sentences } from './sentences.js';
+import { sentences } from '../sentences.js';
 
 /** The part of sherpa-onnx's `OfflineTts` a worker uses. */
 export interface OfflineTtsBinding {

@@ -30,14 +30,22 @@ export class Job<J, S extends Samples, E> {
   timer: NodeJS.Timeout | null = null;
   graceTimer: NodeJS.Timeout | null = null;
   private startedAt = 0;
+  private finishedAt = Infinity;
   /** Time spent with the worker paused on a full consumer buffer. */
   private pausedMs = 0;
   private pausedSince: number | null = null;
   private waiters: (() => void)[] = [];
 
+  /** When it entered the queue: a continuation that has waited long goes ahead of new requests. */
+  readonly queuedAt = performance.now();
+
   constructor(
     readonly id: number,
     readonly payload: J,
+    /** The next piece of a request already speaking (see WorkerPool.submit). */
+    readonly continuation = false,
+    /** Working time the request's earlier pieces spent: the job deadline is for the whole request. */
+    readonly workedBefore = 0,
   ) {}
 
   start(): void {
@@ -57,6 +65,8 @@ export class Job<J, S extends Samples, E> {
 
   /** Milliseconds the worker has spent on this job, not counting pauses for the consumer. */
   workingMs(now = performance.now()): number {
+    if (this.startedAt === 0) return 0;
+    now = Math.min(now, this.finishedAt);
     const paused = this.pausedMs + (this.pausedSince === null ? 0 : now - this.pausedSince);
     return now - this.startedAt - paused;
   }
@@ -70,6 +80,7 @@ export class Job<J, S extends Samples, E> {
   finish(error: unknown = null): void {
     if (this.finished) return;
     this.finished = true;
+    this.finishedAt = performance.now();
     this.error = error;
     this.notify();
   }

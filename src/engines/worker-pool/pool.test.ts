@@ -12,7 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ApiError } from '../../errors/api-error.js';
 import { createLogger } from '../../log/logger.js';
-import { WorkerPool, type WorkerPoolOptions } from './pool.js';
+import { CONTINUATION_MAX_WAIT_MS, WorkerPool, type WorkerPoolOptions } from './pool.js';
 import type { ChunkDecoder } from './stream.js';
 import type { TestJob } from './stand-in-worker.js';
 
@@ -239,6 +239,46 @@ describe('worker pool', () => {
       await pool.stop();
       assert.ok(performance.now() - started < 600, 'stop() gives up waiting after stopWaitMs');
       await assert.rejects(drain(hung), isCode('engine_unavailable'));
+    });
+  });
+
+  test("a waiting request's first piece runs before another request's continuation, unless that has waited too long", T, async () => {
+    await withPool({ queueLimit: 8 }, async (pool) => {
+      const order: string[] = [];
+      const run = (name: string, job: TestJob, continuation: boolean) => {
+        const stream = pool.submit(job, new AbortController().signal, decoder(), { continuation });
+        return (async () => {
+          for await (const _ of stream) if (!order.includes(name)) order.push(name);
+        })();
+      };
+      const speaking = run('speaking', { chunks: 5, samples: 10, blockMs: 20 }, false);
+      await until(() => order.includes('speaking'), 'the first job starting');
+      const next = run('continuation', { chunks: 1, samples: 10 }, true);
+      const fresh = run('first piece', { chunks: 1, samples: 10 }, false);
+      await Promise.all([speaking, next, fresh]);
+      assert.deepEqual(order, ['speaking', 'first piece', 'continuation']);
+
+      order.length = 0;
+      const long = run('speaking', { chunks: 20, samples: 10, blockMs: 20 }, false); // ~400 ms
+      await until(() => order.includes('speaking'), 'the first job starting');
+      const queuedAt = performance.now();
+      const overdue = run('continuation', { chunks: 1, samples: 10 }, true);
+      await until(() => performance.now() - queuedAt > CONTINUATION_MAX_WAIT_MS + 20, 'the continuation being overdue');
+      const late = run('first piece', { chunks: 1, samples: 10 }, false);
+      await Promise.all([long, overdue, late]);
+      assert.deepEqual(order, ['speaking', 'continuation', 'first piece']);
+    });
+  });
+
+  test('a full queue refuses new requests but never a continuation of one already speaking', T, async () => {
+    await withPool({ queueLimit: 1 }, async (pool) => {
+      const running = submit(pool, { chunks: 3, samples: 10, blockMs: 30 });
+      await running.next();
+      const queued = submit(pool, { chunks: 1, samples: 10 });
+      assert.throws(() => submit(pool, { chunks: 1, samples: 10 }), isCode('engine_unavailable'));
+      const continuation = pool.submit({ chunks: 1, samples: 10 }, new AbortController().signal, decoder(), { continuation: true });
+      assert.equal(pool.stats().queued, 2);
+      await Promise.all([drain(running), drain(queued), drain(continuation)]);
     });
   });
 

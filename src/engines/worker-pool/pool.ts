@@ -28,6 +28,12 @@ import { JobStream, type ChunkDecoder, type JobControl } from './stream.js';
 
 export const POOL_DEFAULTS = { queueTimeoutMs: 10_000, jobTimeoutMs: 120_000, cancelGraceMs: 2_000, stopWaitMs: 30_000 };
 
+/**
+ * A continuation waits behind new requests' first pieces at most this long: its listener still
+ * has the audio of the piece before (a sentence is seconds of audio), a new request has nothing.
+ */
+export const CONTINUATION_MAX_WAIT_MS = 250;
+
 export interface WorkerPoolOptions<R> {
   /** The engine id, for logs. */
   name: string;
@@ -161,16 +167,23 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
   }
 
   /**
-   * Queues a job and returns its chunks as `decoder` makes them. Throws `engine_unavailable` at once
+   * Queues a job and returns its chunks as `decoder` makes them. A `continuation` (the next
+   * sentence of a request already speaking) is never refused for a full queue, and waits behind
+   * new requests' first pieces for up to CONTINUATION_MAX_WAIT_MS, so a waiting request's first
+   * audio goes ahead of more audio for one that is already being heard. `workedMs` is the working
+   * time the request's earlier pieces spent, which counts against this one's `jobTimeoutMs`. Throws `engine_unavailable` at once
    * when no worker is ready or the queue is full; later failures (deadlines, a crashed worker) are
    * thrown by the iterator. Aborting `signal`, or leaving the iteration, cancels the job.
    */
-  submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>): JobStream<J, S, E, T> {
-    if (!this.isReady() || (this.queue.length >= this.options.queueLimit && !this.slots.some((s) => s.ready && !s.job))) {
+  submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>, options: { continuation?: boolean; workedMs?: number } = {}): JobStream<J, S, E, T> {
+    const continuation = options.continuation === true;
+    // A continuation belongs to a request already admitted and speaking: the queue bound is for new work.
+    const full = !continuation && this.queue.length >= this.options.queueLimit && !this.slots.some((s) => s.ready && !s.job);
+    if (!this.isReady() || full) {
       this.counts.refused++;
       throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
     }
-    const job = new Job<J, S, E>(this.nextJobId++, payload);
+    const job = new Job<J, S, E>(this.nextJobId++, payload, continuation, options.workedMs ?? 0);
     this.counts.submitted++;
     this.queue.push(job);
     job.timer = setTimeout(() => this.queueExpired(job), this.queueTimeoutMs).unref();
@@ -230,6 +243,22 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     const slot = this.slotOf(job);
     this.settle(job, 'cancelled');
     if (slot) this.stopJob(slot, job);
+  }
+
+  /** Takes the next job to run: an overdue continuation, else the oldest first piece, else the oldest job. */
+  private next(): Job<J, S, E> | undefined {
+    const overdue = performance.now() - CONTINUATION_MAX_WAIT_MS;
+    let pick = -1;
+    for (let i = 0; i < this.queue.length; i++) {
+      const job = this.queue[i];
+      if (job.continuation && job.queuedAt <= overdue) {
+        pick = i;
+        break;
+      }
+      if (!job.continuation && pick < 0) pick = i;
+    }
+    if (pick < 0) pick = 0;
+    return this.queue.splice(pick, 1)[0];
   }
 
   private wakeIdle(): void {
@@ -334,7 +363,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
   private dispatch(): void {
     for (const slot of this.slots) {
       if (!slot.ready || slot.job) continue;
-      const job = this.queue.shift();
+      const job = this.next();
       if (!job) return;
       this.clearTimers(job);
       slot.job = job;
@@ -344,7 +373,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
       Atomics.store(slot.control, CONTROL.inFlight, 0);
       const envelope: JobEnvelope<J> = { type: 'job', jobId: job.id, highWater: this.options.highWater, job: job.payload };
       slot.worker.postMessage(envelope);
-      this.armJobDeadline(slot, job, this.jobTimeoutMs);
+      this.armJobDeadline(slot, job, Math.max(1, this.jobTimeoutMs - job.workedBefore));
     }
   }
 
@@ -363,7 +392,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
       job.timer = null;
       if (slot.job !== job || job.finished) return;
       const now = performance.now();
-      const working = job.workingMs(now);
+      const working = job.workedBefore + job.workingMs(now);
       const stalled = job.stalledMs(now);
       const limit = this.jobTimeoutMs;
       if (working < limit && stalled < limit) {

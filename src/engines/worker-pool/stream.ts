@@ -53,6 +53,11 @@ export class JobStream<J, S extends Samples, E, T> implements AsyncIterableItera
     return this;
   }
 
+  /** Milliseconds a worker has spent on this job so far, not counting pauses for the consumer. */
+  workingMs(): number {
+    return this.job.workingMs();
+  }
+
   async next(): Promise<IteratorResult<T>> {
     const job = this.job;
     for (;;) {

@@ -1,6 +1,6 @@
 /**
- * @module engines/sherpa/sentences
- * Splits text into the sentences the sherpa worker speaks one at a time, with
+ * @module engines/sentences
+ * Splits text into the sentences an in-process engine speaks one job at a time, with
  * the platform's Unicode sentence rules (`Intl.Segmenter`, UAX #29). Runs of
  * text without sentence punctuation are cut at clause punctuation or spaces
  * once they grow long, so a wall of text still streams and still cancels.
