@@ -29,9 +29,10 @@ import { ensureEspeakData } from '../src/engines/sherpa/espeak-data.js';
 import { sherpaEngine } from '../src/engines/sherpa/index.js';
 import { createLogger } from '../src/log/logger.js';
 import type { Voice } from '../src/voices/voice.js';
+import { baselineRow, SERVING_COLUMNS, servedRow, type BaselineSlice } from './lib/serving-rows.js';
 import { startChild, type ChildServer } from './lib/child.js';
 import { interleave, median, spread, type Slice } from './lib/interleave.js';
-import { combineLoads, isMain, loadSlice, note, percentile, rounds, runLoad, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
+import { isMain, loadSlice, note, percentile, rounds, runLoad, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
 import { combineUsage, cores, measureProcess, otherLoad, statusMiB, waitForQuiet, type Usage } from './lib/proc.js';
 import { markdownTable, num, verdict, type Cell } from './lib/table.js';
 import { SENTENCES, sseClient, streamSlice, type StreamClient, type StreamSlice } from './streaming-latency.js';
@@ -138,13 +139,7 @@ function prepareModel(source: string, work: string): string {
   return dir;
 }
 
-interface RawSlice {
-  jobs: number;
-  audioSeconds: number;
-  seconds: number;
-  latencies: number[];
-  usage: Usage;
-}
+type RawSlice = BaselineSlice;
 
 /**
  * One baseline slice, as in serving-efficiency: `concurrency` loops walking the texts from the
@@ -391,59 +386,19 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
       servedRounds,
     );
 
-    const raw = clips.reference.map((s) => s.data);
-    const rawAudio = raw.reduce((n, s) => n + s.audioSeconds, 0);
-    const rawLatencies = raw.flatMap((s) => s.latencies).sort((a, b) => a - b);
-    const rawUsage = combineUsage(raw.map((s) => s.usage));
-    const rawPerCpu = rawAudio / rawUsage.cpuSeconds;
-    servedRows.push([
-      'SherpaEngine in-process (baseline)',
-      `native ${nativeRate} Hz`,
-      raw.reduce((n, s) => n + s.jobs, 0),
-      num(rawAudio / raw.reduce((n, s) => n + s.seconds, 0), 1),
-      '1.00',
-      spread(clips.reference.map((s) => s.rate), 1),
-      num(rawPerCpu, 1),
-      '1.00',
-      num(percentile(rawLatencies, 50), 1),
-      num(percentile(rawLatencies, 99), 1),
-      num(cores(rawUsage).all, 2),
-      num(cores(rawUsage).main, 2),
-      '—',
-      num(otherLoad(rawUsage), 2),
-      '—',
-    ]);
+    const baseline = baselineRow('SherpaEngine in-process (baseline)', `native ${nativeRate} Hz`, clips.reference.map((s) => s.data), clips.reference.map((s) => s.rate), 1);
+    servedRows.push(baseline.row);
     const peaks: number[] = [];
     for (const format of FORMATS) {
       const { slices, ratios } = clips.candidates.get(format.id)!;
-      const load = combineLoads(slices.map((s) => s.data.load));
-      const usage = combineUsage(slices.map((s) => s.data.server));
-      const used = cores(usage);
-      const audio = audioSeconds(format, load);
-      const perCpu = audio / usage.cpuSeconds;
-      peaks.push(usage.peakRssMiB);
+      const served = servedRow(format.id, slices, ratios, baseline.perCpu, (load) => audioSeconds(format, load), 1);
+      peaks.push(served.usage.peakRssMiB);
       if (format.primary) {
-        ratio = median(ratios);
-        cpuRatio = perCpu / rawPerCpu;
+        ratio = served.ratio;
+        cpuRatio = served.cpuRatio;
       }
-      if (load.failed) notes.push(`${format.id}: ${load.failed} failed requests (non-2xx, errors or timeouts).`);
-      servedRows.push([
-        'POST /tts/bytes (child process)',
-        format.id,
-        load.ok,
-        num(audio / load.seconds, 1),
-        num(median(ratios), 2),
-        `${spread(slices.map((s) => s.rate), 1)} (ratios ${spread(ratios)})`,
-        num(perCpu, 1),
-        num(perCpu / rawPerCpu, 2),
-        num(percentile(load.latencies, 50), 1),
-        num(percentile(load.latencies, 99), 1),
-        num(used.all, 2),
-        num(used.main, 2),
-        num(load.loadgenCpuSeconds / load.seconds, 2),
-        num(otherLoad(usage, load.loadgenCpuSeconds), 2),
-        num(usage.peakRssMiB, 0),
-      ]);
+      if (served.load.failed) notes.push(`${format.id}: ${served.load.failed} failed requests (non-2xx, errors or timeouts).`);
+      servedRows.push(served.row);
     }
 
     // 2. SSE first audio against the engine's first chunk, one stream.
@@ -566,23 +521,7 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
     `### Neural serving: POST /tts/bytes (sherpa-onnx, vits-proxy-medium, ${threads}, concurrency ${connections}; ${servedRounds} slices of ${seconds} s per row, interleaved with the engine)`,
     '',
     markdownTable(
-      [
-        'Path',
-        'Output',
-        'Completed',
-        'Audio s / wall s',
-        'Ratio vs raw (median)',
-        'Per-slice audio s / wall s',
-        'Audio s per CPU s',
-        'Ratio per CPU s',
-        'p50 ms',
-        'p99 ms',
-        'CPU (cores)',
-        'Main thread (cores)',
-        'Load-gen CPU (cores)',
-        'Other load on machine (cores)',
-        'Peak RSS (MiB)',
-      ],
+      SERVING_COLUMNS,
       servedRows,
     ),
     '',

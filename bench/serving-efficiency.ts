@@ -15,10 +15,11 @@ import { EspeakPool } from '../src/engines/espeak/pool.js';
 import { createLogger } from '../src/log/logger.js';
 import { NAMED_VOICES } from '../src/voices/builtin.js';
 import { startChild, type ChildServer } from './lib/child.js';
-import { interleave, median, spread, type Slice } from './lib/interleave.js';
+import { baselineRow, SERVING_COLUMNS, servedRow, type BaselineSlice } from './lib/serving-rows.js';
+import { interleave, type Slice } from './lib/interleave.js';
 import { runLeanLoad } from './lib/lean-load.js';
-import { combineLoads, isMain, loadSlice, note, percentile, rounds, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
-import { combineUsage, cores, measureProcess, otherLoad, waitForQuiet, type Usage } from './lib/proc.js';
+import { isMain, loadSlice, note, rounds, sliceSeconds, type LoadOptions, type LoadSlice } from './lib/load.js';
+import { measureProcess, waitForQuiet } from './lib/proc.js';
 import { markdownTable, num, verdict, type Cell } from './lib/table.js';
 
 export const TARGET = 0.9;
@@ -78,14 +79,8 @@ function body(text: string, format: Format): Record<string, unknown> {
   return { model_id: format.output_format.container === 'mp3' ? 'omnivoice' : 'gepard-1.0', transcript: text, voice: { mode: 'id', id: VOICE_ID }, output_format: format.output_format };
 }
 
-interface RawSlice {
-  jobs: number;
-  audioSeconds: number;
-  seconds: number;
-  latencies: number[];
-  /** This (the benchmark) process while the pool ran. */
-  usage: Usage;
-  /** Audio seconds each text made at the native rate (NaN if it did not finish in the window). */
+/** A baseline slice, plus the audio seconds each text made at the native rate (NaN if it did not finish in the window). */
+interface RawSlice extends BaselineSlice {
   perText: number[];
 }
 
@@ -230,60 +225,18 @@ export async function runServingEfficiency(): Promise<ServingReport> {
         formats.map(served),
         roundCount,
       );
-      const raw = result.reference.map((s) => s.data);
-      const rawAudio = raw.reduce((n, s) => n + s.audioSeconds, 0);
-      const rawSeconds = raw.reduce((n, s) => n + s.seconds, 0);
-      const rawLatencies = raw.flatMap((s) => s.latencies).sort((a, b) => a - b);
-      const rawUsage = combineUsage(raw.map((s) => s.usage));
-      const rawPerCpu = rawAudio / rawUsage.cpuSeconds;
-      rows.push([
-        label,
-        output,
-        raw.reduce((n, s) => n + s.jobs, 0),
-        num(rawAudio / rawSeconds, 1),
-        '1.00',
-        spread(result.reference.map((s) => s.rate), 0),
-        num(rawPerCpu, 1),
-        '1.00',
-        num(percentile(rawLatencies, 50), 1),
-        num(percentile(rawLatencies, 99), 1),
-        num(cores(rawUsage).all, 2),
-        num(cores(rawUsage).main, 2),
-        '—',
-        num(otherLoad(rawUsage), 2),
-        '—',
-      ]);
+      const baseline = baselineRow(label, output, result.reference.map((s) => s.data), result.reference.map((s) => s.rate));
+      rows.push(baseline.row);
       for (const format of formats) {
         const { slices, ratios } = result.candidates.get(format.id)!;
-        const load = combineLoads(slices.map((s) => s.data.load));
-        const usage = combineUsage(slices.map((s) => s.data.server));
-        const used = cores(usage);
-        const audio = audioSeconds(format, load);
-        const formatRatio = median(ratios);
-        const perCpu = audio / usage.cpuSeconds;
+        const served = servedRow(format.id, slices, ratios, baseline.perCpu, (load) => audioSeconds(format, load));
         if (format.primary) {
-          ratio = formatRatio;
-          cpuRatio = perCpu / rawPerCpu;
+          ratio = served.ratio;
+          cpuRatio = served.cpuRatio;
         }
-        ratios_.set(format.id, formatRatio);
-        if (load.failed) notes.push(`${format.id}: ${load.failed} failed requests (non-2xx, errors or timeouts).`);
-        rows.push([
-          'POST /tts/bytes (child process)',
-          format.id,
-          load.ok,
-          num(audio / load.seconds, 1),
-          num(formatRatio, 2),
-          `${spread(slices.map((s) => s.rate), 0)} (ratios ${spread(ratios)})`,
-          num(perCpu, 1),
-          num(perCpu / rawPerCpu, 2),
-          num(percentile(load.latencies, 50), 1),
-          num(percentile(load.latencies, 99), 1),
-          num(used.all, 2),
-          num(used.main, 2),
-          num(load.loadgenCpuSeconds / load.seconds, 2),
-          num(otherLoad(usage, load.loadgenCpuSeconds), 2),
-          num(usage.peakRssMiB, 0),
-        ]);
+        ratios_.set(format.id, served.ratio);
+        if (served.load.failed) notes.push(`${format.id}: ${served.load.failed} failed requests (non-2xx, errors or timeouts).`);
+        rows.push(served.row);
       }
     };
     await compare('EspeakPool in-process (baseline)', `native ${NATIVE_RATE} Hz`, FORMATS);
@@ -294,23 +247,7 @@ export async function runServingEfficiency(): Promise<ServingReport> {
   }
 
   const table = markdownTable(
-    [
-      'Path',
-      'Output',
-      'Completed',
-      'Audio s / wall s',
-      'Ratio vs raw (median)',
-      'Per-slice audio s / wall s',
-      'Audio s per CPU s',
-      'Ratio per CPU s',
-      'p50 ms',
-      'p99 ms',
-      'Server CPU (cores)',
-      'Server main thread (cores)',
-      'Load-gen CPU (cores)',
-      'Other load on machine (cores)',
-      'Peak RSS (MiB)',
-    ],
+    SERVING_COLUMNS,
     rows,
   );
   const markdown = [
