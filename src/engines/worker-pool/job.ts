@@ -53,14 +53,18 @@ export class Job<J, S extends Samples, E> {
     this.startedAt = performance.now();
   }
 
-  /** Called after chunks arrive or are taken: the worker is paused while `inFlight` ≥ `highWater`. */
-  trackPause(inFlight: number, highWater: number): void {
+  /**
+   * Called after chunks arrive (`taken` false) or are taken: the worker is paused while
+   * `inFlight` ≥ `highWater`. A take restarts the stall clock even when the worker refilled the
+   * buffer before `inFlight` was read: the reader did read, so it is not stalled.
+   */
+  trackPause(inFlight: number, highWater: number, taken = false): void {
     const now = performance.now();
-    if (inFlight >= highWater) this.pausedSince ??= now;
-    else if (this.pausedSince !== null) {
+    if (this.pausedSince !== null && (taken || inFlight < highWater)) {
       this.pausedMs += now - this.pausedSince;
       this.pausedSince = null;
     }
+    if (inFlight >= highWater) this.pausedSince ??= now;
   }
 
   /** Milliseconds the worker has spent on this job, not counting pauses for the consumer. */

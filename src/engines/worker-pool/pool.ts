@@ -225,7 +225,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     if (!slot) return;
     Atomics.sub(slot.control, CONTROL.inFlight, chunk.units);
     Atomics.notify(slot.control, CONTROL.inFlight);
-    job.trackPause(Atomics.load(slot.control, CONTROL.inFlight), this.options.highWater);
+    job.trackPause(Atomics.load(slot.control, CONTROL.inFlight), this.options.highWater, true);
   }
 
   cancel(job: Job<J, S, E>): void {
