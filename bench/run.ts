@@ -1,7 +1,7 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, neural serving, then intelligibility) and
+ * overhead, streaming latency, mixed load, neural serving, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
  * neural serving without its stand-in model, intelligibility without
@@ -11,6 +11,7 @@ import { runGatewayOverhead } from './gateway-overhead.js';
 import { intelligibilityUnavailable, runIntelligibility } from './intelligibility.js';
 import { note } from './lib/load.js';
 import { machineLine } from './lib/machine.js';
+import { runMixedLatency } from './mixed-latency.js';
 import { neuralModelDir, runNeuralServing } from './neural-serving.js';
 import { runServingEfficiency } from './serving-efficiency.js';
 import { runStreamingLatency } from './streaming-latency.js';
@@ -19,6 +20,7 @@ const started = performance.now();
 const serving = await runServingEfficiency();
 const gateway = await runGatewayOverhead();
 const streaming = await runStreamingLatency();
+const mixed = await runMixedLatency();
 const neural = await runNeuralServing();
 const unavailable = intelligibilityUnavailable();
 if (unavailable) note(`intelligibility skipped: ${unavailable}`);
@@ -36,6 +38,8 @@ console.log(
     gateway.markdown,
     '',
     streaming.markdown,
+    '',
+    mixed.markdown,
     '',
     neural?.markdown ?? `### Neural serving: skipped (no stand-in model in ${neuralModelDir()}; BENCH_NEURAL_MODEL sets its folder)`,
     '',
