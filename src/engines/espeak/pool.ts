@@ -15,24 +15,14 @@ import type { Voice } from '../../voices/voice.js';
 import type { EngineChunk, EngineInfo, EngineInput } from '../engine.js';
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
 import { sentences } from '../sentences.js';
-import { WorkerPool } from '../worker-pool/pool.js';
+import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
 import { prepareText } from './text.js';
 import { WordDecoder, type Decoded } from './words.js';
 
-export interface EspeakPoolOptions {
+/** `highWater` counts chunks (~100 ms each) a worker may run ahead of a slow consumer. */
+export interface EspeakPoolOptions extends PoolLimits {
   id: string;
-  workers: number;
-  /** Jobs that may wait for a worker; more are refused with `engine_unavailable`. */
-  queueLimit: number;
-  /** Chunks (~100 ms each) a worker may run ahead of a slow consumer before it pauses. */
-  highWater: number;
-  /** Longest a job may wait for a worker (`engine_unavailable`); the pool's default when absent. */
-  queueTimeoutMs?: number;
-  /** Longest a job may run (`engine_timeout`); the pool's default when absent. */
-  jobTimeoutMs?: number;
-  /** How long a cancelled worker may take to stop before it is replaced. */
-  cancelGraceMs?: number;
   logger: Logger;
 }
 

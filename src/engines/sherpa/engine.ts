@@ -20,7 +20,7 @@ import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
 import { hasClip, type Voice } from '../../voices/voice.js';
 import type { CloningSupport, Engine, EngineChunk, EngineInfo, EngineInput } from '../engine.js';
-import { WorkerPool } from '../worker-pool/pool.js';
+import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import { ensureEspeakData } from './espeak-data.js';
 import { CLONING_FAMILIES, detectLayout, sherpaConfig, type Family, type ModelFiles, type ModelLayout } from './layout.js';
 import { probeModel } from './probe.js';
@@ -28,7 +28,8 @@ import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { validateLayout } from './validate.js';
 import { builtinSpeakerVoices, speakerFor, type SpeakerMap } from './voices.js';
 
-export interface SherpaEngineOptions {
+/** `highWater` counts half-second pieces a worker may run ahead of a slow consumer. */
+export interface SherpaEngineOptions extends PoolLimits {
   id: string;
   /** The model folder (an unpacked sherpa-onnx archive). */
   model: string;
@@ -36,13 +37,6 @@ export interface SherpaEngineOptions {
   files?: ModelFiles;
   lang?: string;
   numThreads: number;
-  workers: number;
-  queueLimit: number;
-  /** Half-second pieces a worker may run ahead of a slow consumer before it pauses. */
-  highWater: number;
-  queueTimeoutMs?: number;
-  jobTimeoutMs?: number;
-  cancelGraceMs?: number;
   /** Voice id → speaker id. */
   voices: Record<string, number>;
   defaultSpeaker?: number;

@@ -67,6 +67,9 @@ export interface WorkerPoolOptions<R> {
   onReady?(info: R): void;
 }
 
+/** The pool settings an engine passes through from its configuration. */
+export type PoolLimits = Pick<WorkerPoolOptions<unknown>, 'workers' | 'queueLimit' | 'highWater' | 'queueTimeoutMs' | 'jobTimeoutMs' | 'cancelGraceMs'>;
+
 export interface WorkerPoolStats {
   /** Workers ready to take jobs (busy or not). */
   workers: number;
