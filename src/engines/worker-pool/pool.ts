@@ -158,10 +158,12 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
   private async idle(slots: Slot<J, S, E>[], ms: number): Promise<void> {
     const deadline = performance.now() + ms;
     while (slots.some((slot) => slot.job) && performance.now() < deadline) {
+      let timer: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         this.idleWaiters.add(resolve);
-        setTimeout(resolve, Math.max(1, deadline - performance.now())).unref();
+        timer = setTimeout(resolve, Math.max(1, deadline - performance.now())).unref();
       });
+      clearTimeout(timer);
     }
   }
 
@@ -174,9 +176,10 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
    * sentence of a request already speaking) is never refused for a full queue, and waits behind
    * new requests' first pieces for up to CONTINUATION_MAX_WAIT_MS, so a waiting request's first
    * audio goes ahead of more audio for one that is already being heard. `workedMs` is the working
-   * time the request's earlier pieces spent, which counts against this one's `jobTimeoutMs`. Throws `engine_unavailable` at once
-   * when no worker is ready or the queue is full; later failures (deadlines, a crashed worker) are
-   * thrown by the iterator. Aborting `signal`, or leaving the iteration, cancels the job.
+   * time the request's earlier pieces spent, which counts against this one's `jobTimeoutMs`.
+   * Throws `engine_unavailable` at once when no worker is ready or the queue is full; later
+   * failures (deadlines, a crashed worker) are thrown by the iterator. Aborting `signal`, or
+   * leaving the iteration, cancels the job.
    */
   submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>, options: { continuation?: boolean; workedMs?: number } = {}): JobStream<J, S, E, T> {
     const continuation = options.continuation === true;
