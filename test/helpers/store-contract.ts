@@ -340,6 +340,17 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       assert.equal(await store.ledger.reserved(orgId), 0);
     });
 
+    test('racing holds are granted exactly while balance − reserved > 0: 50 of 20 credits against 50 gets 3', T, async () => {
+      const orgId = await org(50);
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.ledger.reserve({ id: uid('res'), orgId, credits: 20, ttlMs: 60_000 })));
+      const granted = results.filter((r) => r.ok);
+      assert.equal(granted.length, 3);
+      // Each grant saw the holds granted before it; every refusal saw all three.
+      assert.deepEqual(granted.map((r) => r.reserved).sort((a, b) => a - b), [0, 20, 40]);
+      for (const refused of results.filter((r) => !r.ok)) assert.deepEqual(refused, { ok: false, balance: 50, reserved: 60 });
+      assert.equal(await store.ledger.reserved(orgId), 60);
+    });
+
     test('concurrent settlement of many requests charges each exactly once', T, async () => {
       const orgId = await org(1000);
       const ids = Array.from({ length: 100 }, (_, i) => `req_${uid('r')}_${i}/0`);

@@ -2,38 +2,46 @@
  * @module store/postgres/group-commit
  * Ledger writes of one organisation share transactions. Each reservation and
  * settlement locks its organisation's row, so one organisation's writes run
- * one at a time whatever the pool size, each paying its own commit (a WAL
- * flush). Here they queue per organisation: while one transaction runs, the
- * writes that arrive wait, and the next transaction takes all of them, each
- * in its own savepoint (a write that fails rolls back alone). Every write's
- * promise settles after the shared COMMIT, so nothing is reported charged or
- * reserved before it is durable; if the commit fails, every write of that
- * transaction fails with it. Organisations never share a transaction, so
- * lock order across servers cannot deadlock.
+ * one at a time whatever the pool size, each paying its own round trips and
+ * commit (a WAL flush). Here they queue per organisation: while one
+ * transaction runs, the writes that arrive wait, and the next transaction
+ * takes all of them, handed together to one batch writer (ledger-batch.ts).
+ * Every write's promise settles after the shared COMMIT, so nothing is
+ * reported charged or reserved before it is durable. If a statement of the
+ * batch fails, the transaction rolls back whole and each write is retried
+ * alone in its own, so a bad write fails by itself; an outage fails them all
+ * at once. Organisations never share a transaction, so lock order across
+ * servers cannot deadlock.
  */
+import { ApiError } from '../../errors/api-error.js';
 import type { Db, Run } from './db.js';
-import { isUnavailable, storeError } from './errors.js';
+import type { Outcome } from './ledger-batch.js';
 
 /** Writes per transaction at most, so one transaction never holds the row for long. */
 const MAX_BATCH = 64;
 
-interface Pending {
-  work: (run: Run) => Promise<unknown>;
+/** Writes every item of one organisation inside a transaction: an outcome per item, in order; throws when a statement fails. */
+export type BatchWriter<W> = (run: Run, orgId: string, writes: W[]) => Promise<Outcome[]>;
+
+interface Pending<W> {
+  write: W;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
-  outcome?: { ok: true; value: unknown } | { ok: false; err: unknown };
 }
 
-export class OrgGroupCommit {
-  private readonly queues = new Map<string, Pending[]>();
+export class OrgGroupCommit<W> {
+  private readonly queues = new Map<string, Pending<W>[]>();
   /** Transactions committed so far (for tests and diagnostics). */
   commits = 0;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly writer: BatchWriter<W>,
+  ) {}
 
-  run<T>(orgId: string, work: (run: Run) => Promise<T>): Promise<T> {
+  run<T>(orgId: string, write: W): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const item: Pending = { work, resolve: resolve as (value: unknown) => void, reject };
+      const item: Pending<W> = { write, resolve: resolve as (value: unknown) => void, reject };
       const queue = this.queues.get(orgId);
       if (queue) return void queue.push(item);
       this.queues.set(orgId, [item]);
@@ -48,41 +56,26 @@ export class OrgGroupCommit {
         this.queues.delete(orgId);
         return;
       }
-      await this.commit(queue.splice(0, MAX_BATCH));
+      await this.commit(orgId, queue.splice(0, MAX_BATCH));
     }
   }
 
-  private async commit(batch: Pending[]): Promise<void> {
+  private async commit(orgId: string, batch: Pending<W>[]): Promise<void> {
+    let outcomes: Outcome[];
     try {
-      await this.db.tx(async (run) => {
-        for (const item of batch) {
-          if (batch.length === 1) {
-            item.outcome = { ok: true, value: await item.work(run) };
-            continue;
-          }
-          await run('SAVEPOINT write');
-          try {
-            item.outcome = { ok: true, value: await item.work(run) };
-            await run('RELEASE SAVEPOINT write');
-          } catch (err) {
-            // The connection is gone: the whole transaction is lost, and every write with it.
-            if (isUnavailable(err)) throw err;
-            await run('ROLLBACK TO SAVEPOINT write');
-            item.outcome = { ok: false, err };
-          }
-        }
-      });
+      outcomes = await this.db.tx((run) => this.writer(run, orgId, batch.map((item) => item.write)));
       this.commits++;
     } catch (err) {
-      // A write alone in its transaction throws straight out of it (and rolls it back), as a plain transaction would.
-      const failure = storeError(err);
-      for (const item of batch) item.reject(item.outcome && !item.outcome.ok ? item.outcome.err : failure);
+      // db.tx reports an outage as store_unavailable: retrying alone would only wait for it again.
+      const outage = err instanceof ApiError && err.code === 'store_unavailable';
+      if (batch.length === 1 || outage) for (const item of batch) item.reject(err);
+      else for (const item of batch) await this.commit(orgId, [item]);
       return;
     }
-    for (const item of batch) {
-      const outcome = item.outcome!;
+    batch.forEach((item, at) => {
+      const outcome = outcomes[at];
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(outcome.err);
-    }
+    });
   }
 }

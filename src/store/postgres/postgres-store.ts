@@ -29,6 +29,7 @@ import type {
 } from '../store.js';
 import { openDb, type PostgresOptions, type Run } from './db.js';
 import { OrgGroupCommit } from './group-commit.js';
+import { NOW_MS, toEntry, writeLedgerBatch, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 
 interface OrgRow {
@@ -49,22 +50,6 @@ interface KeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
-}
-
-interface LedgerRow {
-  id: number;
-  org_id: string;
-  kind: 'charge' | 'credit';
-  credits: number;
-  key_id: string | null;
-  request_id: string | null;
-  charge_key: string | null;
-  client_request_id: string | null;
-  model: string | null;
-  endpoint: string | null;
-  characters: number | null;
-  reason: string | null;
-  created_at: Date;
 }
 
 interface VoiceRow {
@@ -94,9 +79,6 @@ interface DictRow {
 const iso = (date: Date): string => date.toISOString();
 const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
 
-/** The database clock in epoch milliseconds, the time base of reservations. */
-const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
-
 function toOrg(row: OrgRow): Org {
   return {
     id: row.id,
@@ -119,24 +101,6 @@ function toKey(row: KeyRow): ApiKeyRecord {
     createdAt: iso(row.created_at),
     lastUsedAt: isoOrNull(row.last_used_at),
     revokedAt: isoOrNull(row.revoked_at),
-  };
-}
-
-function toEntry(row: LedgerRow): LedgerEntry {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    kind: row.kind,
-    credits: row.credits,
-    keyId: row.key_id,
-    requestId: row.request_id,
-    chargeKey: row.charge_key,
-    clientRequestId: row.client_request_id,
-    model: row.model,
-    endpoint: row.endpoint,
-    characters: row.characters,
-    reason: row.reason,
-    createdAt: iso(row.created_at),
   };
 }
 
@@ -267,8 +231,8 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
   };
 
-  // One organisation's reservations and settlements share transactions (see group-commit.ts).
-  const group = new OrgGroupCommit(db);
+  // One organisation's reservations and settlements share transactions and statements (group-commit.ts, ledger-batch.ts).
+  const group = new OrgGroupCommit<LedgerWrite>(db, writeLedgerBatch);
   const ledger: LedgerRepository = {
     append(entry) {
       return db.tx(async (run) => {
@@ -278,38 +242,10 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
     async reserve(request) {
       checkReserveRequest(request);
-      return group.run(request.orgId, async (run): Promise<ReserveResult> => {
-        const balance = await lockOrg(run, request.orgId);
-        if (balance === null) return { ok: false, balance: 0, reserved: 0 };
-        const [{ now }] = await run<{ now: number }>(`SELECT ${NOW_MS} AS now`);
-        // Lazily sweep this organisation's lapsed holds; they no longer count either way.
-        await run('DELETE FROM reservations WHERE org_id = $1 AND expires_at <= $2', [request.orgId, now]);
-        const [state] = await run<{ reserved: number; existing_org: string | null; existing_credits: number | null; existing_expires: number | null }>(
-          `SELECT (SELECT COALESCE(SUM(credits), 0)::bigint FROM reservations WHERE org_id = $1 AND expires_at > $3) AS reserved,
-                  r.org_id AS existing_org, r.credits AS existing_credits, r.expires_at AS existing_expires
-           FROM (SELECT 1) AS one LEFT JOIN reservations r ON r.id = $2`,
-          [request.orgId, request.id, now],
-        );
-        if (state.existing_org !== null) {
-          // A repeated reserve of the same id holds nothing twice.
-          if (state.existing_org !== request.orgId) throw new Error(`reservation ${request.id} belongs to another organization`);
-          const credits = state.existing_credits!;
-          return { ok: true, reservation: { id: request.id, orgId: request.orgId, credits, expiresAt: state.existing_expires! }, balance, reserved: state.reserved - credits };
-        }
-        if (balance - state.reserved <= 0) return { ok: false, balance, reserved: state.reserved };
-        const expiresAt = now + request.ttlMs;
-        await run('INSERT INTO reservations (id, org_id, credits, expires_at) VALUES ($1, $2, $3, $4)', [request.id, request.orgId, request.credits, expiresAt]);
-        return { ok: true, reservation: { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt }, balance, reserved: state.reserved };
-      });
+      return group.run<ReserveResult>(request.orgId, { kind: 'reserve', request });
     },
     settle(reservationId, entry) {
-      return group.run(entry.orgId, async (run) => {
-        if ((await lockOrg(run, entry.orgId)) === null) throw new Error(`organization ${entry.orgId} does not exist`);
-        const result = await appendLocked(run, entry);
-        // Gone either way: charged now, or charged by an earlier settle of the same key.
-        await run('DELETE FROM reservations WHERE id = $1 AND org_id = $2', [reservationId, entry.orgId]);
-        return result;
-      });
+      return group.run<AppendResult>(entry.orgId, { kind: 'settle', reservationId, entry });
     },
     async release(reservationId) {
       await query('DELETE FROM reservations WHERE id = $1', [reservationId]);
