@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyGain, clipFloat, float32ToBytes, floatToInt16, int16ToBytes, int16ToFloat } from './pcm.js';
+import { applyGain, applyGainInt16, clipFloat, float32ToBytes, floatToInt16, int16ToBytes, int16ToFloat, int16ToFloatWithGain } from './pcm.js';
 
 describe('pcm', () => {
   it('converts float to int16 with clipping, 32767 scale and rounding', () => {
@@ -30,6 +30,23 @@ describe('pcm', () => {
     // Views at an offset into a bigger buffer are respected.
     const big = new Int16Array([9, 9, 7, 9]);
     assert.deepEqual([...int16ToBytes(big.subarray(2, 3))], [7, 0]);
+  });
+
+  it('the one-pass 16-bit gains equal the two-step paths for every sample value', () => {
+    const all = new Int16Array(65536);
+    for (let i = 0; i < all.length; i++) all[i] = i - 32768;
+    // At gain 1 the pipeline applies no gain (and so no limiter) at all.
+    assert.deepEqual(int16ToFloatWithGain(all, 1), int16ToFloat(all));
+    for (const gain of [0.5, 0.7943, 1, 1.4125, 3.2]) {
+      const float = applyGain(int16ToFloat(all), gain);
+      if (gain === 1) {
+        assert.deepEqual(applyGainInt16(all, gain), floatToInt16(float));
+        continue;
+      }
+      assert.deepEqual(int16ToFloatWithGain(all, gain), float, `float, gain ${gain}`);
+      assert.deepEqual(applyGainInt16(all, gain), floatToInt16(float), `int16, gain ${gain}`);
+    }
+    assert.throws(() => int16ToFloatWithGain(all, NaN), RangeError);
   });
 
   it('clips floats to [-1,1] and zeroes NaN', () => {

@@ -91,6 +91,24 @@ export function applyGain(f: Float32Array, gain: number): Float32Array {
 }
 
 /**
+ * 16-bit samples to Float32 × `gain` through the same limiter: exactly
+ * `applyGain(int16ToFloat(s), gain)` (or `int16ToFloat(s)` at gain 1), in one pass.
+ */
+export function int16ToFloatWithGain(s: Int16Array, gain: number): Float32Array {
+  if (gain === 1) return int16ToFloat(s);
+  if (!Number.isFinite(gain)) throw new RangeError(`gain must be finite, got ${gain}`);
+  const out = new Float32Array(s.length);
+  const span = 1 - KNEE;
+  for (let i = 0; i < s.length; i++) {
+    const v = s[i] / 32767;
+    // Rounded where the two-step path stores a Float32 value: after int16ToFloat.
+    const y = Math.fround(v < -1 ? -1 : v) * gain;
+    out[i] = y > KNEE ? KNEE + span * Math.tanh((y - KNEE) / span) : y < -KNEE ? -KNEE - span * Math.tanh((-y - KNEE) / span) : y;
+  }
+  return out;
+}
+
+/**
  * 16-bit samples × `gain` through the same limiter, back to 16 bits: exactly
  * `floatToInt16(applyGain(int16ToFloat(s), gain))`, in one pass and without the Float32 arrays.
  */

@@ -5,12 +5,14 @@
  * For ratios like 22050 → 8000 (441:160) Speex falls back to interpolating its filter per
  * sample and costs about half of what eSpeak NG spends making the audio (BENCHMARKS.md).
  * Here every phase's taps are precomputed once per rate pair (160 phases × 56 taps for
- * 22050 → 8000), so an output sample is one short dot product. The Kaiser-windowed sinc is
+ * 22050 → 8000), so an output sample is one short dot product, run as WebAssembly SIMD
+ * (audio/fir-kernel). The Kaiser-windowed sinc is
  * cut at 0.4875 of the output rate — flat to within 0.5 dB up to 3.4 kHz for 8 kHz output,
  * −40 dB at 4.6 kHz and below −80 dB from 6 kHz: a G.711 channel's own noise floor is
  * ~38 dB. Same contract as the Speex path: chunk-invariant, time-aligned (no filter delay),
  * and exactly round(totalIn × outputRate / inputRate) samples over a stream.
  */
+import { runFir, type FirStep } from './fir-kernel.js';
 import type { Resampler } from './resampler.js';
 
 /** Filter half-length in input samples at a 22050 → 8000 ratio; it scales with the ratio. */
@@ -18,15 +20,14 @@ const HALF_TAPS_PER_RATIO = 28 / (22050 / 8000);
 const CUTOFF = 0.4875;
 const KAISER_BETA = 7;
 
-interface Design {
+/** The filter of one rate pair; its `FirStep` fields are what the kernel runs. */
+interface Design extends FirStep {
   /** Output steps per `down` input samples (the ratio reduced by its gcd). */
   up: number;
   down: number;
-  /** Taps per phase, a multiple of 4 (the dot product is unrolled by four). */
+  /** Taps per phase, a multiple of 4 (the kernel takes four at a time). */
   taps: number;
   half: number;
-  /** Phase p's taps at [p × taps, (p + 1) × taps). */
-  table: Float32Array;
 }
 
 const designs = new Map<string, Design>();
@@ -72,7 +73,7 @@ function design(inputRate: number, outputRate: number): Design {
     // Unity gain at DC for every phase, so a phase never changes the level.
     for (let k = 0; k < taps; k++) table[p * taps + k] = row[k] / sum;
   }
-  const made = { up, down, taps, half, table };
+  const made = { up, down, taps, half, table, adv: Math.floor(down / up), rem: down % up };
   designs.set(key, made);
   return made;
 }
@@ -134,7 +135,7 @@ export class PolyphaseResampler implements Resampler {
 
   /** Makes every output whose taps are all in the buffer, up to `limit` outputs in all. */
   private run(limit: number): Float32Array {
-    const { up, down, taps, half, table } = this.d;
+    const { up, down, half } = this.d;
     const x = this.buf;
     const base = this.bufStart;
     const end = base + x.length; // one past the last buffered input index
@@ -143,25 +144,9 @@ export class PolyphaseResampler implements Resampler {
     while (last >= 0 && Math.floor((last * down) / up) + half >= end) last--;
     const stop = Math.min(limit, last + 1);
     const count = Math.max(0, stop - this.next);
-    const out = new Float32Array(count);
-    for (let n = 0; n < count; n++) {
-      const j = this.next + n;
-      const pos = j * down;
-      const i = Math.floor(pos / up);
-      const o = (pos - i * up) * taps;
-      const s = i - half + 1 - base;
-      let a0 = 0;
-      let a1 = 0;
-      let a2 = 0;
-      let a3 = 0;
-      for (let k = 0; k < taps; k += 4) {
-        a0 += table[o + k] * x[s + k];
-        a1 += table[o + k + 1] * x[s + k + 1];
-        a2 += table[o + k + 2] * x[s + k + 2];
-        a3 += table[o + k + 3] * x[s + k + 3];
-      }
-      out[n] = a0 + a1 + a2 + a3;
-    }
+    const pos = this.next * down;
+    const i = Math.floor(pos / up);
+    const out = runFir(this.d, x, i - half + 1 - base, pos - i * up, count);
     this.next += count;
     // Keep only what the next output still needs.
     const keepFrom = Math.floor((this.next * down) / up) - half + 1;

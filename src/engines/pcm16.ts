@@ -1,9 +1,11 @@
 /**
  * @module engines/pcm16
  * An optional capability next to the `Engine` interface: an engine that
- * makes 16-bit PCM natively may also hand it over as is. The pipeline uses it
- * only when the output is pcm_s16le at the engine's own rate and volume 1, so
- * the samples go to the response without a round trip through Float32.
+ * makes 16-bit PCM natively may also hand it over as is. The pipeline always
+ * takes it when offered, except for pcm_f32le output: for pcm_s16le at the
+ * engine's own rate the samples go to the response without a round trip
+ * through Float32, and for the other outputs (other rates, G.711, MP3) they
+ * become Float32 in the same pass that applies the gain.
  */
 import type { Engine, EngineInput, WordTiming } from './engine.js';
 

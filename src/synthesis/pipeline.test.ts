@@ -2,8 +2,8 @@
  * @module synthesis/pipeline.test
  * The 16-bit path (an engine's own Int16 samples sent as they are, or scaled
  * in one pass) gives the same bytes as the Float32 path it replaces, for raw
- * and WAV clips, for streams and for any gain; other formats keep the
- * Float32 path. Silence segments last exactly their length at any output
+ * and WAV clips, for streams and for any gain; other formats take the
+ * 16-bit samples through the Float32 path, converted in the gain's pass. Silence segments last exactly their length at any output
  * rate, and word timings of later segments count from the start.
  */
 import assert from 'node:assert/strict';
@@ -77,10 +77,21 @@ describe('pipeline: 16-bit path', () => {
     });
   }
 
-  it('other rates take the Float32 path and still match; a volume scales the 16-bit samples', async () => {
+  it('other rates and encodings take the 16-bit samples through the Float32 path, f32 excepted; a volume scales the 16-bit samples', async () => {
     const signal = new AbortController().signal;
-    const resampled = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 16000 } as OutputFormat;
-    assert.deepEqual((await renderClip(request(tone, resampled), signal)).audio, (await renderClip(request(floatOnly, resampled), signal)).audio);
+    for (const format of [
+      { container: 'raw', encoding: 'pcm_s16le', sampleRate: 16000 },
+      { container: 'raw', encoding: 'pcm_mulaw', sampleRate: 8000 },
+      { container: 'wav', encoding: 'pcm_alaw', sampleRate: 44100 },
+    ] as OutputFormat[]) {
+      for (const volume of [1, 0.5]) {
+        const direct = (await renderClip(request(tone, format, { volume }), signal)).audio;
+        assert.deepEqual(direct, (await renderClip(request(quantized, format, { volume }), signal)).audio, `${format.encoding} ${format.sampleRate} Hz, volume ${volume}`);
+      }
+    }
+    // f32 output keeps the engine's own floats, which may carry more than 16 bits.
+    const f32 = { container: 'wav', encoding: 'pcm_f32le', sampleRate: 44100 } as OutputFormat;
+    assert.deepEqual((await renderClip(request(tone, f32), signal)).audio, (await renderClip(request(floatOnly, f32), signal)).audio);
     const native = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 } as OutputFormat;
     const quiet = (await renderClip(request(tone, native, { volume: 0.5 }), signal)).audio;
     assert.deepEqual(quiet, (await renderClip(request(quantized, native, { volume: 0.5 }), signal)).audio);

@@ -10,7 +10,7 @@
  * its size.
  */
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
-import { applyGain, applyGainInt16 } from '../audio/pcm.js';
+import { applyGain, applyGainInt16, int16ToFloatWithGain } from '../audio/pcm.js';
 import { createResampler } from '../audio/resampler.js';
 import type { EngineChunk, EngineInput, WordTiming } from '../engines/engine.js';
 import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
@@ -45,8 +45,9 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   const resampler = engine.sampleRate === format.sampleRate ? null : await createResampler(engine.sampleRate, format.sampleRate);
   const encoder = await createAudioEncoder(format, { streaming: request.streaming });
   let header = request.streaming ? encoder.header() : null;
-  const encodeFloat = (chunk: Float32Array, gain: number): Buffer => {
-    const samples = gain === 1 ? chunk : applyGain(chunk, gain);
+  /** Gain, then resampling, then the encoder; a 16-bit engine's samples become Float32 in the gain's pass. */
+  const encodeFloat = (chunk: Float32Array | Int16Array, gain: number): Buffer => {
+    const samples = chunk instanceof Int16Array ? int16ToFloatWithGain(chunk, gain) : gain === 1 ? chunk : applyGain(chunk, gain);
     return encoder.encode(resampler ? resampler.process(samples) : samples);
   };
   const withHeader = (audio: Buffer): Buffer => {
@@ -55,8 +56,11 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     header = null;
     return joined;
   };
-  // s16 at the engine's rate: an engine's own 16-bit samples become the bytes (scaled in one pass when the gain is not 1).
-  const encodeInt16 = !resampler && offersInt16(engine) ? encoder.encodeInt16 : undefined;
+  // An engine that makes 16-bit samples hands them over as they are, for every output that keeps
+  // 16 bits or fewer (f32 keeps the engine's floats). For s16 at the engine's rate they become the
+  // bytes (scaled in one pass when the gain is not 1); otherwise encodeFloat takes them.
+  const int16 = offersInt16(engine) && format.encoding !== 'pcm_f32le';
+  const encodeInt16 = !resampler && int16 ? encoder.encodeInt16 : undefined;
   const rate = engine.sampleRate;
   let samples = 0;
   /** Seconds of audio before the current segment: later segments' word timings count from the start. */
@@ -82,13 +86,13 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       const { gain } = segment;
       const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
       if (request.reference) input.reference = request.reference;
-      const chunks: AsyncIterable<EngineChunk | Int16Chunk> = encodeInt16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
+      const chunks: AsyncIterable<EngineChunk | Int16Chunk> = int16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
       let made = 0;
       for await (const chunk of chunks) {
         made += chunk.samples.length;
         const audio = encodeInt16
           ? encodeInt16(gain === 1 ? (chunk.samples as Int16Array) : applyGainInt16(chunk.samples as Int16Array, gain))
-          : encodeFloat(chunk.samples as Float32Array, gain);
+          : encodeFloat(chunk.samples, gain);
         if (audio.length === 0 && !chunk.words) continue;
         const stepTime = performance.now() - started;
         const seconds = chunk.samples.length / rate;

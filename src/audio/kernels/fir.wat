@@ -1,0 +1,40 @@
+;; The polyphase FIR's inner loop (audio/polyphase.ts), four taps per SIMD step.
+;; Built to fir.wasm next to the compiled audio/fir-kernel.js by scripts/build-wasm.mjs.
+;;
+;; fir(tapsPtr, taps, up, adv, rem, inPtr, s, p, count, outPtr): output n (n < count) is the dot
+;; product of the `taps` f32 taps of phase p (at tapsPtr + 4·p·taps) with the f32 input from
+;; index s (at inPtr + 4·s); then p += rem and s += adv, plus one more input when p reaches up.
+;; `taps` is a multiple of 4. Memory is the caller's: it places taps, input and output.
+(module
+  (memory (export "memory") 1)
+  (func (export "fir")
+    (param $tapsPtr i32) (param $taps i32) (param $up i32) (param $adv i32) (param $rem i32)
+    (param $inPtr i32) (param $s i32) (param $p i32) (param $count i32) (param $outPtr i32)
+    (local $n i32) (local $k i32) (local $acc v128) (local $x i32) (local $t i32)
+    (block $done
+      (loop $each
+        (br_if $done (i32.ge_u (local.get $n) (local.get $count)))
+        (local.set $acc (v128.const f32x4 0 0 0 0))
+        (local.set $x (i32.add (local.get $inPtr) (i32.shl (local.get $s) (i32.const 2))))
+        (local.set $t (i32.add (local.get $tapsPtr) (i32.shl (i32.mul (local.get $p) (local.get $taps)) (i32.const 2))))
+        (local.set $k (i32.const 0))
+        (loop $dot
+          (local.set $acc
+            (f32x4.add (local.get $acc) (f32x4.mul (v128.load align=4 (local.get $x)) (v128.load align=4 (local.get $t)))))
+          (local.set $x (i32.add (local.get $x) (i32.const 16)))
+          (local.set $t (i32.add (local.get $t) (i32.const 16)))
+          (local.set $k (i32.add (local.get $k) (i32.const 4)))
+          (br_if $dot (i32.lt_u (local.get $k) (local.get $taps))))
+        (f32.store
+          (i32.add (local.get $outPtr) (i32.shl (local.get $n) (i32.const 2)))
+          (f32.add
+            (f32.add (f32x4.extract_lane 0 (local.get $acc)) (f32x4.extract_lane 1 (local.get $acc)))
+            (f32.add (f32x4.extract_lane 2 (local.get $acc)) (f32x4.extract_lane 3 (local.get $acc)))))
+        (local.set $s (i32.add (local.get $s) (local.get $adv)))
+        (local.set $p (i32.add (local.get $p) (local.get $rem)))
+        (if (i32.ge_u (local.get $p) (local.get $up))
+          (then
+            (local.set $p (i32.sub (local.get $p) (local.get $up)))
+            (local.set $s (i32.add (local.get $s) (i32.const 1)))))
+        (local.set $n (i32.add (local.get $n) (i32.const 1)))
+        (br $each)))))
