@@ -8,6 +8,17 @@ describe('pcm', () => {
   it('converts float to int16 with clipping, 32767 scale and rounding', () => {
     const f = Float32Array.of(0, 1, -1, 2, -2, 0.5, -0.5, 1 / 32767, 0.4 / 32767, NaN, Infinity, -Infinity);
     assert.deepEqual([...floatToInt16(f)], [0, 32767, -32767, 32767, -32767, 16384, -16383, 1, 0, 0, 32767, -32767]);
+    // Round half up, as Math.round: every half step of the scale and its Float32 neighbours.
+    const probe = new Float32Array(3 * 65536);
+    for (let k = 0; k < 65536; k++) {
+      const half = Math.fround((k - 32768 + 0.5) / 32767);
+      probe.set([half, half * (1 + 2 ** -23), half * (1 - 2 ** -23)], 3 * k);
+    }
+    const rounded = floatToInt16(probe);
+    probe.forEach((x, i) => {
+      const expected = x >= 1 ? 32767 : x <= -1 ? -32767 : Math.round(x * 32767);
+      if (rounded[i] !== expected) assert.fail(`${x}: ${rounded[i]}, expected ${expected}`);
+    });
   });
 
   it('inverts int16 → float within one step', () => {

@@ -13,20 +13,26 @@ const HOST_LE = endianness() === 'LE';
 export function floatToInt16(f: Float32Array): Int16Array {
   const out = new Int16Array(f.length);
   for (let i = 0; i < f.length; i++) {
-    const x = f[i];
-    // Written so NaN fails both comparisons and falls through to Math.round → NaN → stored as 0.
-    out[i] = x >= 1 ? 32767 : x <= -1 ? -32767 : Math.round(x * 32767);
+    // A Float32 × 32767 is exact in a double, and so is y + 0.5 below 2^15: floor(y + 0.5) is
+    // Math.round(y) (half up), at a quarter of its cost. NaN fails both comparisons, floors to NaN
+    // and is stored as 0.
+    const y = f[i] * 32767;
+    out[i] = y >= 32767 ? 32767 : y <= -32767 ? -32767 : Math.floor(y + 0.5);
   }
   return out;
+}
+
+/** int16 + 32768 → float in [-1,1], the inverse scale of floatToInt16 (-32768 maps just below -1, clipped). */
+const INT16_TO_FLOAT = new Float32Array(65536);
+for (let i = 0; i < 65536; i++) {
+  const v = (i - 32768) / 32767;
+  INT16_TO_FLOAT[i] = v < -1 ? -1 : v;
 }
 
 /** int16 → float in [-1,1], the inverse scale of floatToInt16 (-32768 maps just below -1, clipped). */
 export function int16ToFloat(s: Int16Array): Float32Array {
   const out = new Float32Array(s.length);
-  for (let i = 0; i < s.length; i++) {
-    const v = s[i] / 32767;
-    out[i] = v < -1 ? -1 : v;
-  }
+  for (let i = 0; i < s.length; i++) out[i] = INT16_TO_FLOAT[s[i] + 32768];
   return out;
 }
 
@@ -71,6 +77,18 @@ export function clipFloat(f: Float32Array): Float32Array {
 
 /** Level where the limiter starts bending; everything quieter passes through exactly scaled. */
 const KNEE = 0.9;
+const SPAN = 1 - KNEE;
+
+/** The limiter's curve: slope 1 at the knee, approaching (never exceeding) ±1. */
+function limit(y: number): number {
+  if (y > KNEE) return KNEE + SPAN * Math.tanh((y - KNEE) / SPAN);
+  if (y < -KNEE) return -KNEE - SPAN * Math.tanh((-y - KNEE) / SPAN);
+  return y === y ? y : 0;
+}
+
+function checkGain(gain: number): void {
+  if (!Number.isFinite(gain)) throw new RangeError(`gain must be finite, got ${gain}`);
+}
 
 /**
  * Multiplies by `gain` and soft-limits peaks: samples whose magnitude exceeds KNEE are squashed
@@ -78,33 +96,53 @@ const KNEE = 0.9;
  * cannot wrap around or hard-clip audibly. Per-sample and stateless, hence chunking-independent.
  */
 export function applyGain(f: Float32Array, gain: number): Float32Array {
-  if (!Number.isFinite(gain)) throw new RangeError(`gain must be finite, got ${gain}`);
+  checkGain(gain);
   const out = new Float32Array(f.length);
-  const span = 1 - KNEE;
-  for (let i = 0; i < f.length; i++) {
-    const y = f[i] * gain;
-    if (y > KNEE) out[i] = KNEE + span * Math.tanh((y - KNEE) / span);
-    else if (y < -KNEE) out[i] = -KNEE - span * Math.tanh((-y - KNEE) / span);
-    else out[i] = y === y ? y : 0;
-  }
+  for (let i = 0; i < f.length; i++) out[i] = limit(f[i] * gain);
   return out;
 }
 
 /**
+ * A 16-bit sample's fate under one gain depends on its value alone, so each gain's 65,536
+ * results are computed once and looked up after that: a request's voice gain × volume repeats
+ * across requests, and a lookup costs a fraction of the limiter's arithmetic. The last few
+ * gains used are kept (256 KiB + 128 KiB each).
+ */
+const GAIN_TABLES = 8;
+const floatTables = new Map<number, Float32Array>();
+const int16Tables = new Map<number, Int16Array>();
+
+function gainTable<T extends Float32Array | Int16Array>(cache: Map<number, T>, gain: number, make: () => T): T {
+  let table = cache.get(gain);
+  if (table) {
+    cache.delete(gain); // most recently used last
+  } else {
+    table = make();
+    if (cache.size >= GAIN_TABLES) cache.delete(cache.keys().next().value!);
+  }
+  cache.set(gain, table);
+  return table;
+}
+
+/** Index int16 + 32768 → `applyGain(int16ToFloat(s), gain)`. */
+function floatGainTable(gain: number): Float32Array {
+  return gainTable(floatTables, gain, () => {
+    const table = new Float32Array(65536);
+    for (let i = 0; i < 65536; i++) table[i] = limit(INT16_TO_FLOAT[i] * gain);
+    return table;
+  });
+}
+
+/**
  * 16-bit samples to Float32 × `gain` through the same limiter: exactly
- * `applyGain(int16ToFloat(s), gain)` (or `int16ToFloat(s)` at gain 1), in one pass.
+ * `applyGain(int16ToFloat(s), gain)` (or `int16ToFloat(s)` at gain 1, where no limiter runs), in one pass.
  */
 export function int16ToFloatWithGain(s: Int16Array, gain: number): Float32Array {
   if (gain === 1) return int16ToFloat(s);
-  if (!Number.isFinite(gain)) throw new RangeError(`gain must be finite, got ${gain}`);
+  checkGain(gain);
+  const table = floatGainTable(gain);
   const out = new Float32Array(s.length);
-  const span = 1 - KNEE;
-  for (let i = 0; i < s.length; i++) {
-    const v = s[i] / 32767;
-    // Rounded where the two-step path stores a Float32 value: after int16ToFloat.
-    const y = Math.fround(v < -1 ? -1 : v) * gain;
-    out[i] = y > KNEE ? KNEE + span * Math.tanh((y - KNEE) / span) : y < -KNEE ? -KNEE - span * Math.tanh((-y - KNEE) / span) : y;
-  }
+  for (let i = 0; i < s.length; i++) out[i] = table[s[i] + 32768];
   return out;
 }
 
@@ -113,15 +151,9 @@ export function int16ToFloatWithGain(s: Int16Array, gain: number): Float32Array 
  * `floatToInt16(applyGain(int16ToFloat(s), gain))`, in one pass and without the Float32 arrays.
  */
 export function applyGainInt16(s: Int16Array, gain: number): Int16Array {
-  if (!Number.isFinite(gain)) throw new RangeError(`gain must be finite, got ${gain}`);
+  checkGain(gain);
+  const table = gainTable(int16Tables, gain, () => floatToInt16(floatGainTable(gain)));
   const out = new Int16Array(s.length);
-  const span = 1 - KNEE;
-  for (let i = 0; i < s.length; i++) {
-    const v = s[i] / 32767;
-    // Rounded where the two-step path stores Float32 values: after int16ToFloat and after applyGain.
-    const x = Math.fround(v < -1 ? -1 : v) * gain;
-    const y = Math.fround(x > KNEE ? KNEE + span * Math.tanh((x - KNEE) / span) : x < -KNEE ? -KNEE - span * Math.tanh((-x - KNEE) / span) : x);
-    out[i] = y >= 1 ? 32767 : y <= -1 ? -32767 : Math.round(y * 32767);
-  }
+  for (let i = 0; i < s.length; i++) out[i] = table[s[i] + 32768];
   return out;
 }
