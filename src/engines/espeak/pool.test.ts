@@ -26,7 +26,12 @@ test('a slow consumer pauses the worker at the high-water mark', { timeout: 30_0
   try {
     const iterator = engine.synthesize({ text: LONG, voice, speed: 1, wordTimings: false }, new AbortController().signal)[Symbol.asyncIterator]();
     await iterator.next();
-    await sleep(400); // plenty of time to synthesize the whole text if nothing held it back
+    // The worker says when it waits for its consumer; while it waits it makes nothing.
+    const deadline = performance.now() + 10_000;
+    while (engine.info().paused !== 1) {
+      if (performance.now() > deadline) assert.fail('the worker never paused for its consumer');
+      await sleep(5);
+    }
     const buffered = engine.info().bufferedChunks as number;
     assert.ok(buffered <= 5, `buffered ${buffered} chunks`);
     let chunks = 1;

@@ -79,6 +79,8 @@ export interface WorkerPoolStats {
   queued: number;
   /** Messages made but not yet taken by consumers: bounded by highWater per running job. */
   bufferedChunks: number;
+  /** Busy workers waiting for their consumer to read (back-pressure): each makes nothing until then. */
+  paused: number;
   /** Since start, each job counted once by how it ended; `refused` never entered the queue. */
   jobs: { submitted: number; completed: number; failed: number; cancelled: number; queueTimeouts: number; jobTimeouts: number; refused: number };
   /** Workers that exited on their own, and workers terminated because they did not stop when told. */
@@ -202,16 +204,19 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
   stats(): WorkerPoolStats {
     let busy = 0;
     let bufferedChunks = 0;
+    let paused = 0;
     for (const slot of this.slots) {
       if (!slot.job) continue;
       busy++;
       bufferedChunks += slot.job.chunks.length;
+      if (Atomics.load(slot.control, CONTROL.waiting) === 1) paused++;
     }
     return {
       workers: this.slots.filter((s) => s.ready).length,
       busy,
       queued: this.queue.length,
       bufferedChunks,
+      paused,
       jobs: { ...this.counts },
       workerExits: this.workerExits,
       workersTerminated: this.workersTerminated,

@@ -13,8 +13,10 @@ export const CONTROL = {
   cancel: 0,
   /** Units of audio (the engine's own chunks) posted by the worker and not yet taken by the consumer. */
   inFlight: 1,
+  /** 1 while the worker waits for its consumer to read (back-pressure), set and cleared by the worker. */
+  waiting: 2,
 } as const;
-export const CONTROL_SLOTS = 2;
+export const CONTROL_SLOTS = 3;
 
 /** Sample arrays a worker may post; their buffers are transferred, never copied. */
 export type Samples = Int16Array | Float32Array;

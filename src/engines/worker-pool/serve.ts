@@ -140,10 +140,15 @@ class Batcher<S extends Samples, E> {
 
   /** Blocks while the consumer holds `highWater` unread chunks, unless cancelled. */
   private awaitConsumer(): void {
-    for (;;) {
-      const inFlight = Atomics.load(this.control, CONTROL.inFlight);
-      if (inFlight < this.envelope.highWater || this.cancelled()) return;
-      Atomics.wait(this.control, CONTROL.inFlight, inFlight, WAIT_SLICE_MS);
+    try {
+      for (;;) {
+        const inFlight = Atomics.load(this.control, CONTROL.inFlight);
+        if (inFlight < this.envelope.highWater || this.cancelled()) return;
+        Atomics.store(this.control, CONTROL.waiting, 1);
+        Atomics.wait(this.control, CONTROL.inFlight, inFlight, WAIT_SLICE_MS);
+      }
+    } finally {
+      Atomics.store(this.control, CONTROL.waiting, 0);
     }
   }
 }
