@@ -1,0 +1,144 @@
+/**
+ * @module test/postgres.ledger-batch
+ * The rules of one organisation's batch of ledger writes on PostgreSQL, one
+ * call of `ledger_write_batch`, with the batch laid out by hand rather than
+ * left to timing: settlements before reservations; the first write of a
+ * charge key inserts and a repeat is its duplicate, at the balance now (the
+ * other organisation's when the key is theirs); each inserted row reports the
+ * balance after it; holds granted in queue order while balance − Σ open holds
+ * > 0, a repeated id held once, another organisation's id refused alone,
+ * lapsed holds swept; an unknown organisation refused; a statement that fails
+ * throws and writes nothing.
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { openDb, type Db } from '../src/store/postgres/db.js';
+import { writeLedgerBatch, type LedgerWrite, type Outcome } from '../src/store/postgres/ledger-batch.js';
+import { migrate } from '../src/store/postgres/migrate.js';
+import type { AppendResult, NewLedgerEntry, ReserveResult } from '../src/store/store.js';
+import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from './helpers/postgres.js';
+
+const T = { timeout: 20_000 };
+const schema = freshSchemaName();
+const options = { url: TEST_DATABASE_URL, schema, poolSize: 2, timeoutMs: 5000 };
+let db: Db;
+
+before(async () => {
+  await migrate(options);
+  db = openDb(options);
+});
+after(async () => {
+  await db?.end();
+  await dropSchema(schema);
+});
+
+async function org(id: string, balance: number): Promise<void> {
+  await db.query('INSERT INTO orgs (id, name, balance) VALUES ($1, $1, $2)', [id, balance]);
+}
+
+function entry(orgId: string, credits: number, chargeKey: string | null): NewLedgerEntry {
+  return {
+    orgId,
+    kind: credits < 0 ? 'charge' : 'credit',
+    credits,
+    keyId: 'key_1',
+    requestId: chargeKey,
+    chargeKey,
+    clientRequestId: null,
+    model: 'sonic',
+    endpoint: 'tts_bytes',
+    characters: Math.abs(credits),
+    reason: null,
+  };
+}
+
+const settle = (reservationId: string, e: NewLedgerEntry): LedgerWrite => ({ kind: 'settle', reservationId, entry: e });
+const reserve = (orgId: string, id: string, credits: number, ttlMs = 60_000): LedgerWrite => ({ kind: 'reserve', request: { id, orgId, credits, ttlMs } });
+
+function value<V>(outcome: Outcome): V {
+  assert.equal(outcome.ok, true, outcome.ok ? '' : String(outcome.err));
+  return (outcome as { value: V }).value;
+}
+
+const balanceOf = async (id: string) => (await db.query<{ balance: number }>('SELECT balance FROM orgs WHERE id = $1', [id]))[0].balance;
+
+test('settlements: the first write of a key inserts, a repeat is its duplicate at the balance now; rows report the balance after them', T, async () => {
+  await org('org_s', 100);
+  await org('org_other', 7);
+  await db.query(`INSERT INTO ledger (org_id, kind, credits, charge_key) VALUES ('org_other', 'charge', -3, 'theirs/0')`);
+  const outcomes = await writeLedgerBatch(db.query, 'org_s', [
+    settle('req_a/0', entry('org_s', -10, 'req_a/0')),
+    settle('x', entry('org_s', -1, null)),
+    settle('req_a/0', entry('org_s', -10, 'req_a/0')),
+    settle('theirs/0', entry('org_s', -5, 'theirs/0')),
+    settle('y', entry('org_s', 20, null)),
+  ]);
+  const [a, unkeyed1, again, theirs, unkeyed2] = outcomes.map((o) => value<AppendResult>(o));
+  assert.deepEqual([a.duplicate, a.balance, a.entry.credits, a.entry.orgId], [false, 90, -10, 'org_s']);
+  assert.deepEqual([unkeyed1.duplicate, unkeyed1.balance, unkeyed1.entry.credits], [false, 89, -1]);
+  assert.deepEqual([unkeyed2.duplicate, unkeyed2.balance, unkeyed2.entry.credits], [false, 109, 20]);
+  assert.ok(a.entry.id < unkeyed1.entry.id && unkeyed1.entry.id < unkeyed2.entry.id, 'ledger ids in queue order');
+  assert.deepEqual(again, { ...a, balance: 109, duplicate: true });
+  // Another organisation's key: its row, its balance, nothing written here.
+  assert.deepEqual([theirs.duplicate, theirs.entry.orgId, theirs.entry.credits, theirs.balance], [true, 'org_other', -3, 7]);
+  assert.equal(await balanceOf('org_s'), 109);
+  assert.ok(!Number.isNaN(Date.parse(a.entry.createdAt)));
+  const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger WHERE org_id = 'org_s'`);
+  assert.equal(n, 3);
+});
+
+test('reservations: after the settlements, in queue order while balance − Σ open holds > 0; a repeated id is held once', T, async () => {
+  await org('org_r', 10);
+  await org('org_elsewhere', 10);
+  await db.query(`INSERT INTO reservations (id, org_id, credits, expires_at) VALUES ('res_kept', 'org_r', 4, 9e15), ('res_settled', 'org_r', 50, 9e15),
+    ('res_lapsed', 'org_r', 100, 1), ('res_foreign', 'org_elsewhere', 1, 9e15)`);
+  const outcomes = await writeLedgerBatch(db.query, 'org_r', [
+    reserve('org_r', 'res_1', 3),
+    settle('res_settled', entry('org_r', 5, 'credit/0')),
+    reserve('org_r', 'res_kept', 4),
+    reserve('org_r', 'res_foreign', 1),
+    reserve('org_r', 'res_2', 20),
+    reserve('org_r', 'res_1', 3),
+    reserve('org_r', 'res_3', 1),
+  ]);
+  // The settlement ran first: balance 15, its hold gone, the lapsed one swept; 4 held before the batch.
+  assert.equal(value<AppendResult>(outcomes[1]).balance, 15);
+  const first = value<ReserveResult>(outcomes[0]);
+  assert.ok(first.ok);
+  assert.deepEqual([first.balance, first.reserved, first.reservation.id, first.reservation.orgId, first.reservation.credits], [15, 4, 'res_1', 'org_r', 3]);
+  assert.deepEqual(value<ReserveResult>(outcomes[2]), { ok: true, reservation: { id: 'res_kept', orgId: 'org_r', credits: 4, expiresAt: 9e15 }, balance: 15, reserved: 3 });
+  assert.equal(outcomes[3].ok, false);
+  assert.match(String((outcomes[3] as { err: Error }).err.message), /res_foreign belongs to another organization/);
+  const second = value<ReserveResult>(outcomes[4]);
+  assert.deepEqual([second.ok, second.reserved], [true, 7]);
+  const repeat = value<ReserveResult>(outcomes[5]);
+  assert.ok(repeat.ok);
+  assert.deepEqual([repeat.reserved, repeat.reservation.expiresAt], [24, first.reservation.expiresAt]);
+  assert.deepEqual(value<ReserveResult>(outcomes[6]), { ok: false, balance: 15, reserved: 27 });
+  const held = await db.query<{ id: string; credits: number }>(`SELECT id, credits FROM reservations WHERE org_id = 'org_r' ORDER BY id`);
+  assert.deepEqual(held, [
+    { id: 'res_1', credits: 3 },
+    { id: 'res_2', credits: 20 },
+    { id: 'res_kept', credits: 4 },
+  ]);
+});
+
+test('an unknown organisation: every settlement fails, every reservation is refused, nothing is written', T, async () => {
+  const outcomes = await writeLedgerBatch(db.query, 'org_missing', [reserve('org_missing', 'res_m', 1), settle('res_m', entry('org_missing', -1, 'm/0'))]);
+  assert.deepEqual(value<ReserveResult>(outcomes[0]), { ok: false, balance: 0, reserved: 0 });
+  assert.equal(outcomes[1].ok, false);
+  assert.equal((outcomes[1] as { err: Error }).err.message, 'organization org_missing does not exist');
+  const [{ n }] = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ledger WHERE charge_key = 'm/0'`);
+  assert.equal(n, 0);
+});
+
+test('a batch whose statement fails throws and writes nothing', T, async () => {
+  await org('org_f', 10);
+  const bad = { ...entry('org_f', -1, 'bad/0'), kind: 'refund' as 'charge' };
+  await assert.rejects(writeLedgerBatch(db.query, 'org_f', [settle('a', entry('org_f', -2, 'good/0')), settle('b', bad), reserve('org_f', 'res_f', 1)]), /check constraint/);
+  assert.equal(await balanceOf('org_f'), 10);
+  const [{ rows, holds }] = await db.query<{ rows: number; holds: number }>(
+    `SELECT (SELECT count(*)::int FROM ledger WHERE org_id = 'org_f') AS rows, (SELECT count(*)::int FROM reservations WHERE org_id = 'org_f') AS holds`,
+  );
+  assert.deepEqual([rows, holds], [0, 0]);
+});
