@@ -22,17 +22,13 @@ export function floatToInt16(f: Float32Array): Int16Array {
   return out;
 }
 
-/** int16 + 32768 → float in [-1,1], the inverse scale of floatToInt16 (-32768 maps just below -1, clipped). */
-const INT16_TO_FLOAT = new Float32Array(65536);
-for (let i = 0; i < 65536; i++) {
-  const v = (i - 32768) / 32767;
-  INT16_TO_FLOAT[i] = v < -1 ? -1 : v;
-}
-
 /** int16 → float in [-1,1], the inverse scale of floatToInt16 (-32768 maps just below -1, clipped). */
 export function int16ToFloat(s: Int16Array): Float32Array {
   const out = new Float32Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = INT16_TO_FLOAT[s[i] + 32768];
+  for (let i = 0; i < s.length; i++) {
+    const v = s[i] / 32767;
+    out[i] = v < -1 ? -1 : v;
+  }
   return out;
 }
 
@@ -103,47 +99,42 @@ export function applyGain(f: Float32Array, gain: number): Float32Array {
 }
 
 /**
- * A 16-bit sample's fate under one gain depends on its value alone, so each gain's 65,536
- * results are computed once and looked up after that: a request's voice gain × volume repeats
- * across requests, and a lookup costs a fraction of the limiter's arithmetic. The last few
- * gains used are kept (256 KiB + 128 KiB each).
- */
-const GAIN_TABLES = 8;
-const floatTables = new Map<number, Float32Array>();
-const int16Tables = new Map<number, Int16Array>();
-
-function gainTable<T extends Float32Array | Int16Array>(cache: Map<number, T>, gain: number, make: () => T): T {
-  let table = cache.get(gain);
-  if (table) {
-    cache.delete(gain); // most recently used last
-  } else {
-    table = make();
-    if (cache.size >= GAIN_TABLES) cache.delete(cache.keys().next().value!);
-  }
-  cache.set(gain, table);
-  return table;
-}
-
-/** Index int16 + 32768 → `applyGain(int16ToFloat(s), gain)`. */
-function floatGainTable(gain: number): Float32Array {
-  return gainTable(floatTables, gain, () => {
-    const table = new Float32Array(65536);
-    for (let i = 0; i < 65536; i++) table[i] = limit(INT16_TO_FLOAT[i] * gain);
-    return table;
-  });
-}
-
-/**
  * 16-bit samples to Float32 × `gain` through the same limiter: exactly
  * `applyGain(int16ToFloat(s), gain)` (or `int16ToFloat(s)` at gain 1, where no limiter runs), in one pass.
  */
 export function int16ToFloatWithGain(s: Int16Array, gain: number): Float32Array {
   if (gain === 1) return int16ToFloat(s);
   checkGain(gain);
-  const table = floatGainTable(gain);
   const out = new Float32Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = table[s[i] + 32768];
+  for (let i = 0; i < s.length; i++) {
+    const v = s[i] / 32767;
+    // Rounded where the two-step path stores a Float32 value: after int16ToFloat.
+    out[i] = limit(Math.fround(v < -1 ? -1 : v) * gain);
+  }
   return out;
+}
+
+/**
+ * A 16-bit sample's fate under one gain depends on its value alone, so for 16-bit output each
+ * gain's 65,536 results are computed once and looked up after that: a request's voice gain ×
+ * volume repeats across requests, and a lookup costs a sixth of the limiter's arithmetic and its
+ * rounding. The last few gains used are kept (128 KiB each).
+ */
+const GAIN_TABLES = 8;
+const int16Tables = new Map<number, Int16Array>();
+
+function int16GainTable(gain: number): Int16Array {
+  let table = int16Tables.get(gain);
+  if (table) {
+    int16Tables.delete(gain); // most recently used last
+  } else {
+    const all = new Int16Array(65536);
+    for (let i = 0; i < all.length; i++) all[i] = i - 32768;
+    table = floatToInt16(applyGain(int16ToFloat(all), gain));
+    if (int16Tables.size >= GAIN_TABLES) int16Tables.delete(int16Tables.keys().next().value!);
+  }
+  int16Tables.set(gain, table);
+  return table;
 }
 
 /**
@@ -152,7 +143,7 @@ export function int16ToFloatWithGain(s: Int16Array, gain: number): Float32Array 
  */
 export function applyGainInt16(s: Int16Array, gain: number): Int16Array {
   checkGain(gain);
-  const table = gainTable(int16Tables, gain, () => floatToInt16(floatGainTable(gain)));
+  const table = int16GainTable(gain);
   const out = new Int16Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = table[s[i] + 32768];
   return out;
