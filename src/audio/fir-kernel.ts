@@ -31,7 +31,13 @@ let resident: Float32Array | undefined;
 
 function load(): FirExports {
   if (!kernel) {
-    const bytes = readFileSync(new URL('./kernels/fir.wasm', import.meta.url));
+    const url = new URL('./kernels/fir.wasm', import.meta.url);
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(url);
+    } catch (err) {
+      throw new Error(`the filter kernel ${url.pathname} is missing: \`npm run build\` assembles it`, { cause: err });
+    }
     kernel = new Instance(new Module(bytes)).exports as FirExports;
   }
   return kernel;
