@@ -1,7 +1,7 @@
 /**
  * @module test/postgres.ledger-batch
  * The rules of one organisation's batch of ledger writes on PostgreSQL, one
- * call of `ledger_write_batch`, with the batch laid out by hand rather than
+ * call of `ledger_write_batch_v3`, with the batch laid out by hand rather than
  * left to timing: settlements before reservations; the first write of a
  * charge key inserts and a repeat is its duplicate, at the balance now (the
  * other organisation's when the key is theirs); each inserted row reports the
@@ -141,4 +141,18 @@ test('a batch whose statement fails throws and writes nothing', T, async () => {
     `SELECT (SELECT count(*)::int FROM ledger WHERE org_id = 'org_f') AS rows, (SELECT count(*)::int FROM reservations WHERE org_id = 'org_f') AS holds`,
   );
   assert.deepEqual([rows, holds], [0, 0]);
+});
+
+test('the previous version\'s function stays beside it, so a server not yet upgraded keeps writing in the same schema', T, async () => {
+  await org('org_prev', 100);
+  const [{ result }] = await db.query<{ result: { settles: unknown[]; reserves: { ok: boolean; reserved: number }[] } }>(
+    `SELECT ledger_write_batch($1::text, '{}'::text[], '{}'::text[], '{}'::bigint[], '{}'::text[], '{}'::text[], '{}'::text[], '{}'::text[],
+       '{}'::text[], '{}'::text[], '{}'::int[], '{}'::text[], $2::text[], $3::bigint[], $4::bigint[]) AS result`,
+    ['org_prev', ['res_prev_1'], [30], [60_000]],
+  );
+  assert.deepEqual(result.settles, []);
+  assert.equal(result.reserves[0].ok, true);
+  // The current writer sees the hold the previous one made.
+  const [outcome] = await writeLedgerBatch(db.query, 'org_prev', [reserve('org_prev', 'res_prev_2', 10)]);
+  assert.equal(value<ReserveResult>(outcome).reserved, 30);
 });

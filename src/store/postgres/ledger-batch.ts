@@ -2,7 +2,7 @@
  * @module store/postgres/ledger-batch
  * One organisation's queued reservations and settlements written in one
  * round trip, however many there are (see group-commit.ts for the queueing):
- * a single call of the `ledger_write_batch` function (migrations.ts, version
+ * a single call of the `ledger_write_batch_v3` function (migrations.ts, version
  * 3), which is its own transaction, so BEGIN and COMMIT cost nothing extra.
  * Under the organisation's row lock it applies every settlement first (one
  * ledger row per charge key, the balance, their holds), then every
@@ -65,7 +65,7 @@ export function toEntry(row: LedgerRow): LedgerEntry {
 export const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 /** The argument types are the columns' (bigint credits, integer characters), so the call resolves to the function as declared. */
-const WRITE_BATCH = `SELECT ledger_write_batch($1::text,
+const WRITE_BATCH = `SELECT ledger_write_batch_v3($1::text,
   $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[],
   $13::text[], $14::bigint[], $15::bigint[]) AS result`;
 

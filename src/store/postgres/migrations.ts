@@ -269,8 +269,11 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 3,
-    name: 'ledger_write_batch: compact answers, cheaper reservation decisions',
-    // The same arguments and rules as version 2, cheaper per write. The answer is one JSON array
+    name: 'ledger_write_batch_v3: compact answers, cheaper reservation decisions',
+    // The same arguments and rules as version 2's ledger_write_batch, cheaper per write, under a
+    // name of its own: version 2's function stays, so a server still on the code before this
+    // version keeps reading the answers it expects while the servers of a deployment are
+    // upgraded one by one. The answer is one JSON array
     // of arrays, and only what the caller does not already know: [balance, ids, created, after,
     // first, earlier, hold_credits, hold_expires, reserved]. `balance` is the organisation's
     // after every settlement, the one each duplicate of this organisation and each reservation
@@ -288,7 +291,7 @@ export const MIGRATIONS: Migration[] = [
     // before, anything else that fails raises and the whole call rolls back, and tables resolve
     // through the caller's search_path.
     sql: `
-      CREATE OR REPLACE FUNCTION ledger_write_batch(
+      CREATE FUNCTION ledger_write_batch_v3(
         org text,
         settle_reservation text[], settle_kind text[], settle_credits bigint[], settle_key_id text[],
         settle_request_id text[], settle_charge_key text[], settle_client_request_id text[],

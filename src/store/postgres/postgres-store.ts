@@ -231,7 +231,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
   };
 
-  // One organisation's queued reservations and settlements share one statement, a call of ledger_write_batch (group-commit.ts, ledger-batch.ts).
+  // One organisation's queued reservations and settlements share one statement, a call of ledger_write_batch_v3 (group-commit.ts, ledger-batch.ts).
   const group = new OrgGroupCommit<LedgerWrite>(db, writeLedgerBatch);
   const ledger: LedgerRepository = {
     append(entry) {
