@@ -5,7 +5,7 @@
  */
 
 import { bytesPerSample, CONTENT_TYPES, type Encoding, type OutputFormat } from './format.js';
-import { encodeAlaw, encodeMulaw } from './g711.js';
+import { encodeAlawFloat, encodeMulawFloat } from './g711.js';
 import { createMp3Stream, defaultMp3BitRate } from './mp3.js';
 import { clipFloat, float32AsBytes, floatToInt16, int16AsBytes } from './pcm.js';
 import { wavHeader } from './wav.js';
@@ -41,9 +41,9 @@ export function encodePcm(encoding: Encoding, samples: Float32Array): Buffer {
       // Clipped so f32 carries the same signal as the integer encodings (resampler overshoot included).
       return float32AsBytes(clipFloat(samples));
     case 'pcm_mulaw':
-      return asBuffer(encodeMulaw(floatToInt16(samples)));
+      return asBuffer(encodeMulawFloat(samples));
     case 'pcm_alaw':
-      return asBuffer(encodeAlaw(floatToInt16(samples)));
+      return asBuffer(encodeAlawFloat(samples));
     default:
       throw new Error(`unknown encoding: ${String(encoding)}`);
   }

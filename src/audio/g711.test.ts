@@ -7,7 +7,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { alawToInt16, decodeAlaw, decodeMulaw, encodeAlaw, encodeMulaw, mulawToInt16 } from './g711.js';
+import { alawToInt16, decodeAlaw, decodeMulaw, encodeAlaw, encodeAlawFloat, encodeMulaw, encodeMulawFloat, mulawToInt16 } from './g711.js';
+import { floatToInt16 } from './pcm.js';
 
 const SOX_MULAW_ENCODE_SHA256 = 'cd03795221187036041e2c68724ebbcc497e1844823ff4ab4ac6e61bc5948fb3';
 const SOX_ALAW_ENCODE_SHA256 = '9ad77510792fe7c8192acff6bf30d3fe660e5644727b703881516fa61dbabdeb';
@@ -84,5 +85,16 @@ describe('G.711', () => {
   it('handles empty input', () => {
     assert.equal(encodeMulaw(new Int16Array(0)).length, 0);
     assert.equal(decodeAlaw(new Uint8Array(0)).length, 0);
+  });
+
+  it('float samples encode as their int16 form would, in one pass', () => {
+    const probe = new Float32Array(2 * 65536 + 6);
+    for (let k = 0; k < 65536; k++) {
+      probe[2 * k] = (k - 32768) / 32767;
+      probe[2 * k + 1] = Math.fround((k - 32768 + 0.5) / 32767);
+    }
+    probe.set([NaN, Infinity, -Infinity, 1.5, -1.5, -1], 2 * 65536);
+    assert.deepEqual(encodeMulawFloat(probe), encodeMulaw(floatToInt16(probe)));
+    assert.deepEqual(encodeAlawFloat(probe), encodeAlaw(floatToInt16(probe)));
   });
 });

@@ -5,8 +5,11 @@
  * (A-law) — round half up, saturating at the top — and then applies the classic Sun reference
  * encoder (sox_14linear2ulaw / sox_13linear2alaw). Rounding instead of truncating halves the
  * quantisation bias of a plain `>> 2`/`>> 3`. Both steps are folded into 64 KiB tables indexed by
- * the int16 value, built once at load, so encoding is one lookup per sample.
+ * the int16 value, built once at load, so encoding is one lookup per sample. The float encoders
+ * round each sample to int16 on the way (`sampleToInt16`), so a Float32 chunk is one pass.
  */
+
+import { sampleToInt16 } from './pcm.js';
 
 const SEG_UEND = [0x3f, 0x7f, 0xff, 0x1ff, 0x3ff, 0x7ff, 0xfff, 0x1fff];
 const SEG_AEND = [0x1f, 0x3f, 0x7f, 0xff, 0x1ff, 0x3ff, 0x7ff, 0xfff];
@@ -84,6 +87,20 @@ for (let b = 0; b < 256; b++) {
 export function encodeMulaw(s: Int16Array): Uint8Array {
   const out = new Uint8Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = ULAW_ENC[s[i] + 32768];
+  return out;
+}
+
+/** Float samples straight to μ-law: `encodeMulaw(floatToInt16(f))` without the Int16 array. */
+export function encodeMulawFloat(f: Float32Array): Uint8Array {
+  const out = new Uint8Array(f.length);
+  for (let i = 0; i < f.length; i++) out[i] = ULAW_ENC[sampleToInt16(f[i]) + 32768];
+  return out;
+}
+
+/** Float samples straight to A-law: `encodeAlaw(floatToInt16(f))` without the Int16 array. */
+export function encodeAlawFloat(f: Float32Array): Uint8Array {
+  const out = new Uint8Array(f.length);
+  for (let i = 0; i < f.length; i++) out[i] = ALAW_ENC[sampleToInt16(f[i]) + 32768];
   return out;
 }
 

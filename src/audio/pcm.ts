@@ -9,16 +9,21 @@ import { endianness } from 'node:os';
 
 const HOST_LE = endianness() === 'LE';
 
+/**
+ * One float sample [-1,1] → int16: clip, scale by 32767, round half up (NaN becomes 0).
+ * A Float32 × 32767 is exact in a double, and so is y + 0.5 below 2^15: floor(y + 0.5) is
+ * Math.round(y), at a quarter of its cost. NaN fails both comparisons and floors to NaN, which an
+ * Int16Array stores as 0 and `| 0` makes 0.
+ */
+export function sampleToInt16(x: number): number {
+  const y = x * 32767;
+  return y >= 32767 ? 32767 : y <= -32767 ? -32767 : Math.floor(y + 0.5) | 0;
+}
+
 /** Float [-1,1] → int16: clip, scale by 32767, round (NaN becomes 0). */
 export function floatToInt16(f: Float32Array): Int16Array {
   const out = new Int16Array(f.length);
-  for (let i = 0; i < f.length; i++) {
-    // A Float32 × 32767 is exact in a double, and so is y + 0.5 below 2^15: floor(y + 0.5) is
-    // Math.round(y) (half up), at a quarter of its cost. NaN fails both comparisons, floors to NaN
-    // and is stored as 0.
-    const y = f[i] * 32767;
-    out[i] = y >= 32767 ? 32767 : y <= -32767 ? -32767 : Math.floor(y + 0.5);
-  }
+  for (let i = 0; i < f.length; i++) out[i] = sampleToInt16(f[i]);
   return out;
 }
 
