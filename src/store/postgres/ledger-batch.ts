@@ -61,8 +61,6 @@ export function toEntry(row: LedgerRow): LedgerEntry {
   };
 }
 
-/** The database clock in epoch milliseconds, the time base of reservations. */
-export const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 /** The argument types are the columns' (bigint credits, integer characters), so the call resolves to the function as declared. */
 const WRITE_BATCH = `SELECT ledger_write_batch_v3($1::text,

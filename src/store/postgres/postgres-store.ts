@@ -15,7 +15,6 @@ import type {
   AppendResult,
   DictRepository,
   KeyRepository,
-  LedgerEntry,
   LedgerRepository,
   NewLedgerEntry,
   Org,
@@ -29,7 +28,7 @@ import type {
 } from '../store.js';
 import { openDb, type PostgresOptions, type Run } from './db.js';
 import { OrgGroupCommit } from './group-commit.js';
-import { NOW_MS, toEntry, writeLedgerBatch, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
+import { toEntry, writeLedgerBatch, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 
 interface OrgRow {
@@ -91,6 +90,9 @@ function toOrg(row: OrgRow): Org {
     },
   };
 }
+
+/** The database clock in epoch milliseconds, the time base of reservations. */
+const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
 
 function toKey(row: KeyRow): ApiKeyRecord {
   return {
