@@ -30,22 +30,34 @@ import { startServer, type TestServer } from './helpers/server.js';
 
 const logger = createLogger('silent');
 
-/** Gathers what a recording worker reports, and waits (bounded) for a count of calls. */
+/** Gathers what a recording worker reports; `until` wakes on each report, failing after a bound. */
 class Recorder {
   readonly name = `sherpa-calls-${randomUUID()}`;
   readonly calls: RecordedCall[] = [];
   private readonly channel = new BroadcastChannel(this.name);
+  private arrived: (() => void) | null = null;
 
   constructor() {
-    this.channel.onmessage = (event) => this.calls.push((event as { data: RecordedCall }).data);
+    this.channel.onmessage = (event) => {
+      this.calls.push((event as { data: RecordedCall }).data);
+      this.arrived?.();
+    };
   }
 
   async until(count: number, timeoutMs = 5000): Promise<RecordedCall[]> {
-    const deadline = Date.now() + timeoutMs;
-    while (this.calls.length < count) {
-      if (Date.now() > deadline) throw new Error(`${this.calls.length} of ${count} calls arrived`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    if (this.calls.length >= count) return this.calls;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.arrived = null;
+        reject(new Error(`${this.calls.length} of ${count} calls arrived within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.arrived = () => {
+        if (this.calls.length < count) return;
+        clearTimeout(timer);
+        this.arrived = null;
+        resolve();
+      };
+    });
     return this.calls;
   }
 
