@@ -3,7 +3,9 @@
  * Splits text into the sentences an in-process engine speaks one job at a time, with
  * the platform's Unicode sentence rules (`Intl.Segmenter`, UAX #29). Runs of
  * text without sentence punctuation are cut at clause punctuation or spaces
- * once they grow long, so a wall of text still streams and still cancels.
+ * once they grow long, so a wall of text still streams and still cancels. A
+ * first sentence that would wait for a busy engine can have a short head cut
+ * off (`splitHead`), so its first audio waits for a few words, not a sentence.
  */
 
 /** Longest piece of text generated in one call. */
@@ -27,4 +29,38 @@ function* bounded(sentence: string): Generator<string> {
     rest = rest.slice(at);
   }
   yield rest;
+}
+
+/** Words in a head cut at a space (see splitHead). */
+export const HEAD_WORDS = 4;
+/** A clause punctuation mark ends the head if it comes within this many words. */
+export const HEAD_MAX_WORDS = 8;
+/** Sentences of this many words or fewer are not cut: the whole is short. */
+export const HEAD_MIN_SENTENCE_WORDS = HEAD_WORDS + 2;
+
+/** A sentence cut in two; `atPunctuation` is false for a cut at a space inside a clause. */
+export interface SplitSentence {
+  head: string;
+  rest: string;
+  atPunctuation: boolean;
+}
+
+const CLAUSE_END = /[,;:\u2013\u2014]["'\u201d\u2019)\]]*$/u;
+
+/**
+ * Cuts a short head off `sentence`: after its first clause punctuation if that comes within
+ * HEAD_MAX_WORDS words (where the engine would pause anyway), else after HEAD_WORDS words.
+ * Null for a sentence of HEAD_MIN_SENTENCE_WORDS words or fewer.
+ */
+export function splitHead(sentence: string): SplitSentence | null {
+  const words = [...sentence.matchAll(/\S+/gu)];
+  if (words.length <= HEAD_MIN_SENTENCE_WORDS) return null;
+  const cutAt = (last: number, atPunctuation: boolean): SplitSentence => {
+    const end = words[last].index! + words[last][0].length;
+    return { head: sentence.slice(0, end), rest: sentence.slice(words[last + 1].index!), atPunctuation };
+  };
+  for (let i = 0; i < Math.min(HEAD_MAX_WORDS, words.length - 2); i++) {
+    if (CLAUSE_END.test(words[i][0])) return cutAt(i, true);
+  }
+  return cutAt(HEAD_WORDS - 1, false);
 }

@@ -122,3 +122,34 @@ test('word timings run on across sentences, each after the one before', { timeou
     await engine.stop();
   }
 });
+
+test('while every worker is busy, a first sentence speaks its head on its own: same words, same timings order, sooner', { timeout: 30_000 }, async () => {
+  const engine = pool();
+  await engine.start();
+  try {
+    const text = 'Please hold while I transfer you to the next available agent.';
+    const speak = async (signal: AbortSignal) => {
+      const words: { word: string; start: number; end: number }[] = [];
+      for await (const chunk of engine.synthesize({ text, voice, speed: 1, wordTimings: true }, signal)) words.push(...(chunk.words ?? []));
+      return words;
+    };
+    const expected = ['Please', 'hold', 'while', 'I', 'transfer', 'you', 'to', 'the', 'next', 'available', 'agent'];
+    // A free worker: one job for the sentence.
+    assert.deepEqual((await speak(new AbortController().signal)).map((w) => w.word), expected);
+    assert.equal((engine.info().jobs as { submitted: number }).submitted, 1);
+
+    // The only worker is busy: the head and the rest are two jobs.
+    const busy = new AbortController();
+    const long = engine.synthesize({ text: LONG, voice, speed: 1, wordTimings: false }, busy.signal)[Symbol.asyncIterator]();
+    await long.next();
+    const words = speak(new AbortController().signal);
+    busy.abort();
+    await long.next().catch(() => undefined);
+    const split = await words;
+    assert.equal((engine.info().jobs as { submitted: number }).submitted, 1 + 1 + 2, 'the long text, then the head and the rest');
+    assert.deepEqual(split.map((w) => w.word), expected, 'no word gains the comma the head is spoken with');
+    for (let i = 1; i < split.length; i++) assert.ok(split[i].start >= split[i - 1].end - 1e-9, `${split[i].word} starts after ${split[i - 1].word} ends`);
+  } finally {
+    await engine.stop();
+  }
+});

@@ -14,7 +14,7 @@ import { ESPEAK_VOICE_LEVELS } from '../../voices/loudness-table.js';
 import type { Voice } from '../../voices/voice.js';
 import type { EngineChunk, EngineInfo, EngineInput } from '../engine.js';
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
-import { sentences } from '../sentences.js';
+import { sentences, splitHead } from '../sentences.js';
 import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
 import { prepareText } from './text.js';
@@ -27,6 +27,18 @@ export interface EspeakPoolOptions extends PoolLimits {
 }
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
+
+/**
+ * A continuation is due this long before its listener would run out of audio: time for the
+ * worker to make its first chunk and for the chunk to reach the client.
+ */
+export const CONTINUATION_LEAD_MS = 100;
+
+interface Piece {
+  text: string;
+  /** The head of a clause cut at a space: spoken on a continuing pitch. */
+  continues: boolean;
+}
 
 export class EspeakPool implements Int16Engine {
   readonly type = 'espeak';
@@ -98,31 +110,46 @@ export class EspeakPool implements Int16Engine {
 
   /**
    * One job per sentence, each submitted when the one before has ended: a worker is never held
-   * by one request for longer than a sentence, and the pool serves a waiting request's first
-   * sentence before the next sentence of one already speaking (WorkerPool.submit).
+   * by one request for longer than a sentence. The pool serves a waiting request's first piece
+   * before the next sentence of one already speaking, until that one's listener is about to run
+   * out of audio (WorkerPool.submit). When no worker is free, the first sentence's head (a
+   * clause, or a few words) goes first on its own, so first audio waits for a short piece.
    */
   private async *run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array) => T): AsyncGenerator<Decoded<T>> {
     const profile = input.voice.profiles.espeak;
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
     const voice = profile.variant ? `${profile.voice}+${profile.variant}` : profile.voice;
     const rate = Math.round(profile.rate * input.speed);
-    const pieces = [...sentences(input.text)];
-    // Text with no letters or digits is still eSpeak's to read (or not) as a whole.
-    if (pieces.length === 0) pieces.push(input.text);
+    const pieces = this.pieces(input.text);
     let offset = 0;
     let worked = 0;
+    let firstAudioAt = 0;
     for (const [index, piece] of pieces.entries()) {
-      const prepared = prepareText(piece);
+      const prepared = prepareText(piece.text, { continues: piece.continues });
       const job: SynthesizeJob = { text: prepared.text, voice, pitch: profile.pitch, rate };
       const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert);
       let samples = 0;
-      const stream = this.pool.submit(job, signal, decoder, { continuation: index > 0, workedMs: worked });
+      // Its listener has heard from firstAudioAt on, in real time, the `offset` seconds made so far.
+      const dueAt = firstAudioAt > 0 ? firstAudioAt + offset * 1000 - CONTINUATION_LEAD_MS : performance.now();
+      const stream = this.pool.submit(job, signal, decoder, { continuation: index > 0, workedMs: worked, dueAt });
       for await (const chunk of stream) {
-        samples += (chunk.samples as { length: number }).length;
+        const length = (chunk.samples as { length: number }).length;
+        if (length > 0 && firstAudioAt === 0) firstAudioAt = performance.now();
+        samples += length;
         yield offset > 0 && chunk.words ? { ...chunk, words: chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) } : chunk;
       }
       worked += stream.workingMs();
       offset += samples / this.sampleRate;
     }
+  }
+
+  /** The text's sentences; the first one's head on its own when it would wait for a worker. */
+  private pieces(text: string): Piece[] {
+    const pieces: Piece[] = [...sentences(text)].map((sentence) => ({ text: sentence, continues: false }));
+    // Text with no letters or digits is still eSpeak's to read (or not) as a whole.
+    if (pieces.length === 0) return [{ text, continues: false }];
+    const split = this.pool.hasIdleWorker() ? null : splitHead(pieces[0].text);
+    if (split) pieces.splice(0, 1, { text: split.head, continues: !split.atPunctuation }, { text: split.rest, continues: false });
+    return pieces;
   }
 }

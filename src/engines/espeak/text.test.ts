@@ -19,3 +19,12 @@ test('word positions map back to the original code points, across escapes and em
   assert.equal(wordAt(prepared, position('&lt;Jerry&gt;'), '&lt;Jerry&gt;'.length), '<Jerry>');
   assert.equal(wordAt(prepared, position('&amp;'), 5), '&');
 });
+
+test('a head cut at a space ends on a comma that maps to its last word', () => {
+  const prepared = prepareText('Please hold while I', { continues: true });
+  assert.equal(prepared.text, 'Please hold while I,');
+  assert.deepEqual([prepared.sourceIndex.length, prepared.sourceIndex.at(-1)], [20, 18], 'the comma maps to the last character sent');
+  // eSpeak may report the comma as part of the word; the word is still the one sent.
+  assert.equal(wordAt(prepared, [...'Please hold while '].length + 1, 2), 'I');
+  assert.equal(prepareText('Done.').text, 'Done.');
+});

@@ -18,7 +18,12 @@ export interface PreparedText {
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
 
-export function prepareText(input: string): PreparedText {
+/**
+ * `continues`: the text is the head of a clause cut at a space (engines/sentences, splitHead). A
+ * comma goes after it, so eSpeak ends it on a continuing pitch rather than a full stop's fall; the
+ * comma maps to the text's last character, so no word event names it.
+ */
+export function prepareText(input: string, { continues = false }: { continues?: boolean } = {}): PreparedText {
   const source = [...input];
   const out: string[] = [];
   const sourceIndex: number[] = [];
@@ -33,6 +38,10 @@ export function prepareText(input: string): PreparedText {
       sourceIndex.push(i);
     }
   });
+  if (continues && source.length > 0) {
+    out.push(',');
+    sourceIndex.push(source.length - 1);
+  }
   return { text: out.join(''), sourceIndex: Int32Array.from(sourceIndex), source };
 }
 

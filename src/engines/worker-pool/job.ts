@@ -36,7 +36,7 @@ export class Job<J, S extends Samples, E> {
   private pausedSince: number | null = null;
   private waiters: (() => void)[] = [];
 
-  /** When it entered the queue: a continuation that has waited long goes ahead of new requests. */
+  /** When it entered the queue. */
   readonly queuedAt = performance.now();
 
   constructor(
@@ -46,6 +46,8 @@ export class Job<J, S extends Samples, E> {
     readonly continuation = false,
     /** Working time the request's earlier pieces spent: the job deadline is for the whole request. */
     readonly workedBefore = 0,
+    /** When its audio is needed (`performance.now()` ms): the queue serves the earliest first. */
+    readonly due = performance.now(),
   ) {}
 
   start(): void {

@@ -12,7 +12,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { ApiError } from '../../errors/api-error.js';
 import { createLogger } from '../../log/logger.js';
-import { CONTINUATION_MAX_WAIT_MS, WorkerPool, type WorkerPoolOptions } from './pool.js';
+import { WorkerPool, type SubmitOptions, type WorkerPoolOptions } from './pool.js';
 import type { ChunkDecoder } from './stream.js';
 import type { TestJob } from './stand-in-worker.js';
 
@@ -242,30 +242,45 @@ describe('worker pool', () => {
     });
   });
 
-  test("a waiting request's first piece runs before another request's continuation, unless that has waited too long", T, async () => {
-    await withPool({ queueLimit: 8 }, async (pool) => {
+  test("a waiting request's first piece runs before another request's continuation, until that one is due", T, async () => {
+    await withPool({ queueLimit: 8, continuationMaxWaitMs: 150 }, async (pool) => {
       const order: string[] = [];
-      const run = (name: string, job: TestJob, continuation: boolean) => {
-        const stream = pool.submit(job, new AbortController().signal, decoder(), { continuation });
+      const run = (name: string, job: TestJob, options: SubmitOptions = {}) => {
+        const stream = pool.submit(job, new AbortController().signal, decoder(), options);
         return (async () => {
           for await (const _ of stream) if (!order.includes(name)) order.push(name);
         })();
       };
-      const speaking = run('speaking', { chunks: 5, samples: 10, blockMs: 20 }, false);
-      await until(() => order.includes('speaking'), 'the first job starting');
-      const next = run('continuation', { chunks: 1, samples: 10 }, true);
-      const fresh = run('first piece', { chunks: 1, samples: 10 }, false);
-      await Promise.all([speaking, next, fresh]);
+      // Wrapped: an async function returning the promise would wait for the job to end.
+      const busy = async (chunks: number) => {
+        const speaking = run('speaking', { chunks, samples: 10, blockMs: 20 });
+        await until(() => order.includes('speaking'), 'the first job starting');
+        return { speaking };
+      };
+
+      // Its listener has a second of audio left: the new request goes first.
+      let { speaking } = await busy(5);
+      const later = run('continuation', { chunks: 1, samples: 10 }, { continuation: true, dueAt: performance.now() + 1000 });
+      const fresh = run('first piece', { chunks: 1, samples: 10 });
+      await Promise.all([speaking, later, fresh]);
       assert.deepEqual(order, ['speaking', 'first piece', 'continuation']);
 
+      // Its listener runs dry before the new request arrived: the continuation goes first.
       order.length = 0;
-      const long = run('speaking', { chunks: 20, samples: 10, blockMs: 20 }, false); // ~400 ms
-      await until(() => order.includes('speaking'), 'the first job starting');
+      ({ speaking } = await busy(5));
+      const due = run('continuation', { chunks: 1, samples: 10 }, { continuation: true, dueAt: performance.now() - 1 });
+      const next = run('first piece', { chunks: 1, samples: 10 });
+      await Promise.all([speaking, due, next]);
+      assert.deepEqual(order, ['speaking', 'continuation', 'first piece']);
+
+      // However much audio its listener has, it waits no longer than continuationMaxWaitMs.
+      order.length = 0;
+      ({ speaking } = await busy(20)); // ~400 ms
       const queuedAt = performance.now();
-      const overdue = run('continuation', { chunks: 1, samples: 10 }, true);
-      await until(() => performance.now() - queuedAt > CONTINUATION_MAX_WAIT_MS + 20, 'the continuation being overdue');
-      const late = run('first piece', { chunks: 1, samples: 10 }, false);
-      await Promise.all([long, overdue, late]);
+      const overdue = run('continuation', { chunks: 1, samples: 10 }, { continuation: true, dueAt: queuedAt + 60_000 });
+      await until(() => performance.now() - queuedAt > 150 + 20, 'the continuation being overdue');
+      const late = run('first piece', { chunks: 1, samples: 10 });
+      await Promise.all([speaking, overdue, late]);
       assert.deepEqual(order, ['speaking', 'continuation', 'first piece']);
     });
   });

@@ -29,10 +29,10 @@ import { JobStream, type ChunkDecoder, type JobControl } from './stream.js';
 export const POOL_DEFAULTS = { queueTimeoutMs: 10_000, jobTimeoutMs: 120_000, cancelGraceMs: 2_000, stopWaitMs: 30_000 };
 
 /**
- * A continuation waits behind new requests' first pieces at most this long: its listener still
- * has the audio of the piece before (a sentence is seconds of audio), a new request has nothing.
+ * Longest a continuation waits behind new requests' first pieces, however much audio its listener
+ * still has: a request read faster than real time (a download, a narration) still moves.
  */
-export const CONTINUATION_MAX_WAIT_MS = 250;
+export const CONTINUATION_MAX_WAIT_MS = 2_000;
 
 export interface WorkerPoolOptions<R> {
   /** The engine id, for logs. */
@@ -62,6 +62,8 @@ export interface WorkerPoolOptions<R> {
   interruptible?: boolean;
   /** How long stop() waits for running calls of a non-interruptible engine. */
   stopWaitMs?: number;
+  /** Longest a continuation waits behind first pieces (default CONTINUATION_MAX_WAIT_MS). */
+  continuationMaxWaitMs?: number;
   logger: Logger;
   /** Each worker's ready report (all run the same script, so they agree). */
   onReady?(info: R): void;
@@ -86,6 +88,15 @@ export interface WorkerPoolStats {
   /** Workers that exited on their own, and workers terminated because they did not stop when told. */
   workerExits: number;
   workersTerminated: number;
+}
+
+export interface SubmitOptions {
+  /** The next piece of a request already speaking (see WorkerPool.submit). */
+  continuation?: boolean;
+  /** Working time of the request's earlier pieces, counted against this one's job deadline. */
+  workedMs?: number;
+  /** For a continuation: when (`performance.now()` ms) its listener would run out of audio. */
+  dueAt?: number;
 }
 
 type Outcome = 'completed' | 'failed' | 'cancelled' | 'queueTimeouts' | 'jobTimeouts';
@@ -174,24 +185,29 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
   }
 
   /**
-   * Queues a job and returns its chunks as `decoder` makes them. A `continuation` (the next
-   * sentence of a request already speaking) is never refused for a full queue, and waits behind
-   * new requests' first pieces for up to CONTINUATION_MAX_WAIT_MS, so a waiting request's first
-   * audio goes ahead of more audio for one that is already being heard. `workedMs` is the working
-   * time the request's earlier pieces spent, which counts against this one's `jobTimeoutMs`.
-   * Throws `engine_unavailable` at once when no worker is ready or the queue is full; later
-   * failures (deadlines, a crashed worker) are thrown by the iterator. Aborting `signal`, or
-   * leaving the iteration, cancels the job.
+   * Queues a job and returns its chunks as `decoder` makes them. The queue serves the job whose
+   * audio is needed soonest: a new request's first piece is needed from the moment it arrives; a
+   * `continuation` (the next piece of a request already speaking) at `dueAt`, when its listener
+   * would run out of the audio it already has, and at the latest `continuationMaxWaitMs` after it
+   * was queued. So a waiting request's first audio goes ahead of more audio for one that is
+   * already being heard, until that one's listener is about to run dry. A continuation is never
+   * refused for a full queue. `workedMs` is the working time the request's earlier pieces spent,
+   * which counts against this one's `jobTimeoutMs`. Throws `engine_unavailable` at once when no
+   * worker is ready or the queue is full; later failures (deadlines, a crashed worker) are thrown
+   * by the iterator. Aborting `signal`, or leaving the iteration, cancels the job.
    */
-  submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>, options: { continuation?: boolean; workedMs?: number } = {}): JobStream<J, S, E, T> {
+  submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>, options: SubmitOptions = {}): JobStream<J, S, E, T> {
     const continuation = options.continuation === true;
     // A continuation belongs to a request already admitted and speaking: the queue bound is for new work.
-    const full = !continuation && this.queue.length >= this.options.queueLimit && !this.slots.some((s) => s.ready && !s.job);
+    const full = !continuation && this.queue.length >= this.options.queueLimit && !this.hasIdleWorker();
     if (!this.isReady() || full) {
       this.counts.refused++;
       throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
     }
-    const job = new Job<J, S, E>(this.nextJobId++, payload, continuation, options.workedMs ?? 0);
+    const now = performance.now();
+    const latest = now + (this.options.continuationMaxWaitMs ?? CONTINUATION_MAX_WAIT_MS);
+    const due = continuation ? Math.min(options.dueAt ?? latest, latest) : now;
+    const job = new Job<J, S, E>(this.nextJobId++, payload, continuation, options.workedMs ?? 0, due);
     this.counts.submitted++;
     this.queue.push(job);
     job.timer = setTimeout(() => this.queueExpired(job), this.queueTimeoutMs).unref();
@@ -199,6 +215,11 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     const stream = new JobStream(job, decoder, signal, this);
     this.dispatch();
     return stream;
+  }
+
+  /** Whether a job submitted now would start at once rather than wait for a worker. */
+  hasIdleWorker(): boolean {
+    return this.slots.some((s) => s.ready && !s.job);
   }
 
   stats(): WorkerPoolStats {
@@ -256,19 +277,11 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     if (slot) this.stopJob(slot, job);
   }
 
-  /** Takes the next job to run: an overdue continuation, else the oldest first piece, else the oldest job. */
+  /** Takes the job whose audio is due first (the earlier queued on a tie). */
   private next(): Job<J, S, E> | undefined {
-    const overdue = performance.now() - CONTINUATION_MAX_WAIT_MS;
-    let pick = -1;
-    for (let i = 0; i < this.queue.length; i++) {
-      const job = this.queue[i];
-      if (job.continuation && job.queuedAt <= overdue) {
-        pick = i;
-        break;
-      }
-      if (!job.continuation && pick < 0) pick = i;
-    }
-    if (pick < 0) pick = 0;
+    if (this.queue.length === 0) return undefined;
+    let pick = 0;
+    for (let i = 1; i < this.queue.length; i++) if (this.queue[i].due < this.queue[pick].due) pick = i;
     return this.queue.splice(pick, 1)[0];
   }
 
