@@ -123,6 +123,16 @@ describe('using a token', () => {
   });
 });
 
+test('a token lives at least the expires_in it was issued with, and not a second more', () => {
+  let now = 1_700_000_000_999; // just before a whole second
+  const tokens = new AccessTokens('a-secret-that-is-long-enough-for-hmac-use', () => now);
+  const { token } = tokens.issue({ keyId: 'k', orgId: 'o', grants: { tts: true }, expiresInS: 1 });
+  now += 999;
+  assert.equal(tokens.verify(token).ok, true, 'still valid 999 ms later');
+  now += 1001;
+  assert.deepEqual(tokens.verify(token), { ok: false, reason: 'expired' });
+});
+
 describe('a token stops working', () => {
   test('once it expires, on HTTP and on an open WebSocket', { timeout: 20_000 }, async () => {
     const token = await makeToken(org.auth, { grants: { tts: true }, expires_in: 1 });

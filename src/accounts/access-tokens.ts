@@ -44,7 +44,8 @@ export class AccessTokens {
   }
 
   issue(claims: { keyId: string; orgId: string; grants: Grants; expiresInS: number }): { token: string; expiresAt: number } {
-    const exp = Math.floor(this.now() / 1000) + claims.expiresInS;
+    // Rounded up to the whole second: a token lives at least the `expires_in` it was asked for.
+    const exp = Math.ceil(this.now() / 1000 + claims.expiresInS);
     const payload = Buffer.from(JSON.stringify({ k: claims.keyId, o: claims.orgId, g: { tts: claims.grants.tts }, exp })).toString('base64url');
     const body = TOKEN_PREFIX + payload;
     return { token: `${body}.${this.sign(body)}`, expiresAt: exp * 1000 };
