@@ -6,10 +6,15 @@
  * concurrencies, next to the engine's own time to its first chunk: an
  * `EspeakPool` with the same worker count driven in-process at the same
  * concurrency. Also audio seconds delivered per wall second and the server
- * child's peak RSS. Slices of the three alternate (see lib/interleave).
+ * child's peak RSS. Slices of the three alternate (see lib/interleave). Each
+ * slice's streams start together and run for a lead-in before the measured
+ * window, so the window sees them spread out as streams are in use; the
+ * first request of every stream, all sent in the same millisecond, is
+ * reported on its own.
  * Run: `npm run build && node dist/bench/streaming-latency.js`.
  */
 import { Agent, request } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket, type RawData } from 'ws';
 import { EspeakPool } from '../src/engines/espeak/pool.js';
 import { createLogger } from '../src/log/logger.js';
@@ -45,6 +50,8 @@ const OUTPUT_FORMAT = { container: 'raw', encoding: 'pcm_s16le', sample_rate: NA
 const BYTES_PER_SECOND = 2 * NATIVE_RATE;
 /** Warm-up per side: V8 keeps tiering eSpeak's wasm up for the first seconds of load. */
 const WARMUP_SECONDS = 3;
+/** Streams run this long before each measured window, so it sees them spread out. */
+export const LEAD_IN_SECONDS = 1;
 
 function body(text: string, contextId?: string): Record<string, unknown> {
   return {
@@ -66,6 +73,8 @@ export type StreamClient = (stream: number, text: string, signal: AbortSignal, o
 export interface StreamSlice {
   /** Time to first audio of every request started in the window, ms, sorted. */
   firstAudio: number[];
+  /** Time to first audio of each stream's first request: all streams starting in the same millisecond, ms, sorted. */
+  together: number[];
   failed: number;
   /** Audio that arrived inside the window. */
   audioSeconds: number;
@@ -77,39 +86,45 @@ export interface StreamSlice {
 }
 
 /**
- * Runs `concurrency` loops of back-to-back requests for `seconds`. Every request started inside the
- * window is followed until its first audio (so slow first chunks are never cut off), then stopped;
- * audio counts only while the window is open. `texts` are rotated (stream n starts at the n-th);
- * `bytesPerSecond` turns the audio bytes the client reports into seconds.
+ * Runs `concurrency` loops of back-to-back requests for `leadInSeconds` and then a window of
+ * `seconds`. The streams all start together; what is measured is the window, once they have
+ * spread out into a steady state, and separately each stream's first request (`together`). Every
+ * request started inside the window is followed until its first audio (so slow first chunks are
+ * never cut off), then stopped; audio counts only while the window is open. `texts` are rotated
+ * (stream n starts at the n-th); `bytesPerSecond` turns the audio bytes the client reports into
+ * seconds.
  */
 export async function streamSlice(
   client: StreamClient,
   concurrency: number,
   seconds: number,
   watchPid: number,
-  { texts = SENTENCES, bytesPerSecond = BYTES_PER_SECOND }: { texts?: string[]; bytesPerSecond?: number } = {},
+  { texts = SENTENCES, bytesPerSecond = BYTES_PER_SECOND, leadInSeconds = 0 }: { texts?: string[]; bytesPerSecond?: number; leadInSeconds?: number } = {},
 ): Promise<StreamSlice> {
   const firstAudio: number[] = [];
+  const together: number[] = [];
   let bytes = 0;
   let failed = 0;
-  const watch = measureProcess(watchPid);
-  const cpuBefore = process.cpuUsage();
-  const deadline = performance.now() + seconds * 1000;
+  const windowStart = performance.now() + leadInSeconds * 1000;
+  const deadline = windowStart + seconds * 1000;
   const running = new Set<AbortController>();
   const closing = setTimeout(() => {
     for (const controller of running) controller.abort(new Error('window closed'));
-  }, seconds * 1000);
+  }, deadline - performance.now());
   const loop = async (stream: number) => {
     for (let i = stream; performance.now() < deadline; i++) {
       const controller = new AbortController();
       const started = performance.now();
+      const measured = started >= windowStart;
+      const first = i === stream;
       let gotAudio = false;
       const onAudio = (size: number) => {
         const now = performance.now();
-        if (now <= deadline) bytes += size;
+        if (now >= windowStart && now <= deadline) bytes += size;
         if (gotAudio || size === 0) return;
         gotAudio = true;
-        firstAudio.push(now - started);
+        if (first) together.push(now - started);
+        if (measured) firstAudio.push(now - started);
         if (now > deadline) controller.abort(new Error('window closed'));
         else running.add(controller);
       };
@@ -125,12 +140,17 @@ export async function streamSlice(
       }
     }
   };
-  await Promise.all(Array.from({ length: concurrency }, (_, i) => loop(i)));
+  const loops = Promise.all(Array.from({ length: concurrency }, (_, i) => loop(i)));
+  if (leadInSeconds > 0) await sleep(windowStart - performance.now());
+  const watch = measureProcess(watchPid);
+  const cpuBefore = process.cpuUsage();
+  await loops;
   clearTimeout(closing);
   const usage = watch.stop();
   const cpu = process.cpuUsage(cpuBefore);
   return {
     firstAudio: firstAudio.sort((a, b) => a - b),
+    together: together.sort((a, b) => a - b),
     failed,
     audioSeconds: bytes / bytesPerSecond,
     seconds,
@@ -311,12 +331,12 @@ export async function runStreamingLatency(): Promise<StreamingReport> {
       note(`concurrency ${concurrency}: ${roundCount} rounds of ${seconds} s slices, engine between every served slice`);
       const result = await interleave<StreamSlice, StreamSlice>(
         async () => {
-          const slice = await streamSlice(engine, concurrency, seconds, process.pid);
+          const slice = await streamSlice(engine, concurrency, seconds, process.pid, { leadInSeconds: LEAD_IN_SECONDS });
           return { rate: slice.audioSeconds / slice.seconds, data: slice };
         },
         [
-          { id: PATHS.sse, run: async () => asSlice(await streamSlice(sse, concurrency, seconds, server.pid)) },
-          { id: PATHS.ws, run: async () => asSlice(await streamSlice(ws, concurrency, seconds, server.pid)) },
+          { id: PATHS.sse, run: async () => asSlice(await streamSlice(sse, concurrency, seconds, server.pid, { leadInSeconds: LEAD_IN_SECONDS })) },
+          { id: PATHS.ws, run: async () => asSlice(await streamSlice(ws, concurrency, seconds, server.pid, { leadInSeconds: LEAD_IN_SECONDS })) },
         ],
         roundCount,
       );
@@ -338,10 +358,11 @@ export async function runStreamingLatency(): Promise<StreamingReport> {
   }
 
   const cells: Cell[][] = [];
-  const summary = new Map<string, { p50: number; p99: number; delta: number; rss: number }>();
+  const summary = new Map<string, { p50: number; p99: number; delta: number; rss: number; together: number[] }>();
   for (const row of rows) {
     const data = row.slices.map((s) => s.data);
     const firstAudio = data.flatMap((s) => s.firstAudio).sort((a, b) => a - b);
+    const together = data.flatMap((s) => s.together).sort((a, b) => a - b);
     const usage = combineUsage(data.map((s) => s.usage));
     const audio = data.reduce((n, s) => n + s.audioSeconds, 0);
     const wall = data.reduce((n, s) => n + s.seconds, 0);
@@ -355,6 +376,7 @@ export async function runStreamingLatency(): Promise<StreamingReport> {
       p99: percentile(firstAudio, 99),
       delta: median(row.deltas),
       rss: usage.peakRssMiB,
+      together,
     });
     cells.push([
       row.concurrency,
@@ -362,6 +384,7 @@ export async function runStreamingLatency(): Promise<StreamingReport> {
       firstAudio.length,
       num(percentile(firstAudio, 50), 1),
       num(percentile(firstAudio, 99), 1),
+      `${num(percentile(together, 50), 1)} / ${num(together.at(-1) ?? NaN, 1)}`,
       engineRow ? '—' : `${num(median(row.deltas), 1)} (${spread(row.deltas, 1)})`,
       num(audio / wall, 1),
       engineRow ? '1.00' : `${num(median(row.ratios), 2)} (${spread(row.ratios)})`,
@@ -379,6 +402,7 @@ export async function runStreamingLatency(): Promise<StreamingReport> {
       'Requests',
       'First audio p50 ms',
       'First audio p99 ms',
+      'Streams starting together: first audio p50 / max ms',
       'p50 − engine p50, ms (median, range per slice)',
       'Audio s / wall s',
       'Ratio vs engine (median, range)',
@@ -402,16 +426,21 @@ export async function runStreamingLatency(): Promise<StreamingReport> {
       `${path}: p99 first audio at concurrency ${top} is ${num(high.p99, 1)} ms (target ≤ ${TARGET_P99_MS} ms) — ${mark(high.p99 <= TARGET_P99_MS)}; the engine's own p99 there is ${num(summary.get(`${top} ${PATHS.engine}`)!.p99, 1)} ms`,
     );
   }
+  const herd = (path: string) => summary.get(`${top} ${path}`)!.together;
+  verdicts.push(
+    `${top} streams starting in the same millisecond (no target): first audio p50 / max ${[PATHS.engine, PATHS.sse, PATHS.ws].map((path) => `${num(percentile(herd(path), 50), 1)} / ${num(herd(path).at(-1) ?? NaN, 1)} ms (${path === PATHS.engine ? 'engine' : path})`).join(', ')}`,
+  );
   const rssTop = Math.max(summary.get(`${top} ${PATHS.sse}`)!.rss, summary.get(`${top} ${PATHS.ws}`)!.rss);
   verdicts.push(`Server peak RSS with ${top} open streams: ${num(rssTop, 0)} MiB (target ≤ ${TARGET_RSS_MIB} MiB) — ${mark(rssTop <= TARGET_RSS_MIB)}`);
 
   const markdown = [
-    `### Streaming latency (one-sentence transcripts, raw pcm_s16le ${NATIVE_RATE} Hz, accounts off, ${workers} eSpeak workers; per concurrency ${roundCount} slices of ${seconds} s per served path, interleaved with the engine)`,
+    `### Streaming latency (one-sentence transcripts, raw pcm_s16le ${NATIVE_RATE} Hz, accounts off, ${workers} eSpeak workers; per concurrency ${roundCount} slices of ${seconds} s per served path after a ${LEAD_IN_SECONDS} s lead-in, interleaved with the engine)`,
     '',
     table,
     '',
     ...verdicts.map((v) => `- ${v}`),
     '- First audio: from sending the request (SSE) or the context\'s message (WebSocket, connection already open) to the arrival of the first complete `chunk` event; for the engine, from `synthesize()` to its first chunk.',
+    `- First audio p50/p99: requests sent inside the measured window, after the streams have run for ${LEAD_IN_SECONDS} s. Streams starting together: the first request of every stream of a slice, all sent in the same millisecond.`,
     '- p50 − engine p50 = median over slices of (the slice\'s p50 − mean p50 of the engine slices just before and after it).',
     '- CPU and main thread: the server child for served rows; this process (pool workers + its main thread, which also runs the loop) for engine rows. Client CPU: the SSE and WebSocket clients, in this process, on the same cores.',
     `- Server lifetime peak RSS (VmHWM): ${num(lifetimePeak, 0)} MiB.`,
