@@ -67,7 +67,7 @@ const T = { timeout: 10_000 };
 const isCode = (code: string) => (err: unknown) => err instanceof ApiError && err.code === code;
 
 describe('worker pool', () => {
-  test('delivers every chunk in order: the first alone, later ones gathered; reports ready data and counts', T, async () => {
+  test('delivers every chunk in order: the first alone (not a continuation\'s), later ones gathered; reports ready data and counts', T, async () => {
     let ready: unknown;
     await withPool({ highWater: 32, onReady: (info) => (ready = info) }, async (pool) => {
       assert.deepEqual(ready, { started: 'yes' }, 'the worker saw workerData and reported ready');
@@ -78,8 +78,10 @@ describe('worker pool', () => {
       assert.equal(values.length, 400);
       assert.deepEqual(chunks.flatMap((c) => c.events), [...Array(40).keys()]);
       for (let i = 0; i < 40; i++) assert.ok(values.slice(i * 10, i * 10 + 10).every((v) => v === i));
+      const next = await drain(pool.submit({ chunks: 40, samples: 10 }, new AbortController().signal, decoder(), { continuation: true }));
+      assert.ok(next[0].samples.length > 10, "a continuation's first audio is gathered with the chunks after it");
       const stats = pool.stats();
-      assert.deepEqual(stats.jobs, { submitted: 1, completed: 1, failed: 0, cancelled: 0, queueTimeouts: 0, jobTimeouts: 0, refused: 0 });
+      assert.deepEqual(stats.jobs, { submitted: 2, completed: 2, failed: 0, cancelled: 0, queueTimeouts: 0, jobTimeouts: 0, refused: 0 });
       assert.equal(stats.busy, 0);
       assert.equal(stats.workers, 1);
     });

@@ -395,7 +395,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
       // Reset before posting: the worker is idle, so nothing races these writes.
       Atomics.store(slot.control, CONTROL.cancel, 0);
       Atomics.store(slot.control, CONTROL.inFlight, 0);
-      const envelope: JobEnvelope<J> = { type: 'job', jobId: job.id, highWater: this.options.highWater, job: job.payload };
+      const envelope: JobEnvelope<J> = { type: 'job', jobId: job.id, highWater: this.options.highWater, continuation: job.continuation, job: job.payload };
       slot.worker.postMessage(envelope);
       this.armJobDeadline(slot, job, Math.max(1, this.jobTimeoutMs - job.workedBefore));
     }

@@ -34,6 +34,8 @@ export interface JobEnvelope<J> {
   jobId: number;
   /** Units the worker may post ahead of the consumer before it waits. */
   highWater: number;
+  /** The next piece of a request already speaking: its first audio need not go out alone. */
+  continuation: boolean;
   job: J;
 }
 

@@ -2,9 +2,9 @@
  * @module engines/worker-pool/serve
  * The worker-thread half of the pool, for engine worker scripts: it receives
  * jobs, and gives the engine's callback one `JobOutput` per job that posts
- * audio the way the pool expects. The first audio goes out alone (first
- * audio is not delayed); after it up to `BATCH` engine chunks are gathered
- * per message, so the main thread handles a fraction of the messages. After
+ * audio the way the pool expects. A request's first audio goes out alone (first
+ * audio is not delayed); after it, and from the start of a continuation, up to
+ * `BATCH` engine chunks are gathered per message, so the main thread handles a fraction of the messages. After
  * each message it blocks while the consumer is `highWater` chunks behind,
  * and it reads the cancel flag, both from the shared control block, because
  * an engine that blocks its thread never sees a message mid-job.
@@ -77,7 +77,8 @@ class Batcher<S extends Samples, E> {
   private events: E[] = [];
   /** Engine chunks gathered: the unit the pool's high-water mark counts. */
   private units = 0;
-  private audioSent = false;
+  /** Whether the chunk that must go out alone (the request's first audio) has gone. */
+  private audioSent: boolean;
   private readonly batch: number;
 
   constructor(
@@ -89,6 +90,8 @@ class Batcher<S extends Samples, E> {
   ) {
     // A batch never holds more than half the high-water mark, so the pause point still means what it says.
     this.batch = Math.max(1, Math.min(batch, Math.floor(envelope.highWater / 2)));
+    // A continuation's listener is still hearing the piece before.
+    this.audioSent = envelope.continuation;
   }
 
   push(samples: S, events: E[] = []): void {
