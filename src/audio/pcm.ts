@@ -105,40 +105,40 @@ export function applyGain(f: Float32Array, gain: number): Float32Array {
 
 /**
  * 16-bit samples to Float32 × `gain` through the same limiter: exactly
- * `applyGain(int16ToFloat(s), gain)` (or `int16ToFloat(s)` at gain 1, where no limiter runs), in one pass.
+ * `applyGain(int16ToFloat(s), gain)` (or `int16ToFloat(s)` at gain 1, where no limiter runs), in one
+ * pass. Under a gain each sample is looked up in that gain's table (see gainTable): half the
+ * cost of the limiter's arithmetic.
  */
 export function int16ToFloatWithGain(s: Int16Array, gain: number): Float32Array {
   if (gain === 1) return int16ToFloat(s);
   checkGain(gain);
+  const table = gainTable(floatTables, gain, () => applyGain(int16ToFloat(ALL_INT16), gain));
   const out = new Float32Array(s.length);
-  for (let i = 0; i < s.length; i++) {
-    const v = s[i] / 32767;
-    // Rounded where the two-step path stores a Float32 value: after int16ToFloat.
-    out[i] = limit(Math.fround(v < -1 ? -1 : v) * gain);
-  }
+  for (let i = 0; i < s.length; i++) out[i] = table[s[i] + 32768];
   return out;
 }
 
 /**
- * A 16-bit sample's fate under one gain depends on its value alone, so for 16-bit output each
- * gain's 65,536 results are computed once and looked up after that: a request's voice gain ×
- * volume repeats across requests, and a lookup costs a sixth of the limiter's arithmetic and its
- * rounding. The last few gains used are kept (128 KiB each).
+ * A 16-bit sample's fate under one gain depends on its value alone, so each gain's 65,536 results
+ * are computed once and looked up after that: a request's voice gain × volume repeats across
+ * requests, and a lookup costs a sixth of the limiter's arithmetic and its rounding. The last few
+ * gains used are kept, as 16-bit results (128 KiB each) and as Float32 ones (256 KiB each).
  */
 const GAIN_TABLES = 8;
 const int16Tables = new Map<number, Int16Array>();
+const floatTables = new Map<number, Float32Array>();
+/** Every 16-bit value in order: index i holds i − 32768. */
+const ALL_INT16 = Int16Array.from({ length: 65536 }, (_, i) => i - 32768);
 
-function int16GainTable(gain: number): Int16Array {
-  let table = int16Tables.get(gain);
+function gainTable<T>(tables: Map<number, T>, gain: number, make: () => T): T {
+  let table = tables.get(gain);
   if (table) {
-    int16Tables.delete(gain); // most recently used last
+    tables.delete(gain); // most recently used last
   } else {
-    const all = new Int16Array(65536);
-    for (let i = 0; i < all.length; i++) all[i] = i - 32768;
-    table = floatToInt16(applyGain(int16ToFloat(all), gain));
-    if (int16Tables.size >= GAIN_TABLES) int16Tables.delete(int16Tables.keys().next().value!);
+    table = make();
+    if (tables.size >= GAIN_TABLES) tables.delete(tables.keys().next().value!);
   }
-  int16Tables.set(gain, table);
+  tables.set(gain, table);
   return table;
 }
 
@@ -148,7 +148,7 @@ function int16GainTable(gain: number): Int16Array {
  */
 export function applyGainInt16(s: Int16Array, gain: number): Int16Array {
   checkGain(gain);
-  const table = int16GainTable(gain);
+  const table = gainTable(int16Tables, gain, () => floatToInt16(applyGain(int16ToFloat(ALL_INT16), gain)));
   const out = new Int16Array(s.length);
   for (let i = 0; i < s.length; i++) out[i] = table[s[i] + 32768];
   return out;
