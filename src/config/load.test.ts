@@ -31,6 +31,9 @@ test('file < VOICEGATE_* < nothing; PORT/HOST are honoured, VOICEGATE_PORT wins 
   assert.equal(config.server.host, '0.0.0.0');
   assert.equal(config.dataDir, '/srv/b');
   assert.equal(config.engines.espeak.type === 'espeak' && config.engines.espeak.workers, 4);
+  assert.equal(config.engines.espeak.type === 'espeak' && config.engines.espeak.splitFirstSentence, true);
+  const whole = loadConfig({ file: path, env: { VOICEGATE_ESPEAK_SPLIT_FIRST_SENTENCE: 'false' } });
+  assert.equal(whole.engines.espeak.type === 'espeak' && whole.engines.espeak.splitFirstSentence, false);
 });
 
 test('bad configuration fails with the field named', () => {

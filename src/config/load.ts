@@ -22,6 +22,7 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
   ['VOICEGATE_LOG_LEVEL', ['log', 'level'], 'string'],
   ['VOICEGATE_ESPEAK_WORKERS', ['engines', 'espeak', 'workers'], 'number'],
   ['VOICEGATE_ESPEAK_QUEUE_LIMIT', ['engines', 'espeak', 'queueLimit'], 'number'],
+  ['VOICEGATE_ESPEAK_SPLIT_FIRST_SENTENCE', ['engines', 'espeak', 'splitFirstSentence'], 'boolean'],
   ['VOICEGATE_ACCOUNTS', ['accounts', 'enabled'], 'boolean'],
   ['VOICEGATE_ADMIN_TOKEN', ['accounts', 'adminToken'], 'string'],
   ['VOICEGATE_TOKEN_SECRET', ['accounts', 'tokenSecret'], 'string'],

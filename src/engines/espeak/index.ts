@@ -20,6 +20,8 @@ export const espeakEngine = defineEngine({
       queueTimeoutMs: z.number().int().min(100).default(POOL_DEFAULTS.queueTimeoutMs),
       /** Longest a synthesis may run, not counting pauses for a slow reader (504 `engine_timeout` beyond). */
       jobTimeoutMs: z.number().int().min(1000).default(POOL_DEFAULTS.jobTimeoutMs),
+      /** While every worker is busy, speak a first sentence's head as a job of its own (sooner first audio, a phrase break). */
+      splitFirstSentence: z.boolean().default(true),
     })
     .strict(),
   create: (id, { type: _type, ...config }, { logger }) => new EspeakPool({ id, ...config, logger }),

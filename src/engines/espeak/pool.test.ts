@@ -16,7 +16,7 @@ import { EspeakPool } from './pool.js';
 const voice = NAMED_VOICES[0];
 const LONG = 'This sentence is here to keep the engine busy for a while. '.repeat(60);
 
-function pool(options: Partial<{ workers: number; queueLimit: number; highWater: number }> = {}) {
+function pool(options: Partial<{ workers: number; queueLimit: number; highWater: number; splitFirstSentence: boolean }> = {}) {
   return new EspeakPool({ id: 'espeak', workers: 1, queueLimit: 8, highWater: 8, logger: createLogger('silent'), ...options });
 }
 
@@ -123,33 +123,50 @@ test('word timings run on across sentences, each after the one before', { timeou
   }
 });
 
-test('while every worker is busy, a first sentence speaks its head on its own: same words, same timings order, sooner', { timeout: 30_000 }, async () => {
-  const engine = pool();
-  await engine.start();
-  try {
-    const text = 'Please hold while I transfer you to the next available agent.';
-    const speak = async (signal: AbortSignal) => {
-      const words: { word: string; start: number; end: number }[] = [];
-      for await (const chunk of engine.synthesize({ text, voice, speed: 1, wordTimings: true }, signal)) words.push(...(chunk.words ?? []));
-      return words;
-    };
-    const expected = ['Please', 'hold', 'while', 'I', 'transfer', 'you', 'to', 'the', 'next', 'available', 'agent'];
-    // A free worker: one job for the sentence.
-    assert.deepEqual((await speak(new AbortController().signal)).map((w) => w.word), expected);
-    assert.equal((engine.info().jobs as { submitted: number }).submitted, 1);
-
-    // The only worker is busy: the head and the rest are two jobs.
+test('while every worker is busy, a first sentence speaks its head on its own: same words, same timings order; unless configured not to', { timeout: 30_000 }, async () => {
+  const text = 'Please hold while I transfer you to the next available agent.';
+  const expected = ['Please', 'hold', 'while', 'I', 'transfer', 'you', 'to', 'the', 'next', 'available', 'agent'];
+  const jobs = (engine: EspeakPool) => (engine.info().jobs as { submitted: number }).submitted;
+  const speak = async (engine: EspeakPool) => {
+    const words: { word: string; start: number; end: number }[] = [];
+    for await (const chunk of engine.synthesize({ text, voice, speed: 1, wordTimings: true }, new AbortController().signal)) words.push(...(chunk.words ?? []));
+    return words;
+  };
+  /** Speaks `text` while the only worker is busy with a long text. */
+  const speakWhileBusy = async (engine: EspeakPool) => {
     const busy = new AbortController();
     const long = engine.synthesize({ text: LONG, voice, speed: 1, wordTimings: false }, busy.signal)[Symbol.asyncIterator]();
     await long.next();
-    const words = speak(new AbortController().signal);
+    const words = speak(engine);
     busy.abort();
     await long.next().catch(() => undefined);
-    const split = await words;
-    assert.equal((engine.info().jobs as { submitted: number }).submitted, 1 + 1 + 2, 'the long text, then the head and the rest');
+    return words;
+  };
+  const engine = pool();
+  await engine.start();
+  try {
+    // A free worker: one job for the sentence.
+    assert.deepEqual((await speak(engine)).map((w) => w.word), expected);
+    assert.equal(jobs(engine), 1);
+    assert.equal(engine.info().firstSentencesSplit, 0);
+
+    // The only worker is busy: the head and the rest are two jobs.
+    const split = await speakWhileBusy(engine);
+    assert.equal(jobs(engine), 1 + 1 + 2, 'the long text, then the head and the rest');
+    assert.equal(engine.info().firstSentencesSplit, 1);
     assert.deepEqual(split.map((w) => w.word), expected, 'no word gains the comma the head is spoken with');
     for (let i = 1; i < split.length; i++) assert.ok(split[i].start >= split[i - 1].end - 1e-9, `${split[i].word} starts after ${split[i - 1].word} ends`);
   } finally {
     await engine.stop();
+  }
+
+  const whole = pool({ splitFirstSentence: false });
+  await whole.start();
+  try {
+    assert.deepEqual((await speakWhileBusy(whole)).map((w) => w.word), expected);
+    assert.equal(jobs(whole), 2, 'the long text, then the sentence whole');
+    assert.equal(whole.info().firstSentencesSplit, 0);
+  } finally {
+    await whole.stop();
   }
 });

@@ -24,6 +24,8 @@ import { WordDecoder, type Decoded } from './words.js';
 export interface EspeakPoolOptions extends PoolLimits {
   id: string;
   logger: Logger;
+  /** While every worker is busy, a first sentence's head is spoken as a job of its own (default true). */
+  splitFirstSentence?: boolean;
 }
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
@@ -48,9 +50,13 @@ export class EspeakPool implements Int16Engine {
   /** eSpeak's own voice list, known once a worker is ready. */
   listedVoices: EspeakListedVoice[] = [];
   private readonly pool: WorkerPool<SynthesizeJob, Int16Array, RawWordEvent, EspeakReady>;
+  private readonly splitFirstSentence: boolean;
+  /** First sentences spoken as a head and a rest since start. */
+  private firstSentencesSplit = 0;
 
   constructor(options: EspeakPoolOptions) {
     this.id = options.id;
+    this.splitFirstSentence = options.splitFirstSentence ?? true;
     this.pool = new WorkerPool({
       name: options.id,
       workerUrl: WORKER_URL,
@@ -90,7 +96,7 @@ export class EspeakPool implements Int16Engine {
   }
 
   info(): EngineInfo {
-    return { id: this.id, type: this.type, sampleRate: this.sampleRate, ready: this.isReady(), ...this.pool.stats() };
+    return { id: this.id, type: this.type, sampleRate: this.sampleRate, ready: this.isReady(), ...this.pool.stats(), firstSentencesSplit: this.firstSentencesSplit };
   }
 
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
@@ -148,8 +154,11 @@ export class EspeakPool implements Int16Engine {
     const pieces: Piece[] = [...sentences(text)].map((sentence) => ({ text: sentence, continues: false }));
     // Text with no letters or digits is still eSpeak's to read (or not) as a whole.
     if (pieces.length === 0) return [{ text, continues: false }];
-    const split = this.pool.hasIdleWorker() ? null : splitHead(pieces[0].text);
-    if (split) pieces.splice(0, 1, { text: split.head, continues: !split.atPunctuation }, { text: split.rest, continues: false });
+    const split = !this.splitFirstSentence || this.pool.hasIdleWorker() ? null : splitHead(pieces[0].text);
+    if (split) {
+      pieces.splice(0, 1, { text: split.head, continues: !split.atPunctuation }, { text: split.rest, continues: false });
+      this.firstSentencesSplit++;
+    }
     return pieces;
   }
 }
