@@ -29,6 +29,32 @@ async function open(auth: Record<string, string> = org.auth): Promise<TestSocket
 }
 
 describe('generation', () => {
+  test("a context's later clauses reach the engine as continuing what the client is playing", async () => {
+    const pool = server.app.services.engines.get('espeak') as EspeakPool;
+    const inputs: { text: string; playback?: { startedAt: number; seconds: number } }[] = [];
+    const original = pool.synthesizeInt16;
+    pool.synthesizeInt16 = function (input, signal) {
+      inputs.push({ text: input.text, playback: input.playback });
+      return original.call(this, input, signal);
+    };
+    try {
+      const socket = await open();
+      const ctx = { ...BASE, context_id: 'playback' };
+      socket.send({ ...ctx, transcript: 'The first sentence is here. ', continue: true });
+      await socket.waitFor((e) => e.type === 'chunk' && e.context_id === 'playback');
+      socket.send({ ...ctx, transcript: 'The second one follows.', continue: false });
+      await socket.waitFor((e) => e.type === 'done' && e.context_id === 'playback');
+      socket.close();
+      const mine = inputs.filter((i) => /first sentence|second one/.test(i.text));
+      assert.equal(mine.length, 2);
+      assert.equal(mine[0].playback, undefined, 'the first clause is a new turn');
+      assert.ok(mine[1].playback && mine[1].playback.startedAt > 0, 'the second continues it');
+      assert.ok(mine[1].playback.seconds > 0.8, `${mine[1].playback.seconds} s were sent before the second clause`);
+    } finally {
+      pool.synthesizeInt16 = original;
+    }
+  });
+
   test('a single message speaks and ends with done; every event carries the context id', async () => {
     const socket = await open();
     socket.send({ ...BASE, context_id: 'one', transcript: 'Hello from the socket.' });

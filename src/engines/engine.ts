@@ -42,6 +42,19 @@ export interface EngineInput {
   wordTimings: boolean;
   /** Set for an engine that clones (`Engine.cloning`) when the voice is a cloned one. */
   reference?: VoiceReference;
+  /**
+   * Set when this text continues audio its listener is already hearing (a WebSocket context's
+   * next clause, a request's segment after a break): the listener has been hearing since
+   * `startedAt` (`performance.now()` ms) and has been sent `seconds` of audio before this text.
+   * An engine that queues may serve new requests' first audio before it, until the listener is
+   * about to run out.
+   */
+  playback?: Playback;
+}
+
+export interface Playback {
+  startedAt: number;
+  seconds: number;
 }
 
 /** How an engine that clones uses a cloned voice's clip. */

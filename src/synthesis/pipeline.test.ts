@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { OutputFormat } from '../audio/format.js';
-import type { Engine } from '../engines/engine.js';
+import type { Engine, EngineInput } from '../engines/engine.js';
 import { int16ToFloat } from '../audio/pcm.js';
 import { offersInt16 } from '../engines/pcm16.js';
 import { ToneEngine } from '../engines/tone/engine.js';
@@ -141,5 +141,42 @@ describe('pipeline: segments', () => {
     assert.deepEqual(words.map((w) => w.word), ['one', 'two', 'three']);
     // "one two" is 7 characters at 0.06 s each, then half a second of silence.
     assert.ok(Math.abs(words[2].start - (7 * 0.06 + 0.5)) < 0.01, `three starts at ${words[2].start}`);
+  });
+});
+
+describe('pipeline: playback', () => {
+  /** The tone engine, recording what each segment asked of it. */
+  const recording = (inputs: EngineInput[]): Engine => ({
+    ...floatOnly,
+    synthesize(input, signal) {
+      inputs.push(input);
+      return tone.synthesize(input, signal);
+    },
+  });
+  const format = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 } as OutputFormat;
+  const segments: SpeechSegment[] = [
+    { kind: 'text', text: 'First part.', speed: 1, gain: 1 },
+    { kind: 'silence', seconds: 0.25 },
+    { kind: 'text', text: 'Second part.', speed: 1, gain: 1 },
+  ];
+
+  it("a segment after the request's first audio continues it; the first segment does not", async () => {
+    const inputs: EngineInput[] = [];
+    const before = performance.now();
+    await renderClip(request(recording(inputs), format, { segments }), new AbortController().signal);
+    assert.equal(inputs.length, 2);
+    assert.equal(inputs[0].playback, undefined);
+    const { startedAt, seconds } = inputs[1].playback!;
+    assert.ok(startedAt >= before && startedAt <= performance.now());
+    assert.ok(Math.abs(seconds - ('First part.'.length * 0.06 + 0.25)) < 0.01, `${seconds} s of audio before the second segment`);
+  });
+
+  it("a request that continues a listener's audio (a WebSocket context's next clause) passes it on, counted on", async () => {
+    const inputs: EngineInput[] = [];
+    const playback = { startedAt: 1234, seconds: 7 };
+    await renderClip({ ...request(recording(inputs), format, { segments }), playback }, new AbortController().signal);
+    assert.deepEqual(inputs[0].playback, playback);
+    assert.equal(inputs[1].playback!.startedAt, 1234);
+    assert.ok(inputs[1].playback!.seconds > 7.9);
   });
 });

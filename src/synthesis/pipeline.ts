@@ -65,6 +65,9 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   let samples = 0;
   /** Seconds of audio before the current segment: later segments' word timings count from the start. */
   let offset = 0;
+  /** When this request's first audio was handed on: later segments continue what is being heard. */
+  let firstAudioAt = request.playback?.startedAt ?? 0;
+  const before = request.playback?.seconds ?? 0;
   let started = performance.now();
   try {
     for (const segment of request.segments) {
@@ -78,6 +81,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
           left -= length;
           const audio = encodeFloat(new Float32Array(length), 1);
           if (audio.length === 0) continue;
+          if (firstAudioAt === 0) firstAudioAt = performance.now();
           yield { audio: withHeader(audio), stepTime: performance.now() - started, seconds: length / rate };
           started = performance.now();
         }
@@ -86,6 +90,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       const { gain } = segment;
       const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
       if (request.reference) input.reference = request.reference;
+      if (firstAudioAt > 0) input.playback = { startedAt: firstAudioAt, seconds: before + offset };
       const chunks: AsyncIterable<EngineChunk | Int16Chunk> = int16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
       let made = 0;
       for await (const chunk of chunks) {
@@ -94,6 +99,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
           ? encodeInt16(gain === 1 ? (chunk.samples as Int16Array) : applyGainInt16(chunk.samples as Int16Array, gain))
           : encodeFloat(chunk.samples, gain);
         if (audio.length === 0 && !chunk.words) continue;
+        if (firstAudioAt === 0 && audio.length > 0) firstAudioAt = performance.now();
         const stepTime = performance.now() - started;
         const seconds = chunk.samples.length / rate;
         const words = chunk.words && offset > 0 ? chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) : chunk.words;

@@ -5,7 +5,7 @@
  * build it and how they frame what comes out.
  */
 import type { OutputFormat } from '../audio/format.js';
-import type { Engine, VoiceReference } from '../engines/engine.js';
+import type { Engine, Playback, VoiceReference } from '../engines/engine.js';
 import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
@@ -37,6 +37,8 @@ export interface SynthesisRequest {
   wordTimestamps: boolean;
   /** Client-chosen context id, echoed in stream events. */
   contextId: string | null;
+  /** Audio this request continues (a WebSocket context's next clause); see EngineInput.playback. */
+  playback?: Playback;
 }
 
 /** Counts Unicode code points, the unit of limits and billing (not UTF-16 units). */

@@ -50,6 +50,8 @@ export class TurnContext {
   private readonly abort = new AbortController();
   private flushes = 0;
   private offsetSeconds = 0;
+  /** When this context's first audio went to the socket (`performance.now()` ms); 0 before. */
+  private firstAudioAt = 0;
   private bufferTimer: NodeJS.Timeout | null = null;
   private readonly lifetimeTimer: NodeJS.Timeout;
   private readonly billing: TurnBilling;
@@ -200,6 +202,8 @@ export class TurnContext {
     const segments = speechSegments(text, { model, settings, streaming, pronunciation, voiceGain });
     if (segments.length === 0) return;
     const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: countTranscriptCharacters(text) };
+    // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
+    if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
     const { format } = synthesis;
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;
@@ -208,6 +212,7 @@ export class TurnContext {
       if (piece.audio.length > 0) {
         // Only audio the socket took counts as delivered (a closing socket drops it).
         if (!(await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime)))) return this.cancel();
+        if (this.firstAudioAt === 0) this.firstAudioAt = performance.now();
         this.session.delivered(piece.seconds);
         this.billing.audioDelivered();
       }

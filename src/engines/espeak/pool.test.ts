@@ -170,3 +170,30 @@ test('while every worker is busy, a first sentence speaks its head on its own: s
     await whole.stop();
   }
 });
+
+test('text that continues what its listener hears is spoken whole, after a new request that arrives while it waits', { timeout: 30_000 }, async () => {
+  const engine = pool();
+  await engine.start();
+  try {
+    const busy = new AbortController();
+    const long = engine.synthesize({ text: LONG, voice, speed: 1, wordTimings: false }, busy.signal)[Symbol.asyncIterator]();
+    await long.next();
+    const order: string[] = [];
+    const run = async (name: string, text: string, playback?: { startedAt: number; seconds: number }) => {
+      for await (const chunk of engine.synthesize({ text, voice, speed: 1, wordTimings: false, ...(playback ? { playback } : {}) }, new AbortController().signal)) {
+        if (chunk.samples.length > 0 && !order.includes(name)) order.push(name);
+      }
+    };
+    // Its listener has been sent 5 s of audio just now: it is not due for seconds.
+    const continuing = run('continuing', 'Please hold while I transfer you to the next available agent.', { startedAt: performance.now(), seconds: 5 });
+    const fresh = run('new request', 'Good morning.');
+    busy.abort();
+    await long.next().catch(() => undefined);
+    await Promise.all([continuing, fresh]);
+    assert.deepEqual(order, ['new request', 'continuing']);
+    assert.equal((engine.info().jobs as { submitted: number }).submitted, 3, 'the long text, the continuing sentence whole, the new request');
+    assert.equal(engine.info().firstSentencesSplit, 0);
+  } finally {
+    await engine.stop();
+  }
+});

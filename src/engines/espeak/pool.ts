@@ -119,25 +119,30 @@ export class EspeakPool implements Int16Engine {
    * by one request for longer than a sentence. The pool serves a waiting request's first piece
    * before the next sentence of one already speaking, until that one's listener is about to run
    * out of audio (WorkerPool.submit). When no worker is free, the first sentence's head (a
-   * clause, or a few words) goes first on its own, so first audio waits for a short piece.
+   * clause, or a few words) goes first on its own, so first audio waits for a short piece. Text
+   * with `playback` continues what its listener hears: all its sentences queue as continuations.
    */
   private async *run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array) => T): AsyncGenerator<Decoded<T>> {
     const profile = input.voice.profiles.espeak;
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
     const voice = profile.variant ? `${profile.voice}+${profile.variant}` : profile.voice;
     const rate = Math.round(profile.rate * input.speed);
-    const pieces = this.pieces(input.text);
+    // Text that continues what its listener is hearing is queued like any later sentence, whole.
+    const { playback } = input;
+    const pieces = this.pieces(input.text, playback === undefined);
     let offset = 0;
     let worked = 0;
-    let firstAudioAt = 0;
+    let firstAudioAt = playback?.startedAt ?? 0;
+    const before = playback?.seconds ?? 0;
     for (const [index, piece] of pieces.entries()) {
       const prepared = prepareText(piece.text, { continues: piece.continues });
       const job: SynthesizeJob = { text: prepared.text, voice, pitch: profile.pitch, rate };
       const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert);
       let samples = 0;
-      // Its listener has heard from firstAudioAt on, in real time, the `offset` seconds made so far.
-      const dueAt = firstAudioAt > 0 ? firstAudioAt + offset * 1000 - CONTINUATION_LEAD_MS : performance.now();
-      const stream = this.pool.submit(job, signal, decoder, { continuation: index > 0, workedMs: worked, dueAt });
+      // Its listener has heard from firstAudioAt on, in real time, what was sent before and what was made here.
+      const dueAt = firstAudioAt > 0 ? firstAudioAt + (before + offset) * 1000 - CONTINUATION_LEAD_MS : performance.now();
+      const continuation = index > 0 || playback !== undefined;
+      const stream = this.pool.submit(job, signal, decoder, { continuation, workedMs: worked, dueAt });
       for await (const chunk of stream) {
         const length = (chunk.samples as { length: number }).length;
         if (length > 0 && firstAudioAt === 0) firstAudioAt = performance.now();
@@ -149,12 +154,12 @@ export class EspeakPool implements Int16Engine {
     }
   }
 
-  /** The text's sentences; the first one's head on its own when it would wait for a worker. */
-  private pieces(text: string): Piece[] {
+  /** The text's sentences; the first one's head on its own when it would wait for a worker (and `mayCut`). */
+  private pieces(text: string, mayCut: boolean): Piece[] {
     const pieces: Piece[] = [...sentences(text)].map((sentence) => ({ text: sentence, continues: false }));
     // Text with no letters or digits is still eSpeak's to read (or not) as a whole.
     if (pieces.length === 0) return [{ text, continues: false }];
-    const split = !this.splitFirstSentence || this.pool.hasIdleWorker() ? null : splitHead(pieces[0].text);
+    const split = !mayCut || !this.splitFirstSentence || this.pool.hasIdleWorker() ? null : splitHead(pieces[0].text);
     if (split) {
       pieces.splice(0, 1, { text: split.head, continues: !split.atPunctuation }, { text: split.rest, continues: false });
       this.firstSentencesSplit++;
