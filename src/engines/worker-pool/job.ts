@@ -36,9 +36,6 @@ export class Job<J, S extends Samples, E> {
   private pausedSince: number | null = null;
   private waiters: (() => void)[] = [];
 
-  /** When it entered the queue. */
-  readonly queuedAt = performance.now();
-
   constructor(
     readonly id: number,
     readonly payload: J,
