@@ -211,7 +211,11 @@ export class TurnContext {
       if (this.over) return;
       if (piece.audio.length > 0) {
         // Only audio the socket took counts as delivered (a closing socket drops it).
-        if (!(await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime)))) return this.cancel();
+        if (!(await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime)))) {
+          // The socket is closing: the client has left, whether or not its close event has come yet.
+          this.session.leave();
+          return this.cancel();
+        }
         if (this.firstAudioAt === 0) this.firstAudioAt = performance.now();
         this.session.delivered(piece.seconds);
         this.billing.audioDelivered();
