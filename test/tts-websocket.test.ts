@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { EspeakPool } from '../src/engines/espeak/pool.js';
+import { diagnostics, type SynthesisEnd } from '../src/synthesis/diagnostics.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
@@ -129,6 +130,32 @@ describe('generation', () => {
     await socket.waitFor((e) => e.type === 'done' && e.context_id === 'after');
     assert.ok(!socket.events.some((e) => e.type === 'error'));
     socket.close();
+  });
+
+  test('a client that closes mid-turn has left (499, aborted) as soon as a send fails, before the socket has closed', async () => {
+    const payer = await newOrg(server, { credits: 100_000 });
+    let ended: (end: SynthesisEnd) => void = () => {};
+    const turnEnd = new Promise<SynthesisEnd>((resolve) => (ended = resolve));
+    const onEnd = (message: unknown) => {
+      if ((message as SynthesisEnd).orgId === payer.orgId) ended(message as SynthesisEnd);
+    };
+    diagnostics.end.subscribe(onEnd);
+    try {
+      const socket = await open(payer.auth);
+      socket.send({ ...BASE, context_id: 'gone', transcript: 'A long text that the client will not wait for. '.repeat(40) });
+      await socket.waitFor((e) => e.type === 'chunk' && e.context_id === 'gone');
+      // The close frame goes out, but the client no longer reads: the server sees CLOSING and its
+      // sends fail, while its close event waits for a TCP close that does not come yet.
+      const raw = (socket.ws as unknown as { _socket: { pause(): void } })._socket;
+      raw.pause();
+      socket.ws.close(1000);
+      const end = await Promise.race([turnEnd, sleep(5000).then(() => null)]);
+      assert.ok(end, 'the turn ended within 5 s');
+      assert.deepEqual({ status: end.status, aborted: end.aborted }, { status: 499, aborted: true });
+      socket.ws.terminate();
+    } finally {
+      diagnostics.end.unsubscribe(onEnd);
+    }
   });
 });
 
