@@ -107,7 +107,7 @@ test('requests ended before their model was known count as unknown; WebSocket tu
 });
 
 test('engine gauges are read at scrape time', async () => {
-  const pool = { id: 'espeak', type: 'espeak', sampleRate: 22050, ready: true, workers: 4, busy: 3, queued: 7 };
+  const pool = { id: 'espeak', type: 'espeak', sampleRate: 22050, ready: true, workers: 4, busy: 3, queued: 7, firstSentencesSplit: 5 };
   const remote = {
     id: 'gpu',
     type: 'openai-upstream',
@@ -120,6 +120,8 @@ test('engine gauges are read at scrape time', async () => {
     assert.equal(await a.value('voicegate_engine_queue_depth', { engine: 'espeak' }), 7);
     assert.equal(await a.value('voicegate_engine_busy_workers', { engine: 'espeak' }), 3);
     assert.equal(await a.value('voicegate_engine_workers', { engine: 'espeak' }), 4);
+    assert.equal(await a.value('voicegate_engine_first_sentences_split_total', { engine: 'espeak' }), 5);
+    assert.equal(await a.value('voicegate_engine_first_sentences_split_total', { engine: 'gpu' }), undefined, 'only an engine that splits counts');
     assert.equal(await a.value('voicegate_engine_queue_depth', { engine: 'gpu' }), undefined, 'a remote engine has no queue');
     pool.queued = 0;
     assert.equal(await a.value('voicegate_engine_queue_depth', { engine: 'espeak' }), 0);

@@ -199,6 +199,20 @@ export class Metrics {
     perEngine('voicegate_engine_queue_depth', 'Jobs waiting for a worker of the engine.', (info) => numberOf(info.queued));
     perEngine('voicegate_engine_busy_workers', 'Workers of the engine running a job.', (info) => numberOf(info.busy));
     perEngine('voicegate_engine_workers', 'Workers of the engine ready to run jobs.', (info) => numberOf(info.workers));
+    // The engine keeps the count; a scrape reads it, as it reads the gauges.
+    new Counter({
+      name: 'voicegate_engine_first_sentences_split_total',
+      help: 'First sentences spoken as a short head and the rest because every worker of the engine was busy.',
+      labelNames: ['engine'],
+      registers,
+      collect() {
+        this.reset();
+        for (const info of infos()) {
+          const value = numberOf(info.firstSentencesSplit);
+          if (value !== null) this.inc({ engine: info.id }, value);
+        }
+      },
+    });
     perEngine('voicegate_upstreams_healthy', 'Inference servers of a remote engine that pass their health probes.', (info) =>
       numberOf((info.upstreams as UpstreamInfo | undefined)?.healthy),
     );
