@@ -144,7 +144,7 @@ describe('pipeline: segments', () => {
   });
 });
 
-describe('pipeline: playback', () => {
+describe('pipeline: playback', { timeout: 10_000 }, () => {
   /** The tone engine, recording what each segment asked of it. */
   const recording = (inputs: EngineInput[]): Engine => ({
     ...floatOnly,
