@@ -1,0 +1,119 @@
+/**
+ * @module audio/halfband — a streaming 2× interpolator (22050 → 44100, 24000 → 48000, …)
+ * on a half-band filter: WAV and MP3 at 44.1 kHz from eSpeak NG's 22,050 Hz.
+ *
+ * A low-pass cut at exactly half the input rate is zero at every other tap, so the even outputs
+ * are the input samples themselves and only the odd ones need a dot product: half the work of a
+ * general polyphase filter of the same length, run as WebAssembly SIMD (audio/fir-kernel).
+ * 0.27 ms per audio second against 0.59 for Speex at quality 7, measured alone (BENCHMARKS.md).
+ * The Kaiser-windowed sinc spans 64 input samples: flat within 0.05 dB to 10 kHz for 22,050 Hz
+ * input (−0.5 dB at 10.5 kHz), and the images of everything up to 10 kHz, mirrored about
+ * 11,025 Hz to 12 kHz and above, at −79 dB or lower. Same contract as the other resamplers:
+ * chunk-invariant, time-aligned (output 2n is input n) and exactly 2 × totalIn samples.
+ */
+import { runFir, type FirStep } from './fir-kernel.js';
+import { bessel0 } from './polyphase.js';
+import type { Resampler } from './resampler.js';
+
+/** Taps of the odd phase, in input samples (a multiple of 4: the kernel takes four at a time). */
+const TAPS = 64;
+const HALF = TAPS / 2;
+const KAISER_BETA = 9;
+
+let oddPhase: FirStep | undefined;
+
+/** The odd outputs' taps, one phase stepping one input sample per output. */
+function design(): FirStep {
+  if (oddPhase) return oddPhase;
+  const row = new Float64Array(TAPS);
+  const norm = bessel0(KAISER_BETA);
+  let sum = 0;
+  for (let k = 0; k < TAPS; k++) {
+    // Distance in input samples from the odd output (half a sample after input n) to tap k's input.
+    const t = HALF - 0.5 - k;
+    const w = bessel0(KAISER_BETA * Math.sqrt(Math.max(0, 1 - (t / HALF) ** 2))) / norm;
+    row[k] = (Math.sin(Math.PI * t) / (Math.PI * t)) * w;
+    sum += row[k];
+  }
+  // Unity gain at DC, so the odd outputs have the even ones' level.
+  const table = new Float32Array(TAPS);
+  for (let k = 0; k < TAPS; k++) table[k] = row[k] / sum;
+  oddPhase = { table, taps: TAPS, up: 1, adv: 1, rem: 0 };
+  return oddPhase;
+}
+
+export class HalfbandUpsampler implements Resampler {
+  readonly outputRate: number;
+  private readonly step = design();
+  /** Input not yet fully used, starting at absolute input index `bufStart`. */
+  private buf: Float32Array;
+  private bufStart: number;
+  /** Input index of the next output pair. */
+  private next = 0;
+  private totalIn = 0;
+  private flushed = false;
+  private destroyed = false;
+
+  constructor(readonly inputRate: number) {
+    this.outputRate = 2 * inputRate;
+    // Implicit silence before the stream: the first odd outputs see zeros to their left.
+    this.buf = new Float32Array(HALF - 1);
+    this.bufStart = -(HALF - 1);
+  }
+
+  process(input: Float32Array): Float32Array {
+    this.live();
+    if (this.flushed) throw new Error('resampler already flushed');
+    this.totalIn += input.length;
+    this.append(input);
+    return this.run(Infinity);
+  }
+
+  flush(): Float32Array {
+    this.live();
+    if (this.flushed) return new Float32Array(0);
+    this.flushed = true;
+    // Silence after the stream lets the last odd outputs see their right-hand taps.
+    this.append(new Float32Array(HALF));
+    return this.run(this.totalIn);
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+  }
+
+  private live(): void {
+    if (this.destroyed) throw new Error('resampler destroyed');
+  }
+
+  private append(input: Float32Array): void {
+    if (input.length === 0) return;
+    const joined = new Float32Array(this.buf.length + input.length);
+    joined.set(this.buf);
+    joined.set(input, this.buf.length);
+    this.buf = joined;
+  }
+
+  /** Makes every output pair whose taps are all in the buffer, up to input index `limit`. */
+  private run(limit: number): Float32Array {
+    const x = this.buf;
+    const base = this.bufStart;
+    // Pair n reads inputs n − HALF + 1 … n + HALF.
+    const stop = Math.min(limit, base + x.length - HALF);
+    const count = Math.max(0, stop - this.next);
+    const odd = runFir(this.step, x, this.next - HALF + 1 - base, 0, count);
+    const out = new Float32Array(2 * count);
+    for (let i = 0, at = this.next - base; i < count; i++) {
+      out[2 * i] = x[at + i];
+      out[2 * i + 1] = odd[i];
+    }
+    this.next += count;
+    // Keep only what the next pair still needs.
+    const keepFrom = this.next - HALF + 1;
+    if (keepFrom > base) {
+      this.buf = x.slice(keepFrom - base);
+      this.bufStart = keepFrom;
+    }
+    return out;
+  }
+}
