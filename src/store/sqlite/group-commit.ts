@@ -4,63 +4,88 @@
  * transaction, each in its own savepoint, so concurrent requests pay for one
  * commit (and its fsync) instead of one each, and a write that fails rolls
  * back only itself. Every write's promise settles after the shared commit:
- * nothing is reported charged or reserved before it is durable.
+ * nothing is reported charged or reserved before it is durable. One batch is
+ * in flight at a time; writes that arrive meanwhile go in the next.
  */
 import type Database from 'better-sqlite3';
 
-interface Pending {
-  work: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (err: unknown) => void;
-  outcome?: { ok: true; value: unknown } | { ok: false; err: unknown };
+/** What became of one write of a batch: its result, or the error that rolled it back. */
+export type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
+
+/** Runs a batch in one transaction; rejects (or throws) when the transaction itself fails. */
+export type BatchRunner<Op> = (batch: Op[]) => Outcome[] | Promise<Outcome[]>;
+
+/**
+ * A runner on this thread: `apply` for each write inside one `BEGIN IMMEDIATE` transaction.
+ * `apply` should run a transaction function of the same connection: inside this one, it is a savepoint.
+ */
+export function inOneTransaction<Op>(db: Database.Database, apply: (op: Op) => unknown): (batch: Op[]) => Outcome[] {
+  const commit = db.transaction((batch: Op[]): Outcome[] =>
+    batch.map((op) => {
+      try {
+        return { ok: true, value: apply(op) };
+      } catch (err) {
+        return { ok: false, err };
+      }
+    }),
+  );
+  return (batch) => commit.immediate(batch);
 }
 
-export class GroupCommit {
+interface Pending<Op> {
+  op: Op;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+export class GroupCommit<Op> {
   /** Shared transactions committed so far (for tests and diagnostics). */
   commits = 0;
-  private queue: Pending[] = [];
+  private queue: Pending<Op>[] = [];
   private scheduled = false;
-  private readonly commit: Database.Transaction<(batch: Pending[]) => void>;
 
-  /** `classify` turns a failure of the shared commit (a lock held too long) into what callers see. */
-  constructor(db: Database.Database, private readonly classify: (err: unknown) => unknown) {
-    // Each item's work is itself a transaction function: called inside this one, it is a savepoint.
-    this.commit = db.transaction((batch: Pending[]) => {
-      for (const item of batch) {
-        try {
-          item.outcome = { ok: true, value: item.work() };
-        } catch (err) {
-          item.outcome = { ok: false, err };
-        }
-      }
+  private running = false;
+
+  /** `classify` turns a failure (a lock held too long) into what callers see. */
+  constructor(
+    private readonly runBatch: BatchRunner<Op>,
+    private readonly classify: (err: unknown) => unknown,
+  ) {}
+
+  run(op: Op): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ op, resolve, reject });
+      this.schedule();
     });
   }
 
-  run<T>(work: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-      if (this.scheduled) return;
-      this.scheduled = true;
-      setImmediate(() => this.flush());
-    });
+  private schedule(): void {
+    if (this.scheduled || this.running || this.queue.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => void this.flush());
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
+    this.running = true;
+    let outcomes: Outcome[];
     try {
-      this.commit.immediate(batch);
+      outcomes = await this.runBatch(batch.map((item) => item.op));
       this.commits++;
     } catch (err) {
       const failure = this.classify(err);
       for (const item of batch) item.reject(failure);
       return;
+    } finally {
+      this.running = false;
+      this.schedule();
     }
-    for (const item of batch) {
-      const outcome = item.outcome!;
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i];
       if (outcome.ok) item.resolve(outcome.value);
       else item.reject(this.classify(outcome.err));
-    }
+    });
   }
 }

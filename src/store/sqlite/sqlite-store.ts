@@ -5,7 +5,9 @@
  * once; a ledger append is one transaction (insert row, update balance), and
  * every write transaction takes the write lock at its start (`BEGIN
  * IMMEDIATE`), so a reservation's check and insert see no other writer
- * between them, whichever process it is in.
+ * between them, whichever process it is in. Reservations and charges, the
+ * writes every request makes, share group commits (group-commit.ts) of the
+ * ledger's write transactions (ledger-writes.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -22,17 +24,16 @@ import type {
   KeyRepository,
   LedgerEntry,
   LedgerRepository,
-  NewLedgerEntry,
   Org,
   OrgLimits,
   OrgRepository,
   Page,
   PageQuery,
-  Reservation,
   ReserveResult,
   Store,
 } from '../store.js';
 import { GroupCommit } from './group-commit.js';
+import { prepareLedgerWrites, toEntry, type LedgerOp, type LedgerRow } from './ledger-writes.js';
 import { MIGRATIONS } from './migrations.js';
 
 interface OrgRow {
@@ -53,34 +54,6 @@ interface KeyRow {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
-}
-
-interface LedgerRow {
-  id: number;
-  org_id: string;
-  kind: 'charge' | 'credit';
-  credits: number;
-  key_id: string | null;
-  request_id: string | null;
-  charge_key: string | null;
-  client_request_id: string | null;
-  model: string | null;
-  endpoint: string | null;
-  characters: number | null;
-  reason: string | null;
-  created_at: string;
-}
-
-interface ReservationRow {
-  id: string;
-  org_id: string;
-  credits: number;
-  expires_at: number;
-  created_at: string;
-}
-
-function toReservation(row: ReservationRow): Reservation {
-  return { id: row.id, orgId: row.org_id, credits: row.credits, expiresAt: row.expires_at };
 }
 
 /** A database still locked by another process after `busy_timeout` is a 503 `store_unavailable`. */
@@ -158,24 +131,6 @@ function toKey(row: KeyRow): ApiKeyRecord {
   };
 }
 
-function toEntry(row: LedgerRow): LedgerEntry {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    kind: row.kind,
-    credits: row.credits,
-    keyId: row.key_id,
-    requestId: row.request_id,
-    chargeKey: row.charge_key,
-    clientRequestId: row.client_request_id,
-    model: row.model,
-    endpoint: row.endpoint,
-    characters: row.characters,
-    reason: row.reason,
-    createdAt: row.created_at,
-  };
-}
-
 function limitColumns(limits: OrgLimits) {
   return {
     max_concurrent: limits.maxConcurrent,
@@ -196,12 +151,18 @@ export function migrate(db: Database.Database): void {
   }
 }
 
-export function openSqliteStore(path: string, options: { /** How long a write waits for another process's lock. */ busyTimeoutMs?: number } = {}): Store {
+export interface SqliteStoreOptions {
+  /** How long a write waits for another process's lock. */
+  busyTimeoutMs?: number;
+}
+
+export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
+  const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 5000);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
-  db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
   migrate(db);
 
   const s = {
@@ -216,24 +177,13 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
     orgList: db.prepare('SELECT * FROM orgs ORDER BY created_at, id'),
     orgCount: db.prepare('SELECT COUNT(*) AS n FROM orgs'),
     orgLimits: db.prepare('UPDATE orgs SET max_concurrent = @max_concurrent, rate_requests = @rate_requests, rate_per_seconds = @rate_per_seconds WHERE id = @id'),
-    orgAddBalance: db.prepare('UPDATE orgs SET balance = balance + ? WHERE id = ? RETURNING balance'),
     keyInsert: db.prepare('INSERT INTO api_keys (id, org_id, name, secret_hash, created_at) VALUES (@id, @org_id, @name, @secret_hash, @created_at)'),
     keyGet: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
     keyList: db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
     keyRevoke: db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     keyTouch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-    ledgerInsert: db.prepare(
-      `INSERT INTO ledger (org_id, kind, credits, key_id, request_id, charge_key, client_request_id, model, endpoint, characters, reason, created_at)
-       VALUES (@org_id, @kind, @credits, @key_id, @request_id, @charge_key, @client_request_id, @model, @endpoint, @characters, @reason, @created_at) RETURNING *`,
-    ),
-    ledgerByChargeKey: db.prepare('SELECT * FROM ledger WHERE charge_key = ?'),
-    orgBalance: db.prepare('SELECT balance FROM orgs WHERE id = ?'),
-    reservationSweep: db.prepare('DELETE FROM reservations WHERE org_id = ? AND expires_at <= ?'),
-    reservationGet: db.prepare('SELECT * FROM reservations WHERE id = ?'),
     reservationSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE org_id = ? AND expires_at > ?'),
-    reservationInsert: db.prepare('INSERT INTO reservations (id, org_id, credits, expires_at, created_at) VALUES (?, ?, ?, ?, ?)'),
     reservationDelete: db.prepare('DELETE FROM reservations WHERE id = ?'),
-    reservationDeleteForOrg: db.prepare('DELETE FROM reservations WHERE id = ? AND org_id = ?'),
     ledgerPage: db.prepare('SELECT * FROM ledger WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     ledgerSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM ledger WHERE org_id = ?'),
     voiceInsert: db.prepare(
@@ -286,59 +236,7 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
     };
   };
 
-  /** Writes the row and its balance change, unless its charge key is already in the ledger. */
-  const appendInTx = (entry: NewLedgerEntry): AppendResult => {
-    if (entry.chargeKey !== null) {
-      const existing = s.ledgerByChargeKey.get(entry.chargeKey) as LedgerRow | undefined;
-      if (existing) {
-        const current = s.orgBalance.get(existing.org_id) as { balance: number };
-        return { entry: toEntry(existing), balance: current.balance, duplicate: true };
-      }
-    }
-    const updated = s.orgAddBalance.get(entry.credits, entry.orgId) as { balance: number } | undefined;
-    if (!updated) throw new Error(`organization ${entry.orgId} does not exist`);
-    const row = s.ledgerInsert.get({
-      org_id: entry.orgId,
-      kind: entry.kind,
-      credits: entry.credits,
-      key_id: entry.keyId,
-      request_id: entry.requestId,
-      charge_key: entry.chargeKey,
-      client_request_id: entry.clientRequestId,
-      model: entry.model,
-      endpoint: entry.endpoint,
-      characters: entry.characters,
-      reason: entry.reason,
-      created_at: new Date().toISOString(),
-    }) as LedgerRow;
-    return { entry: toEntry(row), balance: updated.balance, duplicate: false };
-  };
-  const appendTx = db.transaction(appendInTx);
-
-  const settleTx = db.transaction((reservationId: string, entry: NewLedgerEntry): AppendResult => {
-    const result = appendInTx(entry);
-    // Gone either way: charged now, or charged by an earlier settle of the same key.
-    s.reservationDeleteForOrg.run(reservationId, entry.orgId);
-    return result;
-  });
-
-  const reserveTx = db.transaction((request: { id: string; orgId: string; credits: number; ttlMs: number }): ReserveResult => {
-    const org = s.orgBalance.get(request.orgId) as { balance: number } | undefined;
-    if (!org) return { ok: false, balance: 0, reserved: 0 };
-    const now = Date.now();
-    s.reservationSweep.run(request.orgId, now);
-    const reserved = (s.reservationSum.get(request.orgId, now) as { total: number }).total;
-    const existing = s.reservationGet.get(request.id) as ReservationRow | undefined;
-    if (existing) {
-      // A repeated reserve of the same id holds nothing twice.
-      if (existing.org_id !== request.orgId) throw new Error(`reservation ${request.id} belongs to another organization`);
-      return { ok: true, reservation: toReservation(existing), balance: org.balance, reserved: reserved - existing.credits };
-    }
-    if (org.balance - reserved <= 0) return { ok: false, balance: org.balance, reserved };
-    const expiresAt = now + request.ttlMs;
-    s.reservationInsert.run(request.id, request.orgId, request.credits, expiresAt, new Date(now).toISOString());
-    return { ok: true, reservation: { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt }, balance: org.balance, reserved };
-  });
+  const writes = prepareLedgerWrites(db);
 
   const orgs: OrgRepository = {
     async create(org) {
@@ -388,17 +286,17 @@ export function openSqliteStore(path: string, options: { /** How long a write wa
   };
 
   // Reservations and charges of concurrent requests share commits (see group-commit.ts).
-  const group = new GroupCommit(db, classifyWriteError);
+  const group = new GroupCommit<LedgerOp>(writes.batch, classifyWriteError);
   const ledger: LedgerRepository = {
     async append(entry) {
-      return guard(() => appendTx.immediate(entry));
+      return guard(() => writes.append.immediate(entry));
     },
     async reserve(request) {
       checkReserveRequest(request);
-      return group.run(() => reserveTx(request));
+      return (await group.run({ kind: 'reserve', request })) as ReserveResult;
     },
     async settle(reservationId, entry) {
-      return group.run(() => settleTx(reservationId, entry));
+      return (await group.run({ kind: 'settle', reservationId, entry })) as AppendResult;
     },
     async release(reservationId) {
       guard(() => s.reservationDelete.run(reservationId));
