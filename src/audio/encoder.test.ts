@@ -22,8 +22,8 @@ async function encodeAll(format: OutputFormat, input: Float32Array, chunk: numbe
   const parts: Buffer[] = [];
   const header = enc.header();
   if (header) parts.push(header);
-  for (let at = 0; at < input.length; at += chunk) parts.push(enc.encode(input.subarray(at, at + chunk)));
-  parts.push(enc.end());
+  for (let at = 0; at < input.length; at += chunk) parts.push(await enc.encode(input.subarray(at, at + chunk)));
+  parts.push(await enc.end());
   return { enc, header, bytes: Buffer.concat(parts) };
 }
 
@@ -87,7 +87,7 @@ describe('createAudioEncoder', () => {
 
   it('f32 output is clipped to [-1,1] like the integer encodings', async () => {
     const enc = await createAudioEncoder({ container: 'raw', encoding: 'pcm_f32le', sampleRate: 8000 }, { streaming: true });
-    const b = enc.encode(Float32Array.of(1.02, -1.5, 0.25, NaN));
+    const b = await enc.encode(Float32Array.of(1.02, -1.5, 0.25, NaN));
     assert.deepEqual([0, 4, 8, 12].map((o) => b.readFloatLE(o)), [1, -1, 0.25, 0]);
   });
 
@@ -96,8 +96,8 @@ describe('createAudioEncoder', () => {
     const { enc, header, bytes } = await encodeAll(format, sine(440, 24000, 24000), 2048);
     assert.equal(header, null);
     assert.equal(enc.contentType, 'audio/mpeg');
-    assert.equal(enc.end().length, 0, 'end() is idempotent');
-    assert.throws(() => enc.encode(new Float32Array(10)), /ended/);
+    assert.equal((await enc.end()).length, 0, 'end() is idempotent');
+    await assert.rejects(async () => enc.encode(new Float32Array(10)), /ended/);
     const out = await decodeToFloat(bytes, format);
     assert.equal(out.sampleRate, 24000);
     assert.ok(Math.abs(rms(out.samples.subarray(4800, 19200)) - 0.354) < 0.03);
@@ -118,7 +118,7 @@ describe('createAudioEncoder', () => {
       /unknown container/,
     );
     const pcm = await createAudioEncoder({ container: 'raw', encoding: 'pcm_s16le', sampleRate: 8000 }, { streaming: true });
-    assert.equal(pcm.end().length, 0);
+    assert.equal((await pcm.end()).length, 0);
     assert.throws(() => pcm.encode(new Float32Array(1)), /ended/);
   });
 });
@@ -147,8 +147,8 @@ describe('pipeline: eSpeak 22050 Hz chunks → resampler → encoder', () => {
       const rs = await createResampler(22050, format.sampleRate);
       const enc = await createAudioEncoder(format, { streaming: true });
       const parts: Buffer[] = [enc.header() ?? Buffer.alloc(0)];
-      for (let at = 0; at < src.length; at += 1470) parts.push(enc.encode(rs.process(src.subarray(at, at + 1470))));
-      parts.push(enc.encode(rs.flush()), enc.end());
+      for (let at = 0; at < src.length; at += 1470) parts.push(await enc.encode(rs.process(src.subarray(at, at + 1470))));
+      parts.push(await enc.encode(rs.flush()), await enc.end());
       rs.destroy();
       const out = await decodeToFloat(Buffer.concat(parts), format);
       assert.equal(out.sampleRate, format.sampleRate);

@@ -1,12 +1,14 @@
 /**
  * @module audio/encoder — turns float sample chunks (already at the output rate) into the bytes of
  * the requested container/encoding. This is the one object the synthesis pipeline drives:
- * header() once, encode() per chunk, end() once.
+ * header() once, encode() per chunk, end() once, close() when it stops early. PCM encodings
+ * answer at once; MP3 answers once the encoder thread has run the chunk (audio/mp3-thread).
  */
 
 import { bytesPerSample, CONTENT_TYPES, type Encoding, type OutputFormat } from './format.js';
 import { encodeAlawFloat, encodeMulawFloat } from './g711.js';
-import { createMp3Stream, defaultMp3BitRate } from './mp3.js';
+import { defaultMp3BitRate, mp3BitRateProblem } from './mp3.js';
+import { openMp3ThreadStream } from './mp3-thread.js';
 import { clipFloat, float32AsBytes, floatToInt16, int16AsBytes } from './pcm.js';
 import { wavHeader } from './wav.js';
 
@@ -15,14 +17,16 @@ export interface AudioEncoder {
   /** Bytes to send before the first chunk (WAV header), or null for raw/mp3. */
   header(): Buffer | null;
   /** Encoded bytes for this chunk; may be empty (mp3 buffers until a frame is full). */
-  encode(samples: Float32Array): Buffer;
+  encode(samples: Float32Array): Buffer | Promise<Buffer>;
   /**
    * pcm_s16le only: the bytes of samples that are already 16-bit, equal to encode() of their Float32
    * form. The array must be the caller's own and unchanged afterwards: its memory is sent as is.
    */
   encodeInt16?(samples: Int16Array): Buffer;
   /** Trailing bytes (mp3's last frames; empty otherwise). The encoder is finished afterwards. */
-  end(): Buffer;
+  end(): Buffer | Promise<Buffer>;
+  /** Frees what the encoder holds when the stream stops before end(); safe to call at any time. */
+  close?(): void;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -82,19 +86,23 @@ export async function createAudioEncoder(
   };
 
   if (format.container === 'mp3') {
-    const mp3 = await createMp3Stream(format.sampleRate, format.bitRate ?? defaultMp3BitRate(format.sampleRate));
+    const bitRate = format.bitRate ?? defaultMp3BitRate(format.sampleRate);
+    const problem = mp3BitRateProblem(format.sampleRate, bitRate);
+    if (problem) throw new RangeError(problem);
+    const mp3 = await openMp3ThreadStream(format.sampleRate, bitRate);
     return {
       contentType,
       header: () => null,
-      encode(samples) {
+      async encode(samples) {
         live();
-        return asBuffer(mp3.encode(samples));
+        return samples.length === 0 ? EMPTY : asBuffer(await mp3.encode(samples));
       },
-      end() {
+      async end() {
         if (ended) return EMPTY;
         ended = true;
-        return asBuffer(mp3.flush());
+        return asBuffer(await mp3.flush());
       },
+      close: () => mp3.close(),
     };
   }
 

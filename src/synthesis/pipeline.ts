@@ -46,7 +46,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   const encoder = await createAudioEncoder(format, { streaming: request.streaming });
   let header = request.streaming ? encoder.header() : null;
   /** Gain, then resampling, then the encoder; a 16-bit engine's samples become Float32 in the gain's pass. */
-  const encodeFloat = (chunk: Float32Array | Int16Array, gain: number): Buffer => {
+  const encodeFloat = (chunk: Float32Array | Int16Array, gain: number): Buffer | Promise<Buffer> => {
     const samples = chunk instanceof Int16Array ? int16ToFloatWithGain(chunk, gain) : gain === 1 ? chunk : applyGain(chunk, gain);
     return encoder.encode(resampler ? resampler.process(samples) : samples);
   };
@@ -79,7 +79,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
           signal.throwIfAborted();
           const length = Math.min(left, Math.max(1, Math.round(SILENCE_PIECE_SECONDS * rate)));
           left -= length;
-          const audio = encodeFloat(new Float32Array(length), 1);
+          const audio = await encodeFloat(new Float32Array(length), 1);
           if (audio.length === 0) continue;
           if (firstAudioAt === 0) firstAudioAt = performance.now();
           yield { audio: withHeader(audio), stepTime: performance.now() - started, seconds: length / rate };
@@ -95,9 +95,10 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       let made = 0;
       for await (const chunk of chunks) {
         made += chunk.samples.length;
-        const audio = encodeInt16
+        let audio = encodeInt16
           ? encodeInt16(gain === 1 ? (chunk.samples as Int16Array) : applyGainInt16(chunk.samples as Int16Array, gain))
           : encodeFloat(chunk.samples, gain);
+        if (audio instanceof Promise) audio = await audio; // MP3: frames from the encoder thread
         if (audio.length === 0 && !chunk.words) continue;
         if (firstAudioAt === 0 && audio.length > 0) firstAudioAt = performance.now();
         const stepTime = performance.now() - started;
@@ -110,10 +111,11 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       offset += made / rate;
     }
     if (samples === 0) throw noAudio(request);
-    const tail = resampler ? Buffer.concat([encoder.encode(resampler.flush()), encoder.end()]) : encoder.end();
+    const tail = resampler ? Buffer.concat([await encoder.encode(resampler.flush()), await encoder.end()]) : await encoder.end();
     if (tail.length > 0 || header) yield { audio: withHeader(tail), stepTime: performance.now() - started, seconds: 0 };
   } finally {
     resampler?.destroy();
+    encoder.close?.();
   }
 }
 

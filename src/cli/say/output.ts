@@ -61,7 +61,7 @@ export class AudioFile {
   async append(pcm: Buffer): Promise<void> {
     const int16 = new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + (pcm.byteLength & ~1)));
     const samples = fadeEdges(int16ToFloat(int16), this.format.sampleRate);
-    await this.write(this.encoder.encode(samples));
+    await this.write(await this.encoder.encode(samples));
   }
 
   /** Finishes the file and moves it to its path. */
@@ -86,7 +86,7 @@ export class AudioFile {
   private async finish(): Promise<void> {
     if (this.finished) return;
     this.finished = true;
-    await this.write(this.encoder.end());
+    await this.write(await this.encoder.end());
     if (this.format.container === 'wav') await this.file.write(finalWavHeader(this.format, this.dataBytes), 0, undefined, 0);
     await this.file.close();
   }
