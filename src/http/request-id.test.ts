@@ -1,4 +1,4 @@
-/** @module http/request-id.test — the id format every test and client relies on, and uniqueness. */
+/** @module http/request-id.test — the id format every test and client relies on, uniqueness, and order. */
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { newRequestId } from './request-id.js';
@@ -11,4 +11,9 @@ it('makes unique req_ + 24 lowercase hex ids', () => {
     seen.add(id);
   }
   assert.equal(seen.size, 100_000);
+});
+
+it('sorts as it was made within a process, so charge keys go into the ledger indexes at one end', () => {
+  const ids = Array.from({ length: 10_000 }, () => newRequestId());
+  assert.deepEqual([...ids].sort(), ids);
 });
