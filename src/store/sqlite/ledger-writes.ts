@@ -84,9 +84,10 @@ const SWEEP_MEMORY = 10_000;
 export function prepareLedgerWrites(db: Database.Database): LedgerWrites {
   const s = {
     orgAddBalance: db.prepare('UPDATE orgs SET balance = balance + ? WHERE id = ? RETURNING balance'),
+    // A charge key already in the ledger inserts nothing and returns no row: the duplicate check is the insert itself.
     ledgerInsert: db.prepare(
       `INSERT INTO ledger (org_id, kind, credits, key_id, request_id, charge_key, client_request_id, model, endpoint, characters, reason, created_at)
-       VALUES (@org_id, @kind, @credits, @key_id, @request_id, @charge_key, @client_request_id, @model, @endpoint, @characters, @reason, @created_at) RETURNING id`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (charge_key) DO NOTHING RETURNING id`,
     ),
     ledgerByChargeKey: db.prepare('SELECT * FROM ledger WHERE charge_key = ?'),
     orgBalance: db.prepare('SELECT balance FROM orgs WHERE id = ?'),
@@ -98,32 +99,30 @@ export function prepareLedgerWrites(db: Database.Database): LedgerWrites {
   };
 
   const appendInTx = (entry: NewLedgerEntry): AppendResult => {
-    if (entry.chargeKey !== null) {
-      const existing = s.ledgerByChargeKey.get(entry.chargeKey) as LedgerRow | undefined;
-      if (existing) {
-        const current = s.orgBalance.get(existing.org_id) as { balance: number };
-        return { entry: toEntry(existing), balance: current.balance, duplicate: true };
-      }
-    }
-    const updated = s.orgAddBalance.get(entry.credits, entry.orgId) as { balance: number } | undefined;
-    if (!updated) throw new Error(`organization ${entry.orgId} does not exist`);
     const createdAt = new Date().toISOString();
-    const { id } = s.ledgerInsert.get({
-      org_id: entry.orgId,
-      kind: entry.kind,
-      credits: entry.credits,
-      key_id: entry.keyId,
-      request_id: entry.requestId,
-      charge_key: entry.chargeKey,
-      client_request_id: entry.clientRequestId,
-      model: entry.model,
-      endpoint: entry.endpoint,
-      characters: entry.characters,
-      reason: entry.reason,
-      created_at: createdAt,
-    }) as { id: number };
+    // An unknown organisation fails here, on the row's foreign key, before any balance moves.
+    const inserted = s.ledgerInsert.get(
+      entry.orgId,
+      entry.kind,
+      entry.credits,
+      entry.keyId,
+      entry.requestId,
+      entry.chargeKey,
+      entry.clientRequestId,
+      entry.model,
+      entry.endpoint,
+      entry.characters,
+      entry.reason,
+      createdAt,
+    ) as { id: number } | undefined;
+    if (!inserted) {
+      const existing = s.ledgerByChargeKey.get(entry.chargeKey) as LedgerRow;
+      const current = s.orgBalance.get(existing.org_id) as { balance: number };
+      return { entry: toEntry(existing), balance: current.balance, duplicate: true };
+    }
+    const updated = s.orgAddBalance.get(entry.credits, entry.orgId) as { balance: number };
     // The row is what was just written: only its id is read back.
-    return { entry: { ...entry, id, createdAt }, balance: updated.balance, duplicate: false };
+    return { entry: { ...entry, id: inserted.id, createdAt }, balance: updated.balance, duplicate: false };
   };
 
   const settle = db.transaction((reservationId: string, entry: NewLedgerEntry): AppendResult => {
