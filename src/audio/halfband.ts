@@ -13,7 +13,7 @@
  */
 import { runFir, type FirStep } from './fir-kernel.js';
 import { bessel0 } from './polyphase.js';
-import type { Resampler } from './resampler.js';
+import { FirStream } from './fir-stream.js';
 
 /** Taps of the odd phase, in input samples (a multiple of 4: the kernel takes four at a time). */
 const TAPS = 64;
@@ -42,60 +42,22 @@ function design(): FirStep {
   return oddPhase;
 }
 
-export class HalfbandUpsampler implements Resampler {
-  readonly outputRate: number;
+export class HalfbandUpsampler extends FirStream {
   private readonly step = design();
-  /** Input not yet fully used, starting at absolute input index `bufStart`. */
-  private buf: Float32Array;
-  private bufStart: number;
   /** Input index of the next output pair. */
   private next = 0;
-  private totalIn = 0;
-  private flushed = false;
-  private destroyed = false;
 
-  constructor(readonly inputRate: number) {
-    this.outputRate = 2 * inputRate;
-    // Implicit silence before the stream: the first odd outputs see zeros to their left.
-    this.buf = new Float32Array(HALF - 1);
-    this.bufStart = -(HALF - 1);
+  constructor(inputRate: number) {
+    // Silence before the stream for the first odd outputs' left-hand taps, after it for the last ones' right-hand taps.
+    super(inputRate, 2 * inputRate, HALF - 1, HALF);
   }
 
-  process(input: Float32Array): Float32Array {
-    this.live();
-    if (this.flushed) throw new Error('resampler already flushed');
-    this.totalIn += input.length;
-    this.append(input);
-    return this.run(Infinity);
-  }
-
-  flush(): Float32Array {
-    this.live();
-    if (this.flushed) return new Float32Array(0);
-    this.flushed = true;
-    // Silence after the stream lets the last odd outputs see their right-hand taps.
-    this.append(new Float32Array(HALF));
-    return this.run(this.totalIn);
-  }
-
-  destroy(): void {
-    this.destroyed = true;
-  }
-
-  private live(): void {
-    if (this.destroyed) throw new Error('resampler destroyed');
-  }
-
-  private append(input: Float32Array): void {
-    if (input.length === 0) return;
-    const joined = new Float32Array(this.buf.length + input.length);
-    joined.set(this.buf);
-    joined.set(input, this.buf.length);
-    this.buf = joined;
+  protected flushLimit(totalIn: number): number {
+    return totalIn;
   }
 
   /** Makes every output pair whose taps are all in the buffer, up to input index `limit`. */
-  private run(limit: number): Float32Array {
+  protected run(limit: number): Float32Array {
     const x = this.buf;
     const base = this.bufStart;
     // Pair n reads inputs n − HALF + 1 … n + HALF.
@@ -109,11 +71,7 @@ export class HalfbandUpsampler implements Resampler {
     }
     this.next += count;
     // Keep only what the next pair still needs.
-    const keepFrom = this.next - HALF + 1;
-    if (keepFrom > base) {
-      this.buf = x.slice(keepFrom - base);
-      this.bufStart = keepFrom;
-    }
+    this.keepFrom(this.next - HALF + 1);
     return out;
   }
 }

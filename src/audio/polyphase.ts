@@ -13,7 +13,7 @@
  * and exactly round(totalIn × outputRate / inputRate) samples over a stream.
  */
 import { runFir, type FirStep } from './fir-kernel.js';
-import type { Resampler } from './resampler.js';
+import { FirStream } from './fir-stream.js';
 
 /** Filter half-length in input samples at a 22050 → 8000 ratio; it scales with the ratio. */
 const HALF_TAPS_PER_RATIO = 28 / (22050 / 8000);
@@ -78,63 +78,24 @@ function design(inputRate: number, outputRate: number): Design {
   return made;
 }
 
-export class PolyphaseResampler implements Resampler {
+export class PolyphaseResampler extends FirStream {
   private readonly d: Design;
-  /** Input not yet fully used, starting at absolute input index `bufStart`. */
-  private buf: Float32Array;
-  private bufStart: number;
   /** Index of the next output sample. */
   private next = 0;
-  private totalIn = 0;
-  private flushed = false;
-  private destroyed = false;
 
-  constructor(
-    readonly inputRate: number,
-    readonly outputRate: number,
-  ) {
-    this.d = design(inputRate, outputRate);
-    // Implicit silence before the stream: the first outputs see zeros to their left.
-    this.buf = new Float32Array(this.d.half - 1);
-    this.bufStart = -(this.d.half - 1);
+  constructor(inputRate: number, outputRate: number) {
+    const d = design(inputRate, outputRate);
+    // Silence before the stream for the first outputs' left-hand taps, after it for the last ones' right-hand taps.
+    super(inputRate, outputRate, d.half - 1, d.taps);
+    this.d = d;
   }
 
-  process(input: Float32Array): Float32Array {
-    this.live();
-    if (this.flushed) throw new Error('resampler already flushed');
-    this.totalIn += input.length;
-    this.append(input);
-    return this.run(Infinity);
-  }
-
-  flush(): Float32Array {
-    this.live();
-    if (this.flushed) return new Float32Array(0);
-    this.flushed = true;
-    const target = Math.round((this.totalIn * this.outputRate) / this.inputRate);
-    // Silence after the stream lets the last outputs see their right-hand taps.
-    this.append(new Float32Array(this.d.taps));
-    return this.run(target);
-  }
-
-  destroy(): void {
-    this.destroyed = true;
-  }
-
-  private live(): void {
-    if (this.destroyed) throw new Error('resampler destroyed');
-  }
-
-  private append(input: Float32Array): void {
-    if (input.length === 0) return;
-    const joined = new Float32Array(this.buf.length + input.length);
-    joined.set(this.buf);
-    joined.set(input, this.buf.length);
-    this.buf = joined;
+  protected flushLimit(totalIn: number): number {
+    return Math.round((totalIn * this.outputRate) / this.inputRate);
   }
 
   /** Makes every output whose taps are all in the buffer, up to `limit` outputs in all. */
-  private run(limit: number): Float32Array {
+  protected run(limit: number): Float32Array {
     const { up, down, half } = this.d;
     const x = this.buf;
     const base = this.bufStart;
@@ -149,11 +110,7 @@ export class PolyphaseResampler implements Resampler {
     const out = runFir(this.d, x, i - half + 1 - base, pos - i * up, count);
     this.next += count;
     // Keep only what the next output still needs.
-    const keepFrom = Math.floor((this.next * down) / up) - half + 1;
-    if (keepFrom > base) {
-      this.buf = x.slice(Math.min(x.length, keepFrom - base));
-      this.bufStart = keepFrom;
-    }
+    this.keepFrom(Math.floor((this.next * down) / up) - half + 1);
     return out;
   }
 }
