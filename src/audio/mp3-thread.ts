@@ -78,6 +78,12 @@ class EncoderThread {
 const threads: EncoderThread[] = [];
 let nextStream = 1;
 
+/** Safety net for a stream dropped without close() or flush() (a consumer that stopped iterating). */
+const leakGuard = new FinalizationRegistry<{ thread: EncoderThread; stream: number }>(({ thread, stream }) => {
+  thread.streams--;
+  thread.drop(stream);
+});
+
 function leastBusy(): EncoderThread {
   if (threads.length < MP3_THREADS) {
     const t = new EncoderThread((gone) => threads.splice(threads.indexOf(gone), 1));
@@ -94,13 +100,7 @@ export async function openMp3ThreadStream(sampleRate: number, bitRate: number): 
   await thread.call({ stream, op: 'open', sampleRate, bitRate });
   thread.streams++;
   let open = true;
-  const finish = () => {
-    if (!open) return false;
-    open = false;
-    thread.streams--;
-    return true;
-  };
-  return {
+  const handle: Mp3ThreadStream = {
     encode: (samples) => thread.call({ stream, op: 'encode', samples }),
     flush() {
       finish();
@@ -110,4 +110,13 @@ export async function openMp3ThreadStream(sampleRate: number, bitRate: number): 
       if (finish()) thread.drop(stream);
     },
   };
+  const finish = () => {
+    if (!open) return false;
+    open = false;
+    thread.streams--;
+    leakGuard.unregister(handle);
+    return true;
+  };
+  leakGuard.register(handle, { thread, stream }, handle);
+  return handle;
 }
