@@ -6,7 +6,8 @@
  * loop only hands samples over and gets frames back, and LAME runs beside the
  * engine on whichever core is free. The bytes are the same as in-process
  * encoding (audio/mp3). A stream stays on the thread it opened on (LAME's
- * state lives there); a new stream goes to the thread with the fewest.
+ * state lives there); a new stream goes to an idle thread, else to a new one
+ * up to the limit, else to the thread with the fewest.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -85,6 +86,9 @@ const leakGuard = new FinalizationRegistry<{ thread: EncoderThread; stream: numb
 });
 
 function leastBusy(): EncoderThread {
+  // A new thread takes ~40 ms to start: one with nothing to do is used first.
+  const idle = threads.find((t) => t.streams === 0);
+  if (idle) return idle;
   if (threads.length < MP3_THREADS) {
     const t = new EncoderThread((gone) => threads.splice(threads.indexOf(gone), 1));
     threads.push(t);
