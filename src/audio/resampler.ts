@@ -189,9 +189,9 @@ const POLYPHASE_MAX_OUTPUT = 16000;
 /**
  * Creates a mono resampler. Equal rates give a passthrough that never loads wasm. Downsampling
  * to telephony and wideband rates (≤ 16 kHz) uses the polyphase filter, which is 4–5× cheaper
- * there than Speex; doubling the rate (22050 → 44100) uses the half-band filter, ~4× cheaper
- * than Speex at quality 7; everything else uses Speex, where `quality` applies. Quality runs 0..10 (Speex scale); 7 is
- * transparent for speech at modest CPU cost.
+ * there than Speex; doubling the rate (22050 → 44100) uses the half-band filter, ~2× cheaper
+ * than Speex at quality 7; everything else uses Speex. `quality` (0..10, Speex's scale) applies
+ * to Speex only; 7 is transparent for speech at modest CPU cost.
  */
 export async function createResampler(inputRate: number, outputRate: number, quality = 7): Promise<Resampler> {
   checkRate('inputRate', inputRate);

@@ -1,8 +1,7 @@
 /**
  * @module store/sqlite/group-commit.test
  * Writes in one turn share a commit; each settles only after it; one that
- * fails rolls back alone; a commit that cannot start fails them all; writes
- * made while a batch is in flight wait for it and then share the next.
+ * fails rolls back alone; a commit that cannot start fails them all.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -10,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { GroupCommit, inOneTransaction, type Outcome } from './group-commit.js';
+import { GroupCommit, inOneTransaction } from './group-commit.js';
 
 function setup(path = ':memory:') {
   const db = new Database(path);
@@ -48,25 +47,5 @@ describe('GroupCommit', () => {
     other.exec('ROLLBACK');
     assert.equal((db.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n, 0);
     assert.equal(await group.run(() => insert(1)), 1, 'the next turn commits once the lock is free');
-  });
-
-  it('one batch is in flight at a time: writes made meanwhile go together in the next', async () => {
-    const batches: number[][] = [];
-    let finish: (() => void) | undefined;
-    const group = new GroupCommit<number>(async (batch): Promise<Outcome[]> => {
-      batches.push(batch);
-      if (batches.length === 1) await new Promise<void>((done) => (finish = done));
-      return batch.map((value) => ({ ok: true, value }));
-    }, (err) => err);
-    const first = group.run(1);
-    const deadline = Date.now() + 5000;
-    while (!finish && Date.now() < deadline) await new Promise((r) => setImmediate(r));
-    const later = [group.run(2), group.run(3)];
-    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-    assert.deepEqual(batches, [[1]], 'nothing else starts while the first batch runs');
-    finish!();
-    assert.deepEqual(await Promise.all([first, ...later]), [1, 2, 3]);
-    assert.deepEqual(batches, [[1], [2, 3]]);
-    assert.equal(group.commits, 2);
   });
 });

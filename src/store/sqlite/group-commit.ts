@@ -4,16 +4,15 @@
  * transaction, each in its own savepoint, so concurrent requests pay for one
  * commit (and its fsync) instead of one each, and a write that fails rolls
  * back only itself. Every write's promise settles after the shared commit:
- * nothing is reported charged or reserved before it is durable. One batch is
- * in flight at a time; writes that arrive meanwhile go in the next.
+ * nothing is reported charged or reserved before it is durable.
  */
 import type Database from 'better-sqlite3';
 
 /** What became of one write of a batch: its result, or the error that rolled it back. */
 export type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
-/** Runs a batch in one transaction; rejects (or throws) when the transaction itself fails. */
-export type BatchRunner<Op> = (batch: Op[]) => Outcome[] | Promise<Outcome[]>;
+/** Runs a batch in one transaction; throws when the transaction itself fails. */
+export type BatchRunner<Op> = (batch: Op[]) => Outcome[];
 
 /**
  * A runner on this thread: `apply` for each write inside one `BEGIN IMMEDIATE` transaction.
@@ -44,8 +43,6 @@ export class GroupCommit<Op> {
   private queue: Pending<Op>[] = [];
   private scheduled = false;
 
-  private running = false;
-
   /** `classify` turns a failure (a lock held too long) into what callers see. */
   constructor(
     private readonly runBatch: BatchRunner<Op>,
@@ -55,32 +52,24 @@ export class GroupCommit<Op> {
   run(op: Op): Promise<unknown> {
     return new Promise((resolve, reject) => {
       this.queue.push({ op, resolve, reject });
-      this.schedule();
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => this.flush());
     });
   }
 
-  private schedule(): void {
-    if (this.scheduled || this.running || this.queue.length === 0) return;
-    this.scheduled = true;
-    setImmediate(() => void this.flush());
-  }
-
-  private async flush(): Promise<void> {
+  private flush(): void {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
-    this.running = true;
     let outcomes: Outcome[];
     try {
-      outcomes = await this.runBatch(batch.map((item) => item.op));
+      outcomes = this.runBatch(batch.map((item) => item.op));
       this.commits++;
     } catch (err) {
       const failure = this.classify(err);
       for (const item of batch) item.reject(failure);
       return;
-    } finally {
-      this.running = false;
-      this.schedule();
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
