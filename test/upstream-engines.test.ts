@@ -202,9 +202,11 @@ describe('a model served by a pool of two inference servers', () => {
     reset();
     a.script = ['tiny-chunks'];
     b.script = ['tiny-chunks'];
-    const response = await server.post('/tts/bytes', body({ transcript: 'Tiny pieces.' }));
+    // 7-byte writes split samples; few enough of them to finish well inside the 2 s generation limit on a slow machine.
+    const response = await server.post('/tts/bytes', body({ transcript: 'Tiny.' }));
     const bytes = Buffer.from(await response.arrayBuffer());
-    assert.equal(bytes.length, Math.round(12 * 0.05 * 24000) * 2);
+    assert.equal(response.status, 200, bytes.toString());
+    assert.equal(bytes.length, Math.round(5 * 0.05 * 24000) * 2);
   });
 
   test('a failing server is ejected, traffic avoids it, and a passing probe re-admits it', async () => {

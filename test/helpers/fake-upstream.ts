@@ -128,7 +128,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       req.socket.destroy();
       return;
     }
-    if (!(await writeSlowly(res, data, behaviour === 'tiny-chunks' ? 3 : 4800, behaviour === 'tiny-chunks' ? 0 : 2))) return;
+    if (!(await writeSlowly(res, data, behaviour === 'tiny-chunks' ? 7 : 4800, behaviour === 'tiny-chunks' ? 0 : 2))) return;
     res.end();
   }
 
