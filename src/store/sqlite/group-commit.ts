@@ -2,9 +2,10 @@
  * @module store/sqlite/group-commit
  * Ledger writes that arrive within one turn of the event loop share one
  * transaction, each in its own savepoint, so concurrent requests pay for one
- * commit (and its fsync) instead of one each, and a write that fails rolls
- * back only itself. Every write's promise settles after the shared commit:
- * nothing is reported charged or reserved before it is durable.
+ * commit instead of one each, and a write that fails rolls back only itself.
+ * Every write's promise settles after the shared commit, and a write that
+ * must survive a power cut (a charge) only after the flush that follows it
+ * (`Durability`, see wal-sync.ts): one flush per batch.
  */
 import type Database from 'better-sqlite3';
 
@@ -31,6 +32,13 @@ export function inOneTransaction<Op>(db: Database.Database, apply: (op: Op) => u
   return (batch) => commit.immediate(batch);
 }
 
+/** Which writes must reach the disk before they are reported, and how to get them there. */
+export interface Durability<Op> {
+  needs(op: Op): boolean;
+  /** Resolves once everything committed so far is on disk. */
+  sync(): Promise<void>;
+}
+
 interface Pending<Op> {
   op: Op;
   resolve: (value: unknown) => void;
@@ -47,6 +55,7 @@ export class GroupCommit<Op> {
   constructor(
     private readonly runBatch: BatchRunner<Op>,
     private readonly classify: (err: unknown) => unknown,
+    private readonly durability?: Durability<Op>,
   ) {}
 
   run(op: Op): Promise<unknown> {
@@ -71,10 +80,19 @@ export class GroupCommit<Op> {
       for (const item of batch) item.reject(failure);
       return;
     }
+    /** Asked for right after the commit, so it covers this batch; shared by all of its durable writes. */
+    let flushed: Promise<void> | undefined;
     batch.forEach((item, i) => {
       const outcome = outcomes[i];
-      if (outcome.ok) item.resolve(outcome.value);
-      else item.reject(this.classify(outcome.err));
+      if (!outcome.ok) item.reject(this.classify(outcome.err));
+      else if (!this.durability?.needs(item.op)) item.resolve(outcome.value);
+      else {
+        flushed ??= this.durability.sync();
+        flushed.then(
+          () => item.resolve(outcome.value),
+          (err) => item.reject(this.classify(err)),
+        );
+      }
     });
   }
 }

@@ -2,7 +2,10 @@
  * @module store/sqlite/sqlite-store.test
  * What only SQLite has: upgrading a database made before charge keys and
  * reservations, and a write lock held by another process, which becomes
- * 503 `store_unavailable` after the busy timeout instead of a hang.
+ * 503 `store_unavailable` after the busy timeout instead of a hang; and
+ * durability: a charge or a credit is reported only once the WAL has been
+ * flushed after its commit, a reservation without waiting for the disk, and
+ * a flush that fails is a 503, not a charge reported lost or made twice.
  * (The behaviour every store shares is in test/store.contract.test.ts.)
  */
 import assert from 'node:assert/strict';
@@ -12,8 +15,10 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { ApiError } from '../../errors/api-error.js';
+import type { NewLedgerEntry } from '../store.js';
 import { MIGRATIONS } from './migrations.js';
 import { openSqliteStore } from './sqlite-store.js';
+import type { Flush } from './wal-sync.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'voicegate-sqlite-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -65,6 +70,97 @@ test('a write lock held elsewhere becomes store_unavailable after the busy timeo
     assert.equal((await store.ledger.reserve({ id: 'res_2', orgId: 'org_a', credits: 1, ttlMs: 60_000 })).ok, false);
   } finally {
     other.close();
+    await store.close();
+  }
+});
+
+const NO_LIMITS = { maxConcurrent: null, rateLimit: null };
+
+function charge(key: string, credits: number): NewLedgerEntry {
+  return {
+    orgId: 'org_d',
+    kind: 'charge',
+    credits: -credits,
+    keyId: null,
+    requestId: key.split('/')[0],
+    chargeKey: key,
+    clientRequestId: null,
+    model: 'gepard-1.0',
+    endpoint: '/tts/bytes',
+    characters: credits,
+    reason: null,
+  };
+}
+
+/** Whether a promise has settled once the turn's callbacks have run. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+test('a charge is reported once the WAL is on disk; a reservation does not wait for the disk', { timeout: 20_000 }, async () => {
+  let holding = false;
+  const held: ((err: NodeJS.ErrnoException | null) => void)[] = [];
+  let flushes = 0;
+  const flush: Flush = (_fd, done) => {
+    flushes++;
+    if (holding) held.push(done);
+    else done(null);
+  };
+  const store = openSqliteStore(join(dir, 'durable.sqlite'), { flush });
+  try {
+    await store.orgs.create({ id: 'org_d', name: 'd', limits: NO_LIMITS });
+    await store.ledger.append({ ...charge('top-up', -100), kind: 'credit', chargeKey: null, reason: 'test' });
+    holding = true;
+    const before = flushes;
+
+    const reservations = await Promise.all(
+      ['req_1/0', 'req_2/0', 'req_3/0'].map((id) => store.ledger.reserve({ id, orgId: 'org_d', credits: 5, ttlMs: 60_000 })),
+    );
+    assert.ok(reservations.every((r) => r.ok));
+    assert.equal(flushes, before, 'reservations were reported without a flush');
+
+    const charges = ['req_1/0', 'req_2/0', 'req_3/0'].map((id) => store.ledger.settle(id, charge(id, 5)));
+    assert.equal(await settled(Promise.race(charges)), false, 'no charge is reported before its flush ends');
+    assert.equal(held.length, 1, 'the three charges of one commit share one flush');
+    held.shift()!(null);
+    const results = await Promise.all(charges);
+    assert.deepEqual(results.map((r) => r.balance).sort((a, b) => b - a), [95, 90, 85]);
+
+    const credit = store.ledger.append({ ...charge('top-up-2', -50), kind: 'credit', chargeKey: null, reason: 'test' });
+    assert.equal(await settled(credit), false, 'a credit waits for the disk too');
+    held.shift()!(null);
+    assert.equal((await credit).balance, 135);
+  } finally {
+    for (const done of held) done(null);
+    await store.close();
+  }
+});
+
+test('a flush that fails is a 503; the charge it held is in the ledger once, and its retry is a duplicate', { timeout: 20_000 }, async () => {
+  let fail = false;
+  const flush: Flush = (_fd, done) => done(fail ? Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }) : null);
+  const store = openSqliteStore(join(dir, 'failing.sqlite'), { flush });
+  try {
+    await store.orgs.create({ id: 'org_d', name: 'd', limits: NO_LIMITS });
+    await store.ledger.append({ ...charge('top-up', -100), kind: 'credit', chargeKey: null, reason: 'test' });
+    await store.ledger.reserve({ id: 'req_9/0', orgId: 'org_d', credits: 7, ttlMs: 60_000 });
+    fail = true;
+    await assert.rejects(
+      store.ledger.settle('req_9/0', charge('req_9/0', 7)),
+      (err: unknown) => err instanceof ApiError && err.code === 'store_unavailable',
+    );
+    fail = false;
+    const retried = await store.ledger.settle('req_9/0', charge('req_9/0', 7));
+    assert.equal(retried.duplicate, true);
+    assert.equal(retried.balance, 93);
+    assert.equal(await store.ledger.sum('org_d'), 93);
+  } finally {
     await store.close();
   }
 });

@@ -7,10 +7,13 @@
  * IMMEDIATE`), so a reservation's check and insert see no other writer
  * between them, whichever process it is in. Reservations and charges, the
  * writes every request makes, share group commits (group-commit.ts) of the
- * ledger's write transactions (ledger-writes.ts).
+ * ledger's write transactions (ledger-writes.ts). Commits do not wait for the
+ * disk on the event loop: a write that must survive a power cut is reported
+ * done after a shared flush of the WAL on libuv's thread pool (wal-sync.ts);
+ * reservations, key use and dropped holds are not worth a flush of their own.
  */
 import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { checkReserveRequest } from '../checks.js';
 import { storeUnavailable } from '../errors.js';
@@ -33,6 +36,7 @@ import type {
   Store,
 } from '../store.js';
 import { GroupCommit } from './group-commit.js';
+import { WalSync, type Flush } from './wal-sync.js';
 import { prepareLedgerWrites, toEntry, type LedgerOp, type LedgerRow } from './ledger-writes.js';
 import { MIGRATIONS } from './migrations.js';
 
@@ -154,16 +158,29 @@ export function migrate(db: Database.Database): void {
 export interface SqliteStoreOptions {
   /** How long a write waits for another process's lock. */
   busyTimeoutMs?: number;
+  /** How the WAL reaches the disk (`fs.fdatasync`); replaced in tests to hold a flush or fail it. */
+  flush?: Flush;
 }
 
 export function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Store {
   const busyTimeoutMs = Math.trunc(options.busyTimeoutMs ?? 5000);
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
-  db.pragma('journal_mode = WAL');
+  const wal = db.pragma('journal_mode = WAL', { simple: true }) === 'wal';
   db.pragma('foreign_keys = ON');
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+  db.pragma('synchronous = FULL'); // a migration is rare: it may wait for the disk
   migrate(db);
+  // From here each commit reaches the OS at once and the disk through `walSync`.
+  db.pragma('synchronous = NORMAL');
+  const walSync = new WalSync(wal ? `${resolve(path)}-wal` : null, options.flush);
+  const flushed = (): Promise<void> => walSync.sync().catch((err) => Promise.reject(storeUnavailable(err)));
+  /** Runs a write, and reports it once it is on disk. */
+  const durable = async <T>(write: () => T): Promise<T> => {
+    const result = write();
+    await flushed();
+    return result;
+  };
 
   const s = {
     orgInsert: db.prepare(
@@ -240,7 +257,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
 
   const orgs: OrgRepository = {
     async create(org) {
-      s.orgInsert.run({ id: org.id, name: org.name, created_at: new Date().toISOString(), ...limitColumns(org.limits) });
+      await durable(() => s.orgInsert.run({ id: org.id, name: org.name, created_at: new Date().toISOString(), ...limitColumns(org.limits) }));
       return toOrg(s.orgGet.get(org.id) as OrgRow);
     },
     async get(id) {
@@ -251,7 +268,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
       return (s.orgList.all() as OrgRow[]).map(toOrg);
     },
     async setLimits(id, limits) {
-      const result = s.orgLimits.run({ id, ...limitColumns(limits) });
+      const result = await durable(() => s.orgLimits.run({ id, ...limitColumns(limits) }));
       if (result.changes === 0) return null;
       return toOrg(s.orgGet.get(id) as OrgRow);
     },
@@ -259,14 +276,14 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
       return (s.orgCount.get() as { n: number }).n;
     },
     async createFirst(org) {
-      const { changes } = guard(() => s.orgInsertFirst.run({ id: org.id, name: org.name, created_at: new Date().toISOString(), ...limitColumns(org.limits) }));
+      const { changes } = await durable(() => guard(() => s.orgInsertFirst.run({ id: org.id, name: org.name, created_at: new Date().toISOString(), ...limitColumns(org.limits) })));
       return changes === 0 ? null : toOrg(s.orgGet.get(org.id) as OrgRow);
     },
   };
 
   const keys: KeyRepository = {
     async create(key) {
-      s.keyInsert.run({ id: key.id, org_id: key.orgId, name: key.name, secret_hash: key.secretHash, created_at: key.createdAt });
+      await durable(() => s.keyInsert.run({ id: key.id, org_id: key.orgId, name: key.name, secret_hash: key.secretHash, created_at: key.createdAt }));
       return toKey(s.keyGet.get(key.id) as KeyRow);
     },
     async get(id) {
@@ -277,19 +294,21 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
       return (s.keyList.all(orgId) as KeyRow[]).map(toKey);
     },
     async revoke(id, at) {
-      if (s.keyRevoke.run(at, id).changes === 0) return null;
+      if ((await durable(() => s.keyRevoke.run(at, id))).changes === 0) return null;
       return toKey(s.keyGet.get(id) as KeyRow);
     },
+    // When a key was last used is informational: it reaches the disk with the next flush.
     async touch(id, at) {
       s.keyTouch.run(at, id);
     },
   };
 
   // Reservations and charges of concurrent requests share commits (see group-commit.ts).
-  const group = new GroupCommit<LedgerOp>(writes.batch, classifyWriteError);
+  // A charge is reported once on disk; a reservation once committed (a power cut ends its request too).
+  const group = new GroupCommit<LedgerOp>(writes.batch, classifyWriteError, { needs: (op) => op.kind === 'settle', sync: flushed });
   const ledger: LedgerRepository = {
     async append(entry) {
-      return guard(() => writes.append.immediate(entry));
+      return durable(() => guard(() => writes.append.immediate(entry)));
     },
     async reserve(request) {
       checkReserveRequest(request);
@@ -316,7 +335,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
 
   const voices: VoiceRepository = {
     async create(voice, clip) {
-      s.voiceInsert.run({
+      await durable(() => s.voiceInsert.run({
         id: voice.id,
         org_id: voice.orgId,
         name: voice.name,
@@ -328,7 +347,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
         clip,
         clip_seconds: voice.clipSeconds,
         created_at: voice.createdAt,
-      });
+      }));
       return withProfiles(s.voiceGet.get(voice.id) as VoiceRow);
     },
     async get(id) {
@@ -339,7 +358,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
       return (s.voiceList.all(orgId) as VoiceRow[]).map(withProfiles);
     },
     async update(id, patch) {
-      const result = s.voiceUpdate.run({
+      const result = await durable(() => s.voiceUpdate.run({
         id,
         name: patch.name ?? null,
         description: patch.description ?? null,
@@ -348,35 +367,37 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
         accent: patch.accent ?? null,
         set_transcript: patch.transcript !== undefined ? 1 : 0,
         transcript: patch.transcript ?? null,
-      });
+      }));
       if (result.changes === 0) return null;
       return withProfiles(s.voiceGet.get(id) as VoiceRow);
     },
     async delete(id) {
-      return db.transaction(() => {
-        db.prepare('DELETE FROM voice_profiles WHERE voice_id = ?').run(id);
-        return s.voiceDelete.run(id).changes > 0;
-      })();
+      return durable(
+        db.transaction(() => {
+          db.prepare('DELETE FROM voice_profiles WHERE voice_id = ?').run(id);
+          return s.voiceDelete.run(id).changes > 0;
+        }),
+      );
     },
     async clip(id) {
       const row = s.voiceClip.get(id) as { clip: Buffer } | undefined;
       return row?.clip ?? null;
     },
     async setProfile(voiceId, engineType, data) {
-      s.profileUpsert.run(voiceId, engineType, JSON.stringify(data), new Date().toISOString());
+      await durable(() => s.profileUpsert.run(voiceId, engineType, JSON.stringify(data), new Date().toISOString()));
     },
   };
 
   const dicts: DictRepository = {
     async create(dict) {
-      s.dictInsert.run({
+      await durable(() => s.dictInsert.run({
         id: dict.id,
         org_id: dict.orgId,
         name: dict.name,
         items: JSON.stringify(dict.items),
         pinned: dict.pinned ? 1 : 0,
         created_at: dict.createdAt,
-      });
+      }));
       return toDict(s.dictGet.get(dict.id) as DictRow);
     },
     async get(id) {
@@ -387,18 +408,18 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
       return (s.dictList.all(orgId) as DictRow[]).map(toDict);
     },
     async update(id, patch) {
-      const result = s.dictUpdate.run({
+      const result = await durable(() => s.dictUpdate.run({
         id,
         name: patch.name ?? null,
         items: patch.items ? JSON.stringify(patch.items) : null,
         pinned: patch.pinned === undefined ? null : patch.pinned ? 1 : 0,
         updated_at: new Date().toISOString(),
-      });
+      }));
       if (result.changes === 0) return null;
       return toDict(s.dictGet.get(id) as DictRow);
     },
     async delete(id) {
-      return s.dictDelete.run(id).changes > 0;
+      return (await durable(() => s.dictDelete.run(id))).changes > 0;
     },
   };
 
@@ -409,6 +430,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     voices,
     dicts,
     async close() {
+      await walSync.close();
       db.close();
     },
   };
