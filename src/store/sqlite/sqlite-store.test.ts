@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
+import { settled } from '../../../test/helpers/settled.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { NewLedgerEntry } from '../store.js';
 import { MIGRATIONS } from './migrations.js';
@@ -90,17 +91,6 @@ function charge(key: string, credits: number): NewLedgerEntry {
     characters: credits,
     reason: null,
   };
-}
-
-/** Whether a promise has settled once the turn's callbacks have run. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await new Promise((resolve) => setImmediate(resolve));
-  return done;
 }
 
 test('a charge is reported once the WAL is on disk; a reservation does not wait for the disk', { timeout: 20_000 }, async () => {

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
+import { settled } from '../../../test/helpers/settled.js';
 import { WalSync, type Flush } from './wal-sync.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'voicegate-wal-sync-'));
@@ -24,17 +25,6 @@ function held() {
   const pending: ((err: NodeJS.ErrnoException | null) => void)[] = [];
   const flush: Flush = (_fd, done) => void pending.push(done);
   return { db, sync: new WalSync(`${path}-wal`, flush), pending };
-}
-
-/** Whether a promise has settled, after the microtasks already queued have run. */
-async function settled(promise: Promise<unknown>): Promise<boolean> {
-  let done = false;
-  promise.then(
-    () => (done = true),
-    () => (done = true),
-  );
-  await new Promise((resolve) => setImmediate(resolve));
-  return done;
 }
 
 describe('WalSync', () => {
