@@ -18,6 +18,7 @@
  * statement, the whole batch, the wait for the row lock included, is bounded
  * by `statement_timeout`, and the row is never held between round trips.
  */
+import { toEntry, type LedgerRow as SharedLedgerRow } from '../ledger-row.js';
 import type { AppendResult, LedgerEntry, NewLedgerEntry, ReserveResult } from '../store.js';
 import type { Run } from './db.js';
 
@@ -27,39 +28,8 @@ export type LedgerWrite =
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
-export interface LedgerRow {
-  id: number;
-  org_id: string;
-  kind: 'charge' | 'credit';
-  credits: number;
-  key_id: string | null;
-  request_id: string | null;
-  charge_key: string | null;
-  client_request_id: string | null;
-  model: string | null;
-  endpoint: string | null;
-  characters: number | null;
-  reason: string | null;
-  created_at: Date;
-}
-
-export function toEntry(row: LedgerRow): LedgerEntry {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    kind: row.kind,
-    credits: row.credits,
-    keyId: row.key_id,
-    requestId: row.request_id,
-    chargeKey: row.charge_key,
-    clientRequestId: row.client_request_id,
-    model: row.model,
-    endpoint: row.endpoint,
-    characters: row.characters,
-    reason: row.reason,
-    createdAt: row.created_at.toISOString(),
-  };
-}
+/** A ledger row as `pg` returns it. */
+export type LedgerRow = SharedLedgerRow<Date>;
 
 
 /** The argument types are the columns' (bigint credits, integer characters), so the call resolves to the function as declared. */

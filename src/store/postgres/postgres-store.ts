@@ -28,7 +28,8 @@ import type {
 } from '../store.js';
 import { openDb, type PostgresOptions, type Run } from './db.js';
 import { OrgGroupCommit } from './group-commit.js';
-import { toEntry, writeLedgerBatch, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
+import { toEntry } from '../ledger-row.js';
+import { writeLedgerBatch, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
 import { migrate } from './migrate.js';
 
 interface OrgRow {

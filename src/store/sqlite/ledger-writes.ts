@@ -7,24 +7,12 @@
  * commit carries each write as plain data (`LedgerOp`).
  */
 import type Database from 'better-sqlite3';
-import type { AppendResult, LedgerEntry, NewLedgerEntry, Reservation, ReserveResult } from '../store.js';
+import { toEntry, type LedgerRow as SharedLedgerRow } from '../ledger-row.js';
+import type { AppendResult, NewLedgerEntry, Reservation, ReserveResult } from '../store.js';
 import { inOneTransaction, type Outcome } from './group-commit.js';
 
-export interface LedgerRow {
-  id: number;
-  org_id: string;
-  kind: 'charge' | 'credit';
-  credits: number;
-  key_id: string | null;
-  request_id: string | null;
-  charge_key: string | null;
-  client_request_id: string | null;
-  model: string | null;
-  endpoint: string | null;
-  characters: number | null;
-  reason: string | null;
-  created_at: string;
-}
+/** A ledger row as SQLite returns it. */
+export type LedgerRow = SharedLedgerRow<string>;
 
 interface ReservationRow {
   id: string;
@@ -43,24 +31,6 @@ export interface ReserveRequest {
 
 /** A write the group commit carries. */
 export type LedgerOp = { kind: 'reserve'; request: ReserveRequest } | { kind: 'settle'; reservationId: string; entry: NewLedgerEntry };
-
-export function toEntry(row: LedgerRow): LedgerEntry {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    kind: row.kind,
-    credits: row.credits,
-    keyId: row.key_id,
-    requestId: row.request_id,
-    chargeKey: row.charge_key,
-    clientRequestId: row.client_request_id,
-    model: row.model,
-    endpoint: row.endpoint,
-    characters: row.characters,
-    reason: row.reason,
-    createdAt: row.created_at,
-  };
-}
 
 function toReservation(row: ReservationRow): Reservation {
   return { id: row.id, orgId: row.org_id, credits: row.credits, expiresAt: row.expires_at };

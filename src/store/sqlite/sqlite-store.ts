@@ -37,7 +37,8 @@ import type {
 } from '../store.js';
 import { GroupCommit } from './group-commit.js';
 import { WalSync, type Flush } from './wal-sync.js';
-import { prepareLedgerWrites, toEntry, type LedgerOp, type LedgerRow } from './ledger-writes.js';
+import { toEntry } from '../ledger-row.js';
+import { prepareLedgerWrites, type LedgerOp, type LedgerRow } from './ledger-writes.js';
 import { MIGRATIONS } from './migrations.js';
 
 interface OrgRow {
