@@ -79,19 +79,13 @@ function body(text: string, format: Format): Record<string, unknown> {
   return { model_id: format.output_format.container === 'mp3' ? 'omnivoice' : 'gepard-1.0', transcript: text, voice: { mode: 'id', id: VOICE_ID }, output_format: format.output_format };
 }
 
-/** A baseline slice, plus the audio seconds each text made at the native rate (NaN if it did not finish in the window). */
-interface RawSlice extends BaselineSlice {
-  perText: number[];
-}
-
 /**
  * One baseline slice: `concurrency` loops, each walking the texts from the start, synthesizing on the
  * pool. Counts jobs finished within `seconds`; jobs still running then are cancelled, as the load generator
  * drops requests in flight when its window closes.
  */
-async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number, post?: Post): Promise<RawSlice> {
+async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number, post?: Post): Promise<BaselineSlice> {
   const voice = NAMED_VOICES.find((v) => v.id === VOICE_ID)!;
-  const perText = TEXTS.map(() => NaN);
   const latencies: number[] = [];
   let samples = 0;
   let jobs = 0;
@@ -117,7 +111,6 @@ async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number, 
       }
       const finished = performance.now();
       if (finished > deadline) return;
-      perText[index] = made / pool.sampleRate;
       samples += made;
       jobs++;
       latencies.push(finished - started);
@@ -125,7 +118,24 @@ async function rawSlice(pool: EspeakPool, concurrency: number, seconds: number, 
   };
   await Promise.all(Array.from({ length: concurrency }, loop));
   clearTimeout(timer);
-  return { jobs, audioSeconds: samples / pool.sampleRate, seconds, latencies: latencies.sort((a, b) => a - b), usage: watch.stop(), perText };
+  return { jobs, audioSeconds: samples / pool.sampleRate, seconds, latencies: latencies.sort((a, b) => a - b), usage: watch.stop() };
+}
+
+/**
+ * Each text's length from the engine alone, one request at a time, as the preflight fetches them.
+ * Under load the pool speaks a first sentence as a head and a rest when no worker is free, and
+ * the extra pause between them makes that text ~0.2 s longer, so lengths from a loaded slice are
+ * not what one request at a time gets.
+ */
+async function engineLengths(pool: EspeakPool): Promise<number[]> {
+  const voice = NAMED_VOICES.find((v) => v.id === VOICE_ID)!;
+  const lengths: number[] = [];
+  for (const text of TEXTS) {
+    let made = 0;
+    for await (const chunk of pool.synthesizeInt16({ text, voice, speed: 1, wordTimings: false }, new AbortController().signal)) made += chunk.samples.length;
+    lengths.push(made / pool.sampleRate);
+  }
+  return lengths;
 }
 
 /** Fetches every text once in `format`: checks the answers against the engine and learns the header size. */
@@ -190,11 +200,12 @@ export async function runServingEfficiency(): Promise<ServingReport> {
     await pool.start();
     const basePool = pool;
     note(`warm-up: in-process pool and server (${WARMUP_SECONDS} s each), ${workers} workers, concurrency ${connections}`);
-    const warm = await rawSlice(basePool, connections, WARMUP_SECONDS);
+    await rawSlice(basePool, connections, WARMUP_SECONDS);
+    const lengths = await engineLengths(basePool);
     const perByte = new Map<string, { headerBytes: number; secondsPerByte: number }>();
     const options = new Map<string, LoadOptions>();
     for (const format of [...FORMATS, MP3]) {
-      const check = await preflight(server, format, warm.perText);
+      const check = await preflight(server, format, lengths);
       if (check.mismatches.length) notes.push(`Audio length check failed for ${format.id}: ${check.mismatches.join('; ')}`);
       perByte.set(format.id, check);
       const load: LoadOptions = { url: server.url, path: '/tts/bytes', bodies: TEXTS.map((t) => body(t, format)), connections, seconds };
@@ -217,7 +228,7 @@ export async function runServingEfficiency(): Promise<ServingReport> {
     /** One interleaved comparison: its baseline row, then a row per served format. */
     const compare = async (label: string, output: string, formats: Format[], post?: Post) => {
       note(`measuring ${label}: ${roundCount} rounds of ${seconds} s slices, baseline between every served slice`);
-      const result = await interleave<RawSlice, LoadSlice>(
+      const result = await interleave<BaselineSlice, LoadSlice>(
         async () => {
           const slice = await rawSlice(basePool, connections, seconds, post);
           return { rate: slice.audioSeconds / slice.seconds, data: slice };

@@ -11,7 +11,7 @@ import { engineContract, workerContract } from './helpers/engine-contract.js';
 const espeak = (workers: number, limits = {}) =>
   new EspeakPool({ id: 'espeak', workers, queueLimit: 16, highWater: 32, logger: createLogger('silent'), ...limits });
 
-engineContract('espeak', () => espeak(2), { speaksText: true, wordTimings: true, deterministic: false, int16: true });
+engineContract('espeak', () => espeak(2), { speaksText: true, wordTimings: true, deterministic: false, int16: true, staged: true });
 workerContract('espeak', (limits) => espeak(1, limits));
 engineContract('tone', () => new ToneEngine({ id: 'tone', sampleRate: 24000, secondsPerChar: 0.06, chunkSeconds: 0.1 }), {
   speaksText: false,

@@ -29,5 +29,5 @@ const sherpa = (workers: number, limits = {}) =>
 
 after(() => removeRunDir());
 
-engineContract('sherpa-onnx', () => sherpa(2), { speaksText: true, wordTimings: false, deterministic: true });
+engineContract('sherpa-onnx', () => sherpa(2), { speaksText: true, wordTimings: false, deterministic: true, staged: true });
 workerContract('sherpa-onnx', (limits) => sherpa(1, limits));

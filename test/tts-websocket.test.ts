@@ -33,10 +33,11 @@ describe('generation', () => {
   test("a context's later clauses reach the engine as continuing what the client is playing", { timeout: 20_000 }, async () => {
     const pool = server.app.services.engines.get('espeak') as EspeakPool;
     const inputs: { text: string; playback?: { startedAt: number; seconds: number } }[] = [];
-    const original = pool.synthesizeInt16;
-    pool.synthesizeInt16 = function (input, signal) {
+    // 16 kHz output is resampled and encoded in the engine's workers (engines/staged).
+    const original = pool.synthesizeStaged;
+    pool.synthesizeStaged = function (input, stage, signal) {
       inputs.push({ text: input.text, playback: input.playback });
-      return original.call(this, input, signal);
+      return original.call(this, input, stage, signal);
     };
     try {
       const socket = await open();
@@ -52,7 +53,7 @@ describe('generation', () => {
       assert.ok(mine[1].playback && mine[1].playback.startedAt > 0, 'the second continues it');
       assert.ok(mine[1].playback.seconds > 0.8, `${mine[1].playback.seconds} s were sent before the second clause`);
     } finally {
-      pool.synthesizeInt16 = original;
+      pool.synthesizeStaged = original;
     }
   });
 

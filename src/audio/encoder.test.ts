@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { decodeToFloat, rms } from './decode.js';
-import { createAudioEncoder, encodePcm, finalWavHeader } from './encoder.js';
+import { createAudioEncoder, finalWavHeader } from './encoder.js';
+import { encodePcm } from './pcm-encoding.js';
 import { bytesPerSample, CONTENT_TYPES, type Encoding, type OutputFormat } from './format.js';
 import { createResampler } from './resampler.js';
 import { parseWav } from './wav.js';

@@ -6,10 +6,10 @@
  */
 
 import { bytesPerSample, CONTENT_TYPES, type Encoding, type OutputFormat } from './format.js';
-import { encodeAlawFloat, encodeMulawFloat } from './g711.js';
 import { defaultMp3BitRate, mp3BitRateProblem } from './mp3.js';
 import { openMp3ThreadStream } from './mp3-thread.js';
-import { clipFloat, float32AsBytes, floatToInt16, int16AsBytes } from './pcm.js';
+import { int16AsBytes } from './pcm.js';
+import { encodePcm } from './pcm-encoding.js';
 import { wavHeader } from './wav.js';
 
 export interface AudioEncoder {
@@ -33,24 +33,6 @@ const EMPTY = Buffer.alloc(0);
 
 function asBuffer(u8: Uint8Array): Buffer {
   return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
-}
-
-/** Float samples → bytes of a PCM-style encoding. Stateless, so chunking never changes the bytes. */
-export function encodePcm(encoding: Encoding, samples: Float32Array): Buffer {
-  switch (encoding) {
-    // The converted arrays are fresh and owned here, so their bytes are sent without another copy.
-    case 'pcm_s16le':
-      return int16AsBytes(floatToInt16(samples));
-    case 'pcm_f32le':
-      // Clipped so f32 carries the same signal as the integer encodings (resampler overshoot included).
-      return float32AsBytes(clipFloat(samples));
-    case 'pcm_mulaw':
-      return asBuffer(encodeMulawFloat(samples));
-    case 'pcm_alaw':
-      return asBuffer(encodeAlawFloat(samples));
-    default:
-      throw new Error(`unknown encoding: ${String(encoding)}`);
-  }
 }
 
 function requireEncoding(format: OutputFormat): Encoding {

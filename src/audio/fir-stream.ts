@@ -3,13 +3,31 @@
  * the input kept for the filter's taps, the implicit silence before and after the stream, and
  * the process / flush / destroy life of a `Resampler`. A subclass says which outputs its
  * buffered input completes (`run`) and how long its filter reaches on each side.
+ *
+ * The whole state of a stream is a few numbers and the last filter's length of input
+ * (`FirState`, plain data that crosses threads by structured clone), so a stream can be
+ * continued elsewhere: an engine's worker thread resamples one sentence and hands the state
+ * back for the next one, wherever that one runs (audio/output-stage).
  */
 import type { Resampler } from './resampler.js';
+
+/** Where a FIR stream stands: enough to continue it, on any thread, with the same output. */
+export interface FirState {
+  inputRate: number;
+  outputRate: number;
+  buf: Float32Array;
+  bufStart: number;
+  totalIn: number;
+  /** The subclass's position: the next output (polyphase) or the next output pair (half-band). */
+  next: number;
+}
 
 export abstract class FirStream implements Resampler {
   /** Input not yet fully used, starting at absolute input index `bufStart`. */
   protected buf: Float32Array;
   protected bufStart: number;
+  /** The subclass's position in its output (see FirState.next). */
+  protected next = 0;
   private totalIn = 0;
   private flushed = false;
   private destroyed = false;
@@ -43,6 +61,27 @@ export abstract class FirStream implements Resampler {
 
   destroy(): void {
     this.destroyed = true;
+  }
+
+  /** This stream's state, copied: continuing from it (`resume`) gives the output this stream would. */
+  snapshot(): FirState {
+    this.live();
+    if (this.flushed) throw new Error('resampler already flushed');
+    return { inputRate: this.inputRate, outputRate: this.outputRate, buf: this.buf.slice(), bufStart: this.bufStart, totalIn: this.totalIn, next: this.next };
+  }
+
+  /** Continues the stream `state` describes (same rates; the state is copied, not kept). */
+  resume(state: FirState): this {
+    this.live();
+    if (state.inputRate !== this.inputRate || state.outputRate !== this.outputRate) {
+      throw new RangeError(`resampler state for ${state.inputRate} → ${state.outputRate} Hz, not ${this.inputRate} → ${this.outputRate}`);
+    }
+    this.buf = state.buf.slice();
+    this.bufStart = state.bufStart;
+    this.totalIn = state.totalIn;
+    this.next = state.next;
+    this.flushed = false;
+    return this;
   }
 
   /** Makes every output the buffer completes, up to `limit` (in the subclass's own count). */

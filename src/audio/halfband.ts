@@ -44,8 +44,6 @@ function design(): FirStep {
 
 export class HalfbandUpsampler extends FirStream {
   private readonly step = design();
-  /** Input index of the next output pair. */
-  private next = 0;
 
   constructor(inputRate: number) {
     // Silence before the stream for the first odd outputs' left-hand taps, after it for the last ones' right-hand taps.

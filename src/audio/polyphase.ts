@@ -80,8 +80,6 @@ function design(inputRate: number, outputRate: number): Design {
 
 export class PolyphaseResampler extends FirStream {
   private readonly d: Design;
-  /** Index of the next output sample. */
-  private next = 0;
 
   constructor(inputRate: number, outputRate: number) {
     const d = design(inputRate, outputRate);

@@ -8,6 +8,7 @@
  */
 
 import type { SpeexResamplerModule } from '@echogarden/speex-resampler-wasm';
+import type { FirStream } from './fir-stream.js';
 import { HalfbandUpsampler } from './halfband.js';
 import { PolyphaseResampler } from './polyphase.js';
 
@@ -187,6 +188,19 @@ class SpeexResampler implements Resampler {
 const POLYPHASE_MAX_OUTPUT = 16000;
 
 /**
+ * The FIR resampler for a rate pair, or null where Speex is used: downsampling to ≤ 16 kHz
+ * (polyphase) and doubling the rate (half-band). Made synchronously, on any thread, and its
+ * state can be carried from one thread to another (audio/fir-stream).
+ */
+export function createFirResampler(inputRate: number, outputRate: number): FirStream | null {
+  checkRate('inputRate', inputRate);
+  checkRate('outputRate', outputRate);
+  if (outputRate < inputRate && outputRate <= POLYPHASE_MAX_OUTPUT) return new PolyphaseResampler(inputRate, outputRate);
+  if (outputRate === 2 * inputRate) return new HalfbandUpsampler(inputRate);
+  return null;
+}
+
+/**
  * Creates a mono resampler. Equal rates give a passthrough that never loads wasm. Downsampling
  * to telephony and wideband rates (≤ 16 kHz) uses the polyphase filter, which is 4–5× cheaper
  * there than Speex; doubling the rate (22050 → 44100) uses the half-band filter, ~2× cheaper
@@ -200,8 +214,8 @@ export async function createResampler(inputRate: number, outputRate: number, qua
     throw new RangeError(`quality must be an integer in 0..10, got ${quality}`);
   }
   if (inputRate === outputRate) return new PassthroughResampler(inputRate, outputRate);
-  if (outputRate < inputRate && outputRate <= POLYPHASE_MAX_OUTPUT) return new PolyphaseResampler(inputRate, outputRate);
-  if (outputRate === 2 * inputRate) return new HalfbandUpsampler(inputRate);
+  const fir = createFirResampler(inputRate, outputRate);
+  if (fir) return fir;
 
   const mod = await loadSpeex();
   // Room for one full PIECE of output plus slack for the filter's fractional phase.

@@ -4,14 +4,18 @@
  * in one pass) gives the same bytes as the Float32 path it replaces, for raw
  * and WAV clips, for streams and for any gain; other formats take the
  * 16-bit samples through the Float32 path, converted in the gain's pass. Silence segments last exactly their length at any output
- * rate, and word timings of later segments count from the start.
+ * rate, and word timings of later segments count from the start. An engine
+ * that runs the output stage itself (engines/staged) gives the bytes the
+ * pipeline makes on its own thread, across segments, silences and gains.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { OutputFormat } from '../audio/format.js';
 import type { Engine, EngineInput } from '../engines/engine.js';
+import { OutputStage } from '../audio/output-stage.js';
 import { int16ToFloat } from '../audio/pcm.js';
-import { offersInt16 } from '../engines/pcm16.js';
+import { offersInt16, type Int16Engine } from '../engines/pcm16.js';
+import { offersStaging, type StagingEngine } from '../engines/staged.js';
 import { ToneEngine } from '../engines/tone/engine.js';
 import { NAMED_VOICES } from '../voices/builtin.js';
 import { renderClip, synthesizeAudio } from './pipeline.js';
@@ -40,6 +44,24 @@ const quantized: Engine = {
     for await (const chunk of tone.synthesizeInt16(input, signal)) yield { samples: int16ToFloat(chunk.samples), words: chunk.words };
   },
 };
+
+/**
+ * The tone engine running the output stage itself, the way a worker pool does: from the cursor's
+ * state, in pieces, with the state written back at the end. It records each stage it was given.
+ */
+const stagingTone = (stages: { gain: number }[]): StagingEngine & Int16Engine => ({
+  ...floatOnly,
+  synthesizeInt16: (input, signal) => tone.synthesizeInt16(input, signal),
+  async *synthesizeStaged(input, cursor, signal) {
+    stages.push({ gain: cursor.gain });
+    const stage = new OutputStage(cursor.spec, structuredClone(cursor.state));
+    for await (const chunk of tone.synthesizeInt16(input, signal)) {
+      const audio = stage.encode(chunk.samples, cursor.gain);
+      yield chunk.words ? { audio, made: chunk.samples.length, words: chunk.words } : { audio, made: chunk.samples.length };
+    }
+    cursor.state = stage.state();
+  },
+});
 
 function request(engine: Engine, format: OutputFormat, options: { volume?: number; streaming?: boolean; segments?: SpeechSegment[] } = {}): SynthesisRequest {
   return {
@@ -141,6 +163,47 @@ describe('pipeline: segments', () => {
     assert.deepEqual(words.map((w) => w.word), ['one', 'two', 'three']);
     // "one two" is 7 characters at 0.06 s each, then half a second of silence.
     assert.ok(Math.abs(words[2].start - (7 * 0.06 + 0.5)) < 0.01, `three starts at ${words[2].start}`);
+  });
+});
+
+describe('pipeline: output stage in the engine', () => {
+  const signal = new AbortController().signal;
+  const segments: SpeechSegment[] = [
+    { kind: 'text', text: 'Hello there, this is the first part.', speed: 1, gain: 0.6 },
+    { kind: 'silence', seconds: 0.33 },
+    { kind: 'text', text: 'And a second, louder part.', speed: 1, gain: 1.8 },
+  ];
+
+  it("an engine that stages gives the pipeline's own bytes, continued across segments and silence", async () => {
+    for (const format of [
+      { container: 'raw', encoding: 'pcm_mulaw', sampleRate: 8000 },
+      { container: 'wav', encoding: 'pcm_s16le', sampleRate: 48000 },
+      { container: 'raw', encoding: 'pcm_alaw', sampleRate: 24000 },
+    ] as OutputFormat[]) {
+      const stages: { gain: number }[] = [];
+      const engine = stagingTone(stages);
+      assert.equal(offersStaging(engine), true);
+      const staged = (await renderClip(request(engine, format, { segments }), signal)).audio;
+      assert.deepEqual(staged, (await renderClip(request(tone, format, { segments }), signal)).audio, `${format.encoding} ${format.sampleRate} Hz`);
+      assert.deepEqual(stages, [{ gain: 0.6 }, { gain: 1.8 }], "each speech segment's stage carries its gain");
+      const pieces: Buffer[] = [];
+      for await (const piece of synthesizeAudio(request(engine, format, { segments, streaming: true }), signal)) pieces.push(piece.audio);
+      const streamed = Buffer.concat(pieces);
+      assert.deepEqual(streamed.subarray(format.container === 'wav' ? 44 : 0), staged.subarray(format.container === 'wav' ? 44 : 0), 'streamed as the clip');
+    }
+  });
+
+  it("a 16-bit engine's s16 at its own rate, MP3 and Speex rate pairs do not stage", async () => {
+    const stages: { gain: number }[] = [];
+    for (const format of [
+      { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 },
+      { container: 'mp3', sampleRate: 24000, bitRate: 64000 },
+      { container: 'raw', encoding: 'pcm_s16le', sampleRate: 22050 },
+    ] as OutputFormat[]) {
+      const audio = (await renderClip(request(stagingTone(stages), format), signal)).audio;
+      assert.ok(audio.length > 1000);
+    }
+    assert.equal(stages.length, 0);
   });
 });
 

@@ -4,16 +4,21 @@
  * → gain (the voice's loudness gain × volume) → resample → encode, chunk by
  * chunk with resampler and encoder state carried across chunks and
  * segments, so every transport streams the first audio as soon as the
- * engine makes it. A silence segment is zeros at the engine's rate fed
- * through the same resampler, so it lasts exactly its length in the output.
+ * engine makes it. For PCM answers gain, resampling and encoding are one
+ * output stage (audio/output-stage), which an engine on worker threads runs
+ * there (engines/staged), carrying its state from job to job. A silence
+ * segment is zeros at the engine's rate fed through the same stage or
+ * resampler, so it lasts exactly its length in the output.
  * Whole clips are the same stream collected, with a WAV header that knows
  * its size.
  */
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
+import { OutputStage, stageSpecFor } from '../audio/output-stage.js';
 import { applyGain, applyGainInt16, int16ToFloatWithGain } from '../audio/pcm.js';
 import { createResampler } from '../audio/resampler.js';
 import type { EngineChunk, EngineInput, WordTiming } from '../engines/engine.js';
 import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
+import { offersStaging, type StageCursor, type StagingEngine } from '../engines/staged.js';
 import { ApiError } from '../errors/api-error.js';
 import type { SynthesisRequest } from './request.js';
 
@@ -39,29 +44,62 @@ function noAudio(request: SynthesisRequest): ApiError {
 /** Silence is handed on in pieces of at most this long, so a long break streams like speech. */
 const SILENCE_PIECE_SECONDS = 0.1;
 
+/** One engine chunk's bytes (or the MP3 thread's promise of them), with what they came from. */
+interface Encoded {
+  audio: Buffer | Promise<Buffer>;
+  /** Samples the engine made for them. */
+  made: number;
+  words?: WordTiming[];
+}
+
 export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortSignal): AsyncGenerator<AudioPiece> {
   const { engine, format } = request;
-  // At the engine's own rate there is nothing to resample: chunks go to the encoder as they are.
-  const resampler = engine.sampleRate === format.sampleRate ? null : await createResampler(engine.sampleRate, format.sampleRate);
+  const rate = engine.sampleRate;
+  // An engine that makes 16-bit samples hands them over as they are, for every output that keeps
+  // 16 bits or fewer (f32 keeps the engine's floats). For s16 at the engine's rate they become the
+  // bytes (scaled in one pass when the gain is not 1): no stage, no resampler.
+  const int16 = offersInt16(engine) && format.encoding !== 'pcm_f32le';
+  const asMade = int16 && rate === format.sampleRate && format.encoding === 'pcm_s16le';
+  // Every other PCM answer whose rates a FIR filter joins goes through one output stage: in the
+  // engine's worker threads when the engine offers that (engines/staged), on this thread otherwise.
+  const spec = asMade ? null : stageSpecFor(rate, format);
+  let stage = spec ? new OutputStage(spec) : null;
+  const cursor: StageCursor | null = spec && offersStaging(engine) ? { spec, gain: 1, state: stage!.state() } : null;
+  // The rest (MP3, rate pairs Speex handles): resampler and encoder here.
+  const resampler = stage || rate === format.sampleRate ? null : await createResampler(rate, format.sampleRate);
   const encoder = await createAudioEncoder(format, { streaming: request.streaming });
   let header = request.streaming ? encoder.header() : null;
-  /** Gain, then resampling, then the encoder; a 16-bit engine's samples become Float32 in the gain's pass. */
-  const encodeFloat = (chunk: Float32Array | Int16Array, gain: number): Buffer | Promise<Buffer> => {
+  const encodeHere = (chunk: Float32Array | Int16Array, gain: number): Buffer | Promise<Buffer> => {
+    if (stage) return stage.encode(chunk, gain);
+    if (asMade) return encoder.encodeInt16!(gain === 1 ? (chunk as Int16Array) : applyGainInt16(chunk as Int16Array, gain));
     const samples = chunk instanceof Int16Array ? int16ToFloatWithGain(chunk, gain) : gain === 1 ? chunk : applyGain(chunk, gain);
     return encoder.encode(resampler ? resampler.process(samples) : samples);
   };
+  /** A speech segment's chunks as bytes. */
+  async function* encoded(input: EngineInput, gain: number): AsyncGenerator<Encoded> {
+    if (cursor) {
+      cursor.gain = gain;
+      cursor.state = stage!.state();
+      for await (const chunk of (engine as StagingEngine).synthesizeStaged(input, cursor, signal)) {
+        const audio = Buffer.from(chunk.audio.buffer, chunk.audio.byteOffset, chunk.audio.byteLength);
+        yield chunk.words ? { audio, made: chunk.made, words: chunk.words } : { audio, made: chunk.made };
+      }
+      // Silence and the tail continue where the workers left the stream.
+      stage = new OutputStage(cursor.spec, cursor.state);
+      return;
+    }
+    const chunks: AsyncIterable<EngineChunk | Int16Chunk> = int16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
+    for await (const chunk of chunks) {
+      const audio = encodeHere(chunk.samples, gain);
+      yield chunk.words ? { audio, made: chunk.samples.length, words: chunk.words } : { audio, made: chunk.samples.length };
+    }
+  }
   const withHeader = (audio: Buffer): Buffer => {
     if (!header) return audio;
     const joined = Buffer.concat([header, audio]);
     header = null;
     return joined;
   };
-  // An engine that makes 16-bit samples hands them over as they are, for every output that keeps
-  // 16 bits or fewer (f32 keeps the engine's floats). For s16 at the engine's rate they become the
-  // bytes (scaled in one pass when the gain is not 1); otherwise encodeFloat takes them.
-  const int16 = offersInt16(engine) && format.encoding !== 'pcm_f32le';
-  const encodeInt16 = !resampler && int16 ? encoder.encodeInt16 : undefined;
-  const rate = engine.sampleRate;
   let samples = 0;
   /** Seconds of audio before the current segment: later segments' word timings count from the start. */
   let offset = 0;
@@ -79,7 +117,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
           signal.throwIfAborted();
           const length = Math.min(left, Math.max(1, Math.round(SILENCE_PIECE_SECONDS * rate)));
           left -= length;
-          const audio = await encodeFloat(new Float32Array(length), 1);
+          const audio = await encodeHere(asMade ? new Int16Array(length) : new Float32Array(length), 1);
           if (audio.length === 0) continue;
           if (firstAudioAt === 0) firstAudioAt = performance.now();
           yield { audio: withHeader(audio), stepTime: performance.now() - started, seconds: length / rate };
@@ -87,22 +125,17 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         }
         continue;
       }
-      const { gain } = segment;
       const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, language: request.language ?? undefined, wordTimings: request.wordTimestamps };
       if (request.reference) input.reference = request.reference;
       if (firstAudioAt > 0) input.playback = { startedAt: firstAudioAt, seconds: before + offset };
-      const chunks: AsyncIterable<EngineChunk | Int16Chunk> = int16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
       let made = 0;
-      for await (const chunk of chunks) {
-        made += chunk.samples.length;
-        let audio = encodeInt16
-          ? encodeInt16(gain === 1 ? (chunk.samples as Int16Array) : applyGainInt16(chunk.samples as Int16Array, gain))
-          : encodeFloat(chunk.samples, gain);
-        if (audio instanceof Promise) audio = await audio; // MP3: frames from the encoder thread
+      for await (const chunk of encoded(input, segment.gain)) {
+        made += chunk.made;
+        const audio = chunk.audio instanceof Promise ? await chunk.audio : chunk.audio; // MP3: frames from the encoder thread
         if (audio.length === 0 && !chunk.words) continue;
         if (firstAudioAt === 0 && audio.length > 0) firstAudioAt = performance.now();
         const stepTime = performance.now() - started;
-        const seconds = chunk.samples.length / rate;
+        const seconds = chunk.made / rate;
         const words = chunk.words && offset > 0 ? chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) : chunk.words;
         yield words ? { audio: withHeader(audio), words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds };
         started = performance.now();
@@ -111,7 +144,8 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       offset += made / rate;
     }
     if (samples === 0) throw noAudio(request);
-    const tail = resampler ? Buffer.concat([await encoder.encode(resampler.flush()), await encoder.end()]) : await encoder.end();
+    const held = stage ? stage.flush() : resampler ? await encoder.encode(resampler.flush()) : null;
+    const tail = held ? Buffer.concat([held, await encoder.end()]) : await encoder.end();
     if (tail.length > 0 || header) yield { audio: withHeader(tail), stepTime: performance.now() - started, seconds: 0 };
   } finally {
     resampler?.destroy();

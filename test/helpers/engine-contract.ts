@@ -4,16 +4,20 @@
  * Float32 audio at its native rate, speech for text, word timings that line
  * up with the words, cancellation by signal or by breaking the loop, the
  * input hazards (NUL bytes, markup, very long words, foreign scripts), and
- * the Int16 path where an engine offers one. Engines that run jobs on a
+ * the Int16 path and the staged path (engines/staged) where an engine offers
+ * them. Engines that run jobs on a
  * fixed set of workers also pass `workerContract` on a single worker, where a
  * cancel that does nothing, a missed deadline or a lost worker would show.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeMulaw } from '../../src/audio/g711.js';
+import { OutputStage, type StageSpec } from '../../src/audio/output-stage.js';
 import { floatToInt16 } from '../../src/audio/pcm.js';
 import type { Engine, EngineChunk, WordTiming } from '../../src/engines/engine.js';
 import { offersInt16, type Int16Chunk } from '../../src/engines/pcm16.js';
+import { offersStaging, type StageCursor, type StagedChunk } from '../../src/engines/staged.js';
 import { ApiError } from '../../src/errors/api-error.js';
 import { NAMED_VOICES } from '../../src/voices/builtin.js';
 import type { Voice } from '../../src/voices/voice.js';
@@ -31,6 +35,8 @@ export interface ContractOptions {
   deterministic?: boolean;
   /** Whether the engine offers `synthesizeInt16`; the contract checks the engine says the same. */
   int16?: boolean;
+  /** Whether the engine offers `synthesizeStaged`; the contract checks the engine says the same. */
+  staged?: boolean;
 }
 
 /** An engine whose jobs run on a fixed set of workers (`info()` reports `busy` and `queued`). */
@@ -71,6 +77,18 @@ async function collectInt16(engine: Engine, text: string, wordTimings = false) {
 }
 
 const wordsOf = (chunks: { words?: WordTiming[] }[]) => chunks.flatMap((c) => c.words ?? []);
+
+async function collectStaged(engine: Engine, text: string, stage: StageCursor) {
+  assert.ok(offersStaging(engine));
+  const chunks: StagedChunk[] = [];
+  for await (const chunk of engine.synthesizeStaged({ text, voice, speed: 1, wordTimings: true }, stage, new AbortController().signal)) chunks.push(chunk);
+  return chunks;
+}
+
+/** A few hundred samples of a tone, so a stage's state is not where a stream starts. */
+function lead(rate: number): Float32Array {
+  return Float32Array.from({ length: Math.round(rate * 0.013) }, (_, i) => 0.3 * Math.sin((2 * Math.PI * 300 * i) / rate));
+}
 
 function level(samples: Float32Array): number {
   let sum = 0;
@@ -209,6 +227,47 @@ export function engineContract(name: string, create: () => Engine, options: Cont
         assert.ok(Math.abs(intSamples.length - floatSamples.length) <= 0.01 * floatSamples.length, `${intSamples.length} vs ${floatSamples.length} samples`);
         assert.ok(Math.abs(level(intSamples) - level(floatSamples)) <= 0.05 * level(floatSamples), `level ${level(intSamples)} vs ${level(floatSamples)}`);
         assert.ok(Math.abs(ints[0].samples.length - floats[0].samples.length) <= 0.01 * engine.sampleRate, 'first chunks alike');
+      }
+    });
+
+    test('synthesizeStaged, where offered, is the output stage run over the synthesis, continued across sentences', { timeout: 30_000 }, async () => {
+      assert.equal(offersStaging(engine), options.staged === true, 'the engine offers a staged path exactly when declared');
+      if (!offersStaging(engine)) return;
+      const text = 'The quick brown fox jumps over the lazy dog. It was a sunny day. Then it rained.';
+      const specs: StageSpec[] = [
+        { inputRate: engine.sampleRate, outputRate: 8000, encoding: 'pcm_mulaw' },
+        { inputRate: engine.sampleRate, outputRate: 2 * engine.sampleRate, encoding: 'pcm_s16le' },
+      ];
+      for (const spec of specs) {
+        const gain = 0.7;
+        // The stage starts from a state with audio already through it, as a request's later segment would.
+        const before = new OutputStage(spec);
+        const head = before.encode(lead(spec.inputRate), 1);
+        const cursor: StageCursor = { spec, gain, state: before.state() };
+        const staged = await collectStaged(engine, text, cursor);
+        const bytes = Buffer.concat([head, ...staged.map((c) => c.audio), new OutputStage(spec, cursor.state).flush()]);
+        const made = staged.reduce((n, c) => n + c.made, 0);
+        const width = spec.encoding === 'pcm_mulaw' ? 1 : 2;
+        // Exactly the output rate's length over the whole stream: a state lost between sentences loses the filter's held samples.
+        const total = lead(spec.inputRate).length + made;
+        assert.equal(bytes.length / width, Math.round((total * spec.outputRate) / spec.inputRate), `${spec.outputRate} Hz: the stream's exact length`);
+        assert.ok(staged.every((c) => c.audio instanceof Uint8Array));
+        // The same words, at the same times, as the plain synthesis.
+        const plain = await collect(engine, text, { wordTimings: true });
+        assert.deepEqual(wordsOf(staged).map((w) => w.word), plain.words.map((w) => w.word));
+        // What this thread's stage makes of the plain synthesis, from the same state.
+        const here = new OutputStage(spec);
+        const expected = Buffer.concat([here.encode(lead(spec.inputRate), 1), ...plain.chunks.map((c) => here.encode(c.samples, gain)), here.flush()]);
+        if (options.deterministic) {
+          assert.deepEqual(bytes, expected, `${spec.outputRate} Hz: the same bytes as the stage run here`);
+          assert.deepEqual(wordsOf(staged), plain.words);
+          continue;
+        }
+        assert.ok(Math.abs(made - plain.samples.length) <= 0.01 * plain.samples.length, `${made} vs ${plain.samples.length} samples made`);
+        const asLevel = (b: Buffer) => (width === 1 ? Float32Array.from(decodeMulaw(b), (x) => x / 32768) : Float32Array.from(new Int16Array(b.buffer, b.byteOffset, b.length / 2), (x) => x / 32768));
+        const got = level(asLevel(bytes));
+        const want = level(asLevel(expected));
+        assert.ok(Math.abs(got - want) <= 0.05 * want, `${spec.outputRate} Hz: level ${got} vs ${want}`);
       }
     });
   });

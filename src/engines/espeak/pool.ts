@@ -14,6 +14,7 @@ import { ESPEAK_VOICE_LEVELS } from '../../voices/loudness-table.js';
 import type { Voice } from '../../voices/voice.js';
 import type { EngineChunk, EngineInfo, EngineInput } from '../engine.js';
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
+import type { StageCursor, StagedChunk, StagingEngine } from '../staged.js';
 import { sentences, splitHead } from '../sentences.js';
 import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
@@ -42,14 +43,15 @@ interface Piece {
   continues: boolean;
 }
 
-export class EspeakPool implements Int16Engine {
+export class EspeakPool implements Int16Engine, StagingEngine {
   readonly type = 'espeak';
   readonly loudness = { levels: ESPEAK_VOICE_LEVELS };
   readonly id: string;
   sampleRate = 22050;
   /** eSpeak's own voice list, known once a worker is ready. */
   listedVoices: EspeakListedVoice[] = [];
-  private readonly pool: WorkerPool<SynthesizeJob, Int16Array, RawWordEvent, EspeakReady>;
+  /** Workers post eSpeak's samples, or the bytes of a job's output stage (Uint8Array). */
+  private readonly pool: WorkerPool<SynthesizeJob, Int16Array | Uint8Array, RawWordEvent, EspeakReady>;
   private readonly splitFirstSentence: boolean;
   /** First sentences spoken as a head and a rest since start. */
   private firstSentencesSplit = 0;
@@ -101,12 +103,19 @@ export class EspeakPool implements Int16Engine {
 
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
     // ÷32767, the exact inverse of floatToInt16 for the worker's samples (never -32768).
-    return this.run(input, signal, int16ToFloat);
+    return this.run(input, signal, (pcm) => int16ToFloat(pcm as Int16Array));
   }
 
   /** eSpeak's own 16-bit samples, as the worker made them (see engines/pcm16). */
   synthesizeInt16(input: EngineInput, signal: AbortSignal): AsyncIterable<Int16Chunk> {
-    return this.run(input, signal, (pcm) => pcm);
+    return this.run(input, signal, (pcm) => pcm as Int16Array);
+  }
+
+  /** The output stage runs in the worker, on eSpeak's 16-bit samples (see engines/staged). */
+  async *synthesizeStaged(input: EngineInput, stage: StageCursor, signal: AbortSignal): AsyncGenerator<StagedChunk> {
+    for await (const chunk of this.run(input, signal, (bytes) => bytes as Uint8Array, stage)) {
+      yield chunk.words ? { audio: chunk.samples, made: chunk.made, words: chunk.words } : { audio: chunk.samples, made: chunk.made };
+    }
   }
 
   /** Terminates a busy worker the way a crash would end it; for fault-injection tests and drills. */
@@ -122,7 +131,7 @@ export class EspeakPool implements Int16Engine {
    * clause, or a few words) goes first on its own, so first audio waits for a short piece. Text
    * with `playback` continues what its listener hears: all its sentences queue as continuations.
    */
-  private async *run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array) => T): AsyncGenerator<Decoded<T>> {
+  private async *run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array | Uint8Array) => T, stage?: StageCursor): AsyncGenerator<Decoded<T>> {
     const profile = input.voice.profiles.espeak;
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
     const voice = profile.variant ? `${profile.voice}+${profile.variant}` : profile.voice;
@@ -137,18 +146,20 @@ export class EspeakPool implements Int16Engine {
     for (const [index, piece] of pieces.entries()) {
       const prepared = prepareText(piece.text, { continues: piece.continues });
       const job: SynthesizeJob = { text: prepared.text, voice, pitch: profile.pitch, rate };
-      const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert);
+      const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert, () => (stage ? new Uint8Array(0) : new Int16Array(0)));
       let samples = 0;
       // Its listener has heard from firstAudioAt on, in real time, what was sent before and what was made here.
       const dueAt = firstAudioAt > 0 ? firstAudioAt + (before + offset) * 1000 - CONTINUATION_LEAD_MS : performance.now();
       const continuation = index > 0 || playback !== undefined;
-      const stream = this.pool.submit(job, signal, decoder, { continuation, workedMs: worked, dueAt });
+      const staged = stage ? { stage: { spec: stage.spec, gain: stage.gain, state: stage.state } } : {};
+      const stream = this.pool.submit(job, signal, decoder, { continuation, workedMs: worked, dueAt, ...staged });
       for await (const chunk of stream) {
-        const length = (chunk.samples as { length: number }).length;
-        if (length > 0 && firstAudioAt === 0) firstAudioAt = performance.now();
-        samples += length;
+        if (chunk.made > 0 && firstAudioAt === 0) firstAudioAt = performance.now();
+        samples += chunk.made;
         yield offset > 0 && chunk.words ? { ...chunk, words: chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) } : chunk;
       }
+      // The next sentence's stage continues where this one's ended, on whichever worker it runs.
+      if (stage) stage.state = stream.stageState();
       worked += stream.workingMs();
       offset += samples / this.sampleRate;
     }

@@ -12,10 +12,12 @@ import { wordAt, type PreparedText } from './text.js';
 
 export interface Decoded<T> {
   samples: T;
+  /** Samples eSpeak made for this chunk (the bytes' source when a stage encoded them). */
+  made: number;
   words?: WordTiming[];
 }
 
-export class WordDecoder<T> implements ChunkDecoder<Int16Array, RawWordEvent, Decoded<T>> {
+export class WordDecoder<S extends Int16Array | Uint8Array, T> implements ChunkDecoder<S, RawWordEvent, Decoded<T>> {
   private pending: { word: string; start: number } | null = null;
   private emitted = 0;
 
@@ -23,11 +25,12 @@ export class WordDecoder<T> implements ChunkDecoder<Int16Array, RawWordEvent, De
     private readonly prepared: PreparedText,
     private readonly wantWords: boolean,
     private readonly sampleRate: number,
-    private readonly convert: (pcm: Int16Array) => T,
+    private readonly convert: (pcm: S) => T,
+    private readonly empty: () => S,
   ) {}
 
-  chunk(pcm: Int16Array, events: RawWordEvent[]): Decoded<T> {
-    const chunk: Decoded<T> = { samples: this.convert(pcm) };
+  chunk(pcm: S, events: RawWordEvent[], made: number): Decoded<T> {
+    const chunk: Decoded<T> = { samples: this.convert(pcm), made };
     if (this.wantWords) {
       const words: WordTiming[] = [];
       for (const event of events) {
@@ -37,7 +40,7 @@ export class WordDecoder<T> implements ChunkDecoder<Int16Array, RawWordEvent, De
       }
       if (words.length) chunk.words = words;
     }
-    this.emitted += pcm.length;
+    this.emitted += made;
     return chunk;
   }
 
@@ -45,6 +48,6 @@ export class WordDecoder<T> implements ChunkDecoder<Int16Array, RawWordEvent, De
     if (!this.pending) return undefined;
     const last = { ...this.pending, end: this.emitted / this.sampleRate };
     this.pending = null;
-    return { samples: this.convert(new Int16Array(0)), words: [last] };
+    return { samples: this.convert(this.empty()), made: 0, words: [last] };
   }
 }

@@ -20,6 +20,7 @@ import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
 import { hasClip, type Voice } from '../../voices/voice.js';
 import type { CloningSupport, Engine, EngineChunk, EngineInfo, EngineInput } from '../engine.js';
+import type { StageCursor, StagedChunk, StagingEngine } from '../staged.js';
 import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import { ensureEspeakData } from './espeak-data.js';
 import { CLONING_FAMILIES, detectLayout, sherpaConfig, type Family, type ModelFiles, type ModelLayout } from './layout.js';
@@ -53,13 +54,14 @@ const WORKER_URL = new URL('./worker.js', import.meta.url);
 /** Control characters (NUL cuts text short in C code) become spaces; the rest is read as written. */
 const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
 
-export class SherpaEngine implements Engine {
+export class SherpaEngine implements Engine, StagingEngine {
   readonly type = 'sherpa-onnx';
   readonly id: string;
   sampleRate = 22050;
   numSpeakers = 0;
   private layout: ModelLayout | null = null;
-  private pool: WorkerPool<SherpaJob, Float32Array, never, SherpaReady> | null = null;
+  /** Workers post the model's samples, or the bytes of a job's output stage (Uint8Array). */
+  private pool: WorkerPool<SherpaJob, Float32Array | Uint8Array, never, SherpaReady> | null = null;
 
   constructor(private readonly options: SherpaEngineOptions) {
     this.id = options.id;
@@ -146,19 +148,32 @@ export class SherpaEngine implements Engine {
   }
 
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
+    const job = this.job(input);
+    return this.pool!.submit(job, signal, { chunk: (samples) => ({ samples: samples as Float32Array }) });
+  }
+
+  /** The output stage runs in the worker, on the model's samples (see engines/staged). */
+  async *synthesizeStaged(input: EngineInput, stage: StageCursor, signal: AbortSignal): AsyncGenerator<StagedChunk> {
+    const job = this.job(input);
+    const staged = { spec: stage.spec, gain: stage.gain, state: stage.state };
+    const stream = this.pool!.submit(job, signal, { chunk: (bytes, _events, made) => ({ audio: bytes as Uint8Array, made }) }, { stage: staged });
+    yield* stream;
+    stage.state = stream.stageState();
+  }
+
+  /** The worker's job for `input`; throws when the engine cannot speak it. */
+  private job(input: EngineInput): SherpaJob {
     if (!this.pool) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
     const text = input.text.replace(CONTROL, ' ');
     if (this.cloning) {
       const reference = input.reference;
       if (!reference) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} came without the clip this model clones from` });
       // Samples in shared memory (as the catalogue hands them out) reach the worker uncopied.
-      const job: SherpaJob = { text, sid: 0, speed: input.speed, reference: { audio: reference.audio, sampleRate: reference.sampleRate, text: reference.text } };
-      return this.pool.submit(job, signal, { chunk: (samples) => ({ samples }) });
+      return { text, sid: 0, speed: input.speed, reference: { audio: reference.audio, sampleRate: reference.sampleRate, text: reference.text } };
     }
     const sid = speakerFor(input.voice, this.speakerMap());
     if (sid === undefined) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no speaker in this model` });
-    const job: SherpaJob = { text, sid, speed: input.speed };
-    return this.pool.submit(job, signal, { chunk: (samples) => ({ samples }) });
+    return { text, sid, speed: input.speed };
   }
 
   /** Terminates a busy worker the way a crash would end it; for fault-injection tests and drills. */

@@ -5,7 +5,8 @@
  * the job has been working as against waiting for its consumer, which is what
  * the job deadline measures (a slow reader must not time out a fast engine).
  */
-import type { Samples } from './protocol.js';
+import type { StageState } from '../../audio/output-stage.js';
+import type { Samples, StageJob } from './protocol.js';
 
 /** One message's worth of audio from a worker. */
 export interface RawChunk<S extends Samples, E> {
@@ -13,6 +14,8 @@ export interface RawChunk<S extends Samples, E> {
   events: E[];
   /** Engine chunks in it, as counted against the high-water mark. */
   units: number;
+  /** Samples the engine made for it (differs from `samples.length` when a stage encoded them). */
+  made: number;
 }
 
 export type JobPhase = 'queued' | 'running' | 'done';
@@ -24,6 +27,8 @@ export class Job<J, S extends Samples, E> {
   /** No more chunks will be added; `error` (if any) follows the chunks already here. */
   finished = false;
   error: unknown = null;
+  /** Where the job's output stage ended (staged jobs that completed). */
+  stageState: StageState | undefined;
   /** The consumer left or its signal fired; chunks are dropped from then on. */
   abandoned = false;
   /** Queue deadline while queued; job deadline while running; grace for a cancel that has not landed. */
@@ -45,6 +50,8 @@ export class Job<J, S extends Samples, E> {
     readonly workedBefore = 0,
     /** When its audio is needed (`performance.now()` ms): the queue serves the earliest first. */
     readonly due = performance.now(),
+    /** The output stage the worker runs the job's audio through, if any. */
+    readonly stage?: StageJob,
   ) {}
 
   start(): void {

@@ -3,13 +3,15 @@
  * The pool's mechanics on a stand-in engine (`stand-in-worker.ts`): order and
  * batching, the bounded queue, both deadlines (and that a slow but steady
  * reader is not one of them), every way a consumer can leave, a worker that
- * ignores cancel, a failing job, a crashed worker, and the counters.
+ * ignores cancel, a failing job, a crashed worker, the counters, and output
+ * stages run in the worker with their state carried from job to job.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { OutputStage, type StageSpec } from '../../audio/output-stage.js';
 import { ApiError } from '../../errors/api-error.js';
 import { createLogger } from '../../log/logger.js';
 import { WorkerPool, type SubmitOptions, type WorkerPoolOptions } from './pool.js';
@@ -52,6 +54,12 @@ async function drain(iterator: AsyncIterable<Chunk>): Promise<Chunk[]> {
   return chunks;
 }
 
+async function drainAll<T>(iterator: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of iterator) items.push(item);
+  return items;
+}
+
 /** Polls until `check` holds, failing after `ms`. */
 async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
   const deadline = performance.now() + ms;
@@ -84,6 +92,33 @@ describe('worker pool', () => {
       assert.deepEqual(stats.jobs, { submitted: 2, completed: 2, failed: 0, cancelled: 0, queueTimeouts: 0, jobTimeouts: 0, refused: 0 });
       assert.equal(stats.busy, 0);
       assert.equal(stats.workers, 1);
+    });
+  });
+
+  test("a staged job's audio is encoded in the worker, and the next job continues its stage on another worker", T, async () => {
+    await withPool({ workers: 2, highWater: 32 }, async (pool) => {
+      // Chunk i is a step to level i: the filter rings at every step, so a lost state shows.
+      const spec: StageSpec = { inputRate: 8000, outputRate: 16000, encoding: 'pcm_s16le' };
+      const job: TestJob = { chunks: 12, samples: 37 };
+      const bytes: ChunkDecoder<Int16Array, number, { bytes: Uint8Array; made: number }> = { chunk: (samples, _events, made) => ({ bytes: samples as unknown as Uint8Array, made }) };
+      const gain = 900;
+      const first = pool.submit(job, new AbortController().signal, bytes, { stage: { spec, gain: 1, state: new OutputStage(spec).state() } });
+      const a = await drainAll(first);
+      // Holds the first worker, so the second job runs on the other one.
+      const hold = submit(pool, { chunks: 1, samples: 1, blockMs: 1500 });
+      const second = pool.submit(job, new AbortController().signal, bytes, { stage: { spec, gain, state: first.stageState() } });
+      const b = await drainAll(second);
+      assert.equal(pool.stats().busy, 1, 'the second job ran while the first worker was still held');
+      await hold.return();
+      const got = Buffer.concat([...a, ...b].map((c) => c.bytes).concat(new OutputStage(spec, second.stageState()).flush()));
+      assert.ok([...a, ...b].every((c) => c.bytes instanceof Uint8Array), 'bytes, not samples');
+      assert.equal([...a, ...b].reduce((n, c) => n + c.made, 0), 2 * 12 * 37, "made counts the engine's samples");
+      // One stage over both jobs' samples on this thread.
+      const here = new OutputStage(spec);
+      const parts: Buffer[] = [];
+      for (const g of [1, gain]) for (let i = 0; i < 12; i++) parts.push(here.encode(new Int16Array(37).fill(i), g));
+      parts.push(here.flush());
+      assert.deepEqual(got, Buffer.concat(parts));
     });
   });
 

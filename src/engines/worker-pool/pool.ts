@@ -23,7 +23,7 @@ import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
 import { Job, type RawChunk } from './job.js';
-import { CONTROL, CONTROL_SLOTS, type JobEnvelope, type PoolWorkerData, type PoolWorkerMessage, type Samples } from './protocol.js';
+import { CONTROL, CONTROL_SLOTS, type JobEnvelope, type PoolWorkerData, type PoolWorkerMessage, type Samples, type StageJob } from './protocol.js';
 import { JobStream, type ChunkDecoder, type JobControl } from './stream.js';
 
 export const POOL_DEFAULTS = { queueTimeoutMs: 10_000, jobTimeoutMs: 120_000, cancelGraceMs: 2_000, stopWaitMs: 30_000 };
@@ -97,6 +97,11 @@ export interface SubmitOptions {
   workedMs?: number;
   /** For a continuation: when (`performance.now()` ms) its listener would run out of audio. */
   dueAt?: number;
+  /**
+   * Resample and encode in the worker (audio/output-stage): the job's chunks are then bytes, and
+   * its stream's `stageState()` says where the stage ended once the job has completed.
+   */
+  stage?: StageJob;
 }
 
 type Outcome = 'completed' | 'failed' | 'cancelled' | 'queueTimeouts' | 'jobTimeouts';
@@ -207,7 +212,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     const now = performance.now();
     const latest = now + (this.options.continuationMaxWaitMs ?? CONTINUATION_MAX_WAIT_MS);
     const due = continuation ? Math.min(options.dueAt ?? latest, latest) : now;
-    const job = new Job<J, S, E>(this.nextJobId++, payload, continuation, options.workedMs ?? 0, due);
+    const job = new Job<J, S, E>(this.nextJobId++, payload, continuation, options.workedMs ?? 0, due, options.stage);
     this.counts.submitted++;
     this.queue.push(job);
     job.timer = setTimeout(() => this.queueExpired(job), this.queueTimeoutMs).unref();
@@ -339,7 +344,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     if (!job || message.jobId !== job.id) return;
     if (message.type === 'chunk') {
       if (job.finished) return; // cancelled or timed out: the worker is stopping
-      job.chunks.push({ samples: message.samples, events: message.events, units: message.units });
+      job.chunks.push({ samples: message.samples, events: message.events, units: message.units, made: message.made });
       job.trackPause(Atomics.load(slot.control, CONTROL.inFlight), this.options.highWater);
       job.notify();
       return;
@@ -348,6 +353,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     this.clearTimers(job);
     job.phase = 'done';
     this.wakeIdle();
+    if (message.type === 'end') job.stageState = message.stage;
     if (message.type === 'failed') {
       this.options.logger.error({ engine: this.options.name, reason: message.message }, 'synthesis failed in the engine worker');
       this.settle(job, 'failed', new ApiError('engine_error', { reason: '' }));
@@ -396,6 +402,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
       Atomics.store(slot.control, CONTROL.cancel, 0);
       Atomics.store(slot.control, CONTROL.inFlight, 0);
       const envelope: JobEnvelope<J> = { type: 'job', jobId: job.id, highWater: this.options.highWater, continuation: job.continuation, job: job.payload };
+      if (job.stage) envelope.stage = job.stage;
       slot.worker.postMessage(envelope);
       this.armJobDeadline(slot, job, Math.max(1, this.jobTimeoutMs - job.workedBefore));
     }

@@ -18,8 +18,20 @@ export const CONTROL = {
 } as const;
 export const CONTROL_SLOTS = 3;
 
-/** Sample arrays a worker may post; their buffers are transferred, never copied. */
-export type Samples = Int16Array | Float32Array;
+import type { StageSpec, StageState } from '../../audio/output-stage.js';
+
+/**
+ * Arrays a worker may post; their buffers are transferred, never copied. Samples at the engine's
+ * rate, or (Uint8Array) the bytes the job's output stage made of them.
+ */
+export type Samples = Int16Array | Float32Array | Uint8Array;
+
+/** A job's output stage (audio/output-stage): the worker encodes what the engine makes, from `state` on. */
+export interface StageJob {
+  spec: StageSpec;
+  gain: number;
+  state: StageState;
+}
 
 /** What a worker script receives as `workerData`. */
 export interface PoolWorkerData {
@@ -37,12 +49,18 @@ export interface JobEnvelope<J> {
   /** The next piece of a request already speaking: its first audio need not go out alone. */
   continuation: boolean;
   job: J;
+  /** Present when the worker resamples and encodes the job's audio itself. */
+  stage?: StageJob;
 }
 
 /** Worker → pool. `R` is what the engine reports when ready, `E` its per-chunk events (words…). */
 export type PoolWorkerMessage<R, E, S extends Samples = Samples> =
   | { type: 'ready'; info: R }
-  /** `units`: the engine chunks gathered in this message, as counted in `CONTROL.inFlight`. */
-  | { type: 'chunk'; jobId: number; samples: S; events: E[]; units: number }
-  | { type: 'end'; jobId: number; cancelled: boolean }
+  /**
+   * `units`: the engine chunks gathered in this message, as counted in `CONTROL.inFlight`; `made`:
+   * the samples the engine made for it (more or fewer than `samples` holds when a stage encoded them).
+   */
+  | { type: 'chunk'; jobId: number; samples: S; events: E[]; units: number; made: number }
+  /** `stage`: where the job's output stage ended, for the request's next job. */
+  | { type: 'end'; jobId: number; cancelled: boolean; stage?: StageState }
   | { type: 'failed'; jobId: number; message: string };

@@ -7,9 +7,12 @@
  * `BATCH` engine chunks are gathered per message, so the main thread handles a fraction of the messages. After
  * each message it blocks while the consumer is `highWater` chunks behind,
  * and it reads the cancel flag, both from the shared control block, because
- * an engine that blocks its thread never sees a message mid-job.
+ * an engine that blocks its thread never sees a message mid-job. A job that
+ * comes with an output stage has each chunk resampled and encoded here, on
+ * the worker's core, and the stage's state goes back with the job's end.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { OutputStage } from '../../audio/output-stage.js';
 import { CONTROL, type JobEnvelope, type PoolWorkerData, type PoolWorkerMessage, type Samples } from './protocol.js';
 
 /** Engine chunks gathered into one message once the first audio has gone out alone. */
@@ -60,14 +63,26 @@ export function serveJobs<J, S extends Samples, E, R>(
   port.on('message', async (envelope: JobEnvelope<J>) => {
     const batcher = new Batcher<S, E>(envelope, control, cancelled, post, options.batch ?? BATCH);
     try {
-      await run(envelope.job, { cancelled, push: (samples, events) => batcher.push(samples, events) });
+      const staged = envelope.stage;
+      const stage = staged ? new OutputStage(staged.spec, staged.state) : null;
+      const push = stage
+        ? (samples: S, events?: E[]) => {
+            if (!cancelled()) batcher.push(asBytes(stage.encode(samples as Int16Array | Float32Array, staged!.gain)) as S, events, samples.length);
+          }
+        : (samples: S, events?: E[]) => batcher.push(samples, events, samples.length);
+      await run(envelope.job, { cancelled, push });
       if (!cancelled()) batcher.flush();
-      post({ type: 'end', jobId: envelope.jobId, cancelled: cancelled() });
+      post({ type: 'end', jobId: envelope.jobId, cancelled: cancelled(), ...(stage && !cancelled() ? { stage: stage.state() } : {}) });
     } catch (err) {
       post({ type: 'failed', jobId: envelope.jobId, message: err instanceof Error ? err.message : String(err) });
     }
   });
   post({ type: 'ready', info });
+}
+
+/** A stage's Buffer as a plain Uint8Array: a posted Buffer arrives as one anyway, and batches join them. */
+function asBytes(buffer: Buffer): Uint8Array {
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
 }
 
 /** Audio and events gathered since the last message of one job. */
@@ -77,6 +92,8 @@ class Batcher<S extends Samples, E> {
   private events: E[] = [];
   /** Engine chunks gathered: the unit the pool's high-water mark counts. */
   private units = 0;
+  /** Samples the engine made for what is gathered. */
+  private made = 0;
   /** Whether the chunk that must go out alone (the request's first audio) has gone. */
   private audioSent: boolean;
   private readonly batch: number;
@@ -94,11 +111,13 @@ class Batcher<S extends Samples, E> {
     this.audioSent = envelope.continuation;
   }
 
-  push(samples: S, events: E[] = []): void {
+  /** `made`: the engine's samples behind `samples` (their own count unless a stage encoded them). */
+  push(samples: S, events: E[] = [], made = samples.length): void {
     if (this.cancelled()) return;
-    if (samples.length === 0 && events.length === 0) return;
+    if (made === 0 && samples.length === 0 && events.length === 0) return;
     if (samples.length > 0) this.parts.push(samples);
     this.length += samples.length;
+    this.made += made;
     this.events.push(...events);
     this.units++;
     if (!this.audioSent || this.units >= this.batch) this.send();
@@ -111,12 +130,11 @@ class Batcher<S extends Samples, E> {
   private send(): void {
     const samples = this.take();
     this.audioSent ||= samples.length > 0; // read before the transfer detaches it
-    const units = this.units;
-    const events = this.events;
-    this.units = 0;
+    const { units, events, made } = this;
+    this.units = this.made = 0;
     this.events = [];
     Atomics.add(this.control, CONTROL.inFlight, units);
-    this.post({ type: 'chunk', jobId: this.envelope.jobId, samples, events, units }, [samples.buffer as ArrayBuffer]);
+    this.post({ type: 'chunk', jobId: this.envelope.jobId, samples, events, units, made }, [samples.buffer as ArrayBuffer]);
     this.awaitConsumer();
   }
 

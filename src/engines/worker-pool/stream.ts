@@ -7,13 +7,14 @@
  * first `next()`, which a generator would skip its `finally` for — and, as a
  * backstop, the iterator being garbage-collected unfinished.
  */
+import type { StageState } from '../../audio/output-stage.js';
 import type { Job, RawChunk } from './job.js';
 import type { Samples } from './protocol.js';
 
 /** How an engine turns one job's worker messages into what its consumer receives. */
 export interface ChunkDecoder<S extends Samples, E, T> {
-  /** One message from the worker; `undefined` skips it. */
-  chunk(samples: S, events: E[]): T | undefined;
+  /** One message from the worker, for `made` of the engine's samples; `undefined` skips it. */
+  chunk(samples: S, events: E[], made: number): T | undefined;
   /** After the last chunk of a job that completed: an optional final item (e.g. the last word's end). */
   end?(): T | undefined;
 }
@@ -58,6 +59,13 @@ export class JobStream<J, S extends Samples, E, T> implements AsyncIterableItera
     return this.job.workingMs();
   }
 
+  /** Where a staged job's output stage ended; only once the job has completed. */
+  stageState(): StageState {
+    const state = this.job.stageState;
+    if (!state) throw new Error('the job has no output stage state: it was not staged, or has not completed');
+    return state;
+  }
+
   async next(): Promise<IteratorResult<T>> {
     const job = this.job;
     for (;;) {
@@ -69,7 +77,7 @@ export class JobStream<J, S extends Samples, E, T> implements AsyncIterableItera
       const raw = job.chunks.shift();
       if (raw) {
         this.control.taken(job, raw);
-        const value = this.decoder.chunk(raw.samples, raw.events);
+        const value = this.decoder.chunk(raw.samples, raw.events, raw.made);
         if (value !== undefined) return { done: false, value };
         continue;
       }
