@@ -18,7 +18,7 @@ import { applyGain, applyGainInt16, int16ToFloatWithGain } from '../audio/pcm.js
 import { createResampler } from '../audio/resampler.js';
 import type { EngineChunk, EngineInput, WordTiming } from '../engines/engine.js';
 import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
-import { offersStaging, type StageCursor, type StagingEngine } from '../engines/staged.js';
+import { offersStaging, type StageCursor, type StagedChunk, type StagingEngine } from '../engines/staged.js';
 import { ApiError } from '../errors/api-error.js';
 import type { SynthesisRequest } from './request.js';
 
@@ -44,14 +44,6 @@ function noAudio(request: SynthesisRequest): ApiError {
 /** Silence is handed on in pieces of at most this long, so a long break streams like speech. */
 const SILENCE_PIECE_SECONDS = 0.1;
 
-/** One engine chunk's bytes (or the MP3 thread's promise of them), with what they came from. */
-interface Encoded {
-  audio: Buffer | Promise<Buffer>;
-  /** Samples the engine made for them. */
-  made: number;
-  words?: WordTiming[];
-}
-
 export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortSignal): AsyncGenerator<AudioPiece> {
   const { engine, format } = request;
   const rate = engine.sampleRate;
@@ -75,25 +67,6 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     const samples = chunk instanceof Int16Array ? int16ToFloatWithGain(chunk, gain) : gain === 1 ? chunk : applyGain(chunk, gain);
     return encoder.encode(resampler ? resampler.process(samples) : samples);
   };
-  /** A speech segment's chunks as bytes. */
-  async function* encoded(input: EngineInput, gain: number): AsyncGenerator<Encoded> {
-    if (cursor) {
-      cursor.gain = gain;
-      cursor.state = stage!.state();
-      for await (const chunk of (engine as StagingEngine).synthesizeStaged(input, cursor, signal)) {
-        const audio = Buffer.from(chunk.audio.buffer, chunk.audio.byteOffset, chunk.audio.byteLength);
-        yield chunk.words ? { audio, made: chunk.made, words: chunk.words } : { audio, made: chunk.made };
-      }
-      // Silence and the tail continue where the workers left the stream.
-      stage = new OutputStage(cursor.spec, cursor.state);
-      return;
-    }
-    const chunks: AsyncIterable<EngineChunk | Int16Chunk> = int16 ? (engine as Int16Engine).synthesizeInt16(input, signal) : engine.synthesize(input, signal);
-    for await (const chunk of chunks) {
-      const audio = encodeHere(chunk.samples, gain);
-      yield chunk.words ? { audio, made: chunk.samples.length, words: chunk.words } : { audio, made: chunk.samples.length };
-    }
-  }
   const withHeader = (audio: Buffer): Buffer => {
     if (!header) return audio;
     const joined = Buffer.concat([header, audio]);
@@ -129,17 +102,31 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       if (request.reference) input.reference = request.reference;
       if (firstAudioAt > 0) input.playback = { startedAt: firstAudioAt, seconds: before + offset };
       let made = 0;
-      for await (const chunk of encoded(input, segment.gain)) {
-        made += chunk.made;
-        const audio = chunk.audio instanceof Promise ? await chunk.audio : chunk.audio; // MP3: frames from the encoder thread
+      if (cursor) {
+        cursor.gain = segment.gain;
+        cursor.state = stage!.state();
+      }
+      const chunks: AsyncIterable<EngineChunk | Int16Chunk | StagedChunk> = cursor
+        ? (engine as StagingEngine).synthesizeStaged(input, cursor, signal)
+        : int16
+          ? (engine as Int16Engine).synthesizeInt16(input, signal)
+          : engine.synthesize(input, signal);
+      for await (const chunk of chunks) {
+        // Bytes from the engine's workers, or samples to encode here.
+        const from = 'audio' in chunk ? chunk.made : chunk.samples.length;
+        made += from;
+        let audio = 'audio' in chunk ? Buffer.from(chunk.audio.buffer, chunk.audio.byteOffset, chunk.audio.byteLength) : encodeHere(chunk.samples, segment.gain);
+        if (audio instanceof Promise) audio = await audio; // MP3: frames from the encoder thread
         if (audio.length === 0 && !chunk.words) continue;
         if (firstAudioAt === 0 && audio.length > 0) firstAudioAt = performance.now();
         const stepTime = performance.now() - started;
-        const seconds = chunk.made / rate;
+        const seconds = from / rate;
         const words = chunk.words && offset > 0 ? chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) : chunk.words;
         yield words ? { audio: withHeader(audio), words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds };
         started = performance.now();
       }
+      // Silence and the tail continue where the engine's workers left the stream.
+      if (cursor) stage = new OutputStage(cursor.spec, cursor.state);
       samples += made;
       offset += made / rate;
     }
