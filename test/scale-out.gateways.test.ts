@@ -85,7 +85,10 @@ test('300 mixed requests over three gateways: exact books, and the concurrency c
   await auditBooks(store, free.orgId, INITIAL, freeOutcomes);
   await auditBooks(store, capped.orgId, INITIAL, cappedOutcomes);
 
-  assert.ok(peak <= CAP, `at most ${CAP} leases at once across the gateways; saw ${peak}`);
+  // The cap is exact unless a lease lapsed before its renewal (a gateway starved of CPU past two thirds of
+  // the 2 s lease time) and was taken back over the cap, as documented; a gateway logs each such renewal.
+  const lapsed = gateways.flatMap((g) => g.warnings).reduce((n, w) => n + (typeof w.lapsed === 'number' ? w.lapsed : 0), 0);
+  assert.ok(peak <= CAP + lapsed, `at most ${CAP} leases at once across the gateways, plus ${lapsed} that lapsed and were taken back; saw ${peak}`);
   assert.ok(peak >= 1, 'the sampler saw the capped organisation’s streams');
   const refusals = cappedOutcomes.filter((o) => o.status === 429 || o.errorCode === 'overloaded');
   assert.ok(refusals.length > 0, 'the cap refused some of the capped organisation’s requests');

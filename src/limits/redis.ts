@@ -198,7 +198,10 @@ export class RedisLimits implements LimitCounters {
       const results = await Promise.allSettled([...byKey].map(([key, ids]) => this.scripts.vgLeaseRenew(key, this.options.leaseTtlMs, ...ids)));
       for (const result of results) {
         if (result.status === 'rejected') this.connection.failed(result.reason);
-        else if (result.value > 0) this.options.logger?.warn({ lapsed: result.value }, 'concurrency leases had lapsed while Redis was unreachable; taken again');
+        else if (result.value > 0) {
+          // Redis was unreachable, or this process went unheard past the lease time (a stalled or starved event loop).
+          this.options.logger?.warn({ lapsed: result.value }, 'concurrency leases had lapsed before their renewal; taken again, over the cap if need be');
+        }
       }
     } finally {
       this.renewing = false;
