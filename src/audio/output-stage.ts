@@ -13,9 +13,9 @@
  */
 import type { FirState, FirStream } from './fir-stream.js';
 import type { Encoding, OutputFormat } from './format.js';
-import { applyGain, int16ToFloatWithGain } from './pcm.js';
+import { floatWithGain } from './pcm.js';
 import { encodePcm } from './pcm-encoding.js';
-import { createFirResampler } from './resampler.js';
+import { createFirResampler, firResamples } from './resampler.js';
 
 export interface StageSpec {
   /** The engine's rate. */
@@ -32,7 +32,7 @@ export interface StageState {
 /** The stage for `format` from an engine at `inputRate`, or null when it has none (MP3, a Speex rate pair). */
 export function stageSpecFor(inputRate: number, format: OutputFormat): StageSpec | null {
   if (format.container === 'mp3' || !format.encoding) return null;
-  if (inputRate !== format.sampleRate && !createFirResampler(inputRate, format.sampleRate)) return null;
+  if (inputRate !== format.sampleRate && !firResamples(inputRate, format.sampleRate)) return null;
   return { inputRate, outputRate: format.sampleRate, encoding: format.encoding };
 }
 
@@ -58,7 +58,7 @@ export class OutputStage {
    * Float32 in the gain's pass (audio/pcm). May be empty while the filter holds input back.
    */
   encode(samples: Int16Array | Float32Array, gain: number): Buffer {
-    const scaled = samples instanceof Int16Array ? int16ToFloatWithGain(samples, gain) : gain === 1 ? samples : applyGain(samples, gain);
+    const scaled = floatWithGain(samples, gain);
     return encodePcm(this.spec.encoding, this.resampler ? this.resampler.process(scaled) : scaled);
   }
 

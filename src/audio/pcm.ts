@@ -119,6 +119,15 @@ export function int16ToFloatWithGain(s: Int16Array, gain: number): Float32Array 
 }
 
 /**
+ * An engine's samples as Float32 under `gain`: 16-bit ones converted in the gain's pass
+ * (int16ToFloatWithGain), Float32 ones scaled (or, at gain 1, handed back as they are).
+ */
+export function floatWithGain(samples: Int16Array | Float32Array, gain: number): Float32Array {
+  if (samples instanceof Int16Array) return int16ToFloatWithGain(samples, gain);
+  return gain === 1 ? samples : applyGain(samples, gain);
+}
+
+/**
  * A 16-bit sample's fate under one gain depends on its value alone, so each gain's 65,536 results
  * are computed once and looked up after that: a request's voice gain × volume repeats across
  * requests, and a lookup costs a sixth of the limiter's arithmetic and its rounding. The last few

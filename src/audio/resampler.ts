@@ -195,9 +195,13 @@ const POLYPHASE_MAX_OUTPUT = 16000;
 export function createFirResampler(inputRate: number, outputRate: number): FirStream | null {
   checkRate('inputRate', inputRate);
   checkRate('outputRate', outputRate);
-  if (outputRate < inputRate && outputRate <= POLYPHASE_MAX_OUTPUT) return new PolyphaseResampler(inputRate, outputRate);
-  if (outputRate === 2 * inputRate) return new HalfbandUpsampler(inputRate);
-  return null;
+  if (!firResamples(inputRate, outputRate)) return null;
+  return outputRate === 2 * inputRate ? new HalfbandUpsampler(inputRate) : new PolyphaseResampler(inputRate, outputRate);
+}
+
+/** Whether a FIR resampler joins the two rates (see createFirResampler). */
+export function firResamples(inputRate: number, outputRate: number): boolean {
+  return (outputRate < inputRate && outputRate <= POLYPHASE_MAX_OUTPUT) || outputRate === 2 * inputRate;
 }
 
 /**

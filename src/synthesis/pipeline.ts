@@ -14,7 +14,7 @@
  */
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
 import { OutputStage, stageSpecFor } from '../audio/output-stage.js';
-import { applyGain, applyGainInt16, int16ToFloatWithGain } from '../audio/pcm.js';
+import { applyGainInt16, floatWithGain } from '../audio/pcm.js';
 import { createResampler } from '../audio/resampler.js';
 import type { EngineChunk, EngineInput, WordTiming } from '../engines/engine.js';
 import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
@@ -64,7 +64,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   const encodeHere = (chunk: Float32Array | Int16Array, gain: number): Buffer | Promise<Buffer> => {
     if (stage) return stage.encode(chunk, gain);
     if (asMade) return encoder.encodeInt16!(gain === 1 ? (chunk as Int16Array) : applyGainInt16(chunk as Int16Array, gain));
-    const samples = chunk instanceof Int16Array ? int16ToFloatWithGain(chunk, gain) : gain === 1 ? chunk : applyGain(chunk, gain);
+    const samples = floatWithGain(chunk, gain);
     return encoder.encode(resampler ? resampler.process(samples) : samples);
   };
   const withHeader = (audio: Buffer): Buffer => {
