@@ -167,8 +167,13 @@ export class AccountsGate implements RequestGate {
       throw new ApiError('insufficient_credits', { balance: first.balance });
     }
     const cost = creditsFor(synthesis.characters, multiplier);
+    const pricing = this.pricing;
+    const balance = first.balance;
     return {
-      quote: costHeaders(cost, first.balance - cost, this.pricing),
+      // Only streams send it (a clip sends its charge's headers): made when asked for.
+      get quote() {
+        return costHeaders(cost, balance - cost, pricing);
+      },
       charge: async (index, characters) => {
         const id = keyOf(index);
         const credits = creditsFor(characters, multiplier);

@@ -26,7 +26,7 @@ function uid(prefix: string): string {
 }
 
 /** Waits for `check` to hold, polling, for at most `ms`. */
-async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+export async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);

@@ -1,26 +1,23 @@
 /**
  * @module store/sqlite/ledger-writes
  * The ledger's write transactions on one SQLite connection: an append (the
- * row and its balance change), a settle (a reservation becoming its charge)
- * and a reservation (the balance check and the hold, atomic under the write
- * lock), and the batch that runs many of them in one commit. The group
- * commit carries each write as plain data (`LedgerOp`).
+ * row and its balance change), a settle (a hold becoming its charge), a
+ * reservation that the process's share cannot grant from its spare (the
+ * balance check, atomic under the write lock; shares.ts), and the batch that
+ * runs many of them in one commit, with the shares they changed written at
+ * its end. A batch runs without savepoints; if one of its writes fails, the
+ * whole transaction is rolled back and run again with a savepoint per write,
+ * so that write fails alone. The group commit carries each write as plain
+ * data (`LedgerOp`).
  */
 import type Database from 'better-sqlite3';
 import { toEntry, type LedgerRow as SharedLedgerRow } from '../ledger-row.js';
-import type { AppendResult, NewLedgerEntry, Reservation, ReserveResult } from '../store.js';
-import { inOneTransaction, type Outcome } from './group-commit.js';
+import type { AppendResult, NewLedgerEntry, ReserveResult } from '../store.js';
+import type { Outcome } from './group-commit.js';
+import type { ShareBook } from './shares.js';
 
 /** A ledger row as SQLite returns it. */
 export type LedgerRow = SharedLedgerRow<string>;
-
-interface ReservationRow {
-  id: string;
-  org_id: string;
-  credits: number;
-  expires_at: number;
-  created_at: string;
-}
 
 export interface ReserveRequest {
   id: string;
@@ -29,29 +26,33 @@ export interface ReserveRequest {
   ttlMs: number;
 }
 
-/** A write the group commit carries. */
-export type LedgerOp = { kind: 'reserve'; request: ReserveRequest } | { kind: 'settle'; reservationId: string; entry: NewLedgerEntry };
+/** A write the group commit carries; `shrink` gives back a share's spare after releases. */
+export type LedgerOp =
+  | { kind: 'reserve'; request: ReserveRequest }
+  | { kind: 'settle'; reservationId: string; entry: NewLedgerEntry }
+  | { kind: 'shrink'; orgId: string };
 
-function toReservation(row: ReservationRow): Reservation {
-  return { id: row.id, orgId: row.org_id, credits: row.credits, expiresAt: row.expires_at };
+/** A write of a batch failed: the batch is run again, each write in a savepoint of its own. */
+class WriteFailed extends Error {
+  constructor(readonly original: unknown) {
+    super('a write of the batch failed');
+  }
 }
 
 export interface LedgerWrites {
   /** Writes the row and its balance change, unless its charge key is already in the ledger. */
   append: Database.Transaction<(entry: NewLedgerEntry) => AppendResult>;
-  /** The charge, and the reservation gone with it (gone either way: charged now, or by an earlier settle). */
-  settle: Database.Transaction<(reservationId: string, entry: NewLedgerEntry) => AppendResult>;
-  /** Holds credits while balance − Σ open reservations > 0; a repeated id holds nothing twice. */
-  reserve: Database.Transaction<(request: ReserveRequest) => ReserveResult>;
-  /** Many writes in one `BEGIN IMMEDIATE` transaction, each in its own savepoint. */
+  /** Many writes in one `BEGIN IMMEDIATE` transaction; one that fails rolls back alone. */
   batch: (ops: LedgerOp[]) => Outcome[];
+  /** Deletes this process's share rows (the store is closing). */
+  dropShares: () => void;
 }
 
 const SWEEP_EVERY_MS = 1000;
 /** Organisations remembered for sweeping; past this the memory starts again (a few extra sweeps). */
 const SWEEP_MEMORY = 10_000;
 
-export function prepareLedgerWrites(db: Database.Database): LedgerWrites {
+export function prepareLedgerWrites(db: Database.Database, book: ShareBook): LedgerWrites {
   const s = {
     orgAddBalance: db.prepare('UPDATE orgs SET balance = balance + ? WHERE id = ? RETURNING balance'),
     // A charge key already in the ledger inserts nothing and returns no row: the duplicate check is the insert itself.
@@ -62,10 +63,15 @@ export function prepareLedgerWrites(db: Database.Database): LedgerWrites {
     ledgerByChargeKey: db.prepare('SELECT * FROM ledger WHERE charge_key = ?'),
     orgBalance: db.prepare('SELECT balance FROM orgs WHERE id = ?'),
     reservationSweep: db.prepare('DELETE FROM reservations WHERE org_id = ? AND expires_at <= ?'),
-    reservationGet: db.prepare('SELECT * FROM reservations WHERE id = ?'),
-    reservationSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE org_id = ? AND expires_at > ?'),
-    reservationInsert: db.prepare('INSERT INTO reservations (id, org_id, credits, expires_at, created_at) VALUES (?, ?, ?, ?, ?)'),
+    // Every unexpired row of the organisation but this process's share: other processes' shares, and holds of a server
+    // from before shares.
+    othersSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE org_id = ? AND expires_at > ? AND id <> ?'),
     reservationDeleteForOrg: db.prepare('DELETE FROM reservations WHERE id = ? AND org_id = ?'),
+    shareWrite: db.prepare(
+      `INSERT INTO reservations (id, org_id, credits, expires_at, created_at) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET credits = excluded.credits, expires_at = excluded.expires_at`,
+    ),
+    shareDelete: db.prepare('DELETE FROM reservations WHERE id = ?'),
   };
 
   const appendInTx = (entry: NewLedgerEntry): AppendResult => {
@@ -95,36 +101,99 @@ export function prepareLedgerWrites(db: Database.Database): LedgerWrites {
     return { entry: { ...entry, id: inserted.id, createdAt }, balance: updated.balance, duplicate: false };
   };
 
-  const settle = db.transaction((reservationId: string, entry: NewLedgerEntry): AppendResult => {
+  /** The charge, and its hold gone with it (gone either way: charged now, or by an earlier settle). */
+  const settleInTx = (reservationId: string, entry: NewLedgerEntry): AppendResult => {
     const result = appendInTx(entry);
-    s.reservationDeleteForOrg.run(reservationId, entry.orgId);
+    // A hold this process does not have: a row of its own (a server from before shares), if there is one.
+    if (!book.settle(reservationId, entry.orgId, result.balance)) s.reservationDeleteForOrg.run(reservationId, entry.orgId);
     return result;
-  });
+  };
 
-  /** When each organisation's lapsed holds were last deleted on this connection. */
+  /** When each organisation's lapsed rows were last deleted on this connection. */
   const swept = new Map<string, number>();
-  const reserve = db.transaction((request: ReserveRequest): ReserveResult => {
+  /** A hold the share's spare could not grant: the database decides, under the write lock. */
+  const reserveInTx = (request: ReserveRequest): ReserveResult => {
+    const now = Date.now();
+    const existing = book.existing(request, now);
+    if (existing) return existing;
     const org = s.orgBalance.get(request.orgId) as { balance: number } | undefined;
     if (!org) return { ok: false, balance: 0, reserved: 0 };
-    const now = Date.now();
-    // Lapsed holds never count (the sum below skips them); deleting them is housekeeping, once a second is enough.
+    // Lapsed rows never count (the sum below skips them); deleting them is housekeeping, once a second is enough.
     if (now - (swept.get(request.orgId) ?? 0) >= SWEEP_EVERY_MS) {
       if (swept.size >= SWEEP_MEMORY) swept.clear();
       swept.set(request.orgId, now);
       s.reservationSweep.run(request.orgId, now);
     }
-    const reserved = (s.reservationSum.get(request.orgId, now) as { total: number }).total;
-    const existing = s.reservationGet.get(request.id) as ReservationRow | undefined;
-    if (existing) {
-      if (existing.org_id !== request.orgId) throw new Error(`reservation ${request.id} belongs to another organization`);
-      return { ok: true, reservation: toReservation(existing), balance: org.balance, reserved: reserved - existing.credits };
+    const others = (s.othersSum.get(request.orgId, now, book.rowId(request.orgId)) as { total: number }).total;
+    return book.decide(request, org.balance, others, now);
+  };
+
+  const apply = (op: LedgerOp): unknown => {
+    if (op.kind === 'reserve') return reserveInTx(op.request);
+    if (op.kind === 'settle') return settleInTx(op.reservationId, op.entry);
+    book.shrink(op.orgId, Date.now());
+    return undefined;
+  };
+
+  /** The rows of the shares this transaction changed, as the book now has them. */
+  const writeShares = (): void => {
+    const createdAt = new Date().toISOString();
+    for (const share of book.changed()) {
+      if (share.credits > 0) s.shareWrite.run(share.rowId, share.orgId, share.credits, share.expiresAt, createdAt);
+      else s.shareDelete.run(share.rowId);
     }
-    if (org.balance - reserved <= 0) return { ok: false, balance: org.balance, reserved };
-    const expiresAt = now + request.ttlMs;
-    s.reservationInsert.run(request.id, request.orgId, request.credits, expiresAt, new Date(now).toISOString());
-    return { ok: true, reservation: { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt }, balance: org.balance, reserved };
+  };
+
+  // Each write is at most one statement that can fail (the ledger row's insert), and it fails first, so a batch
+  // needs no savepoints until one fails.
+  const plain = db.transaction((ops: LedgerOp[]): Outcome[] => {
+    const outcomes = ops.map((op): Outcome => {
+      try {
+        return { ok: true, value: apply(op) };
+      } catch (err) {
+        throw new WriteFailed(err);
+      }
+    });
+    writeShares();
+    return outcomes;
+  });
+  const inSavepoint = db.transaction(apply);
+  const guarded = db.transaction((ops: LedgerOp[]): Outcome[] => {
+    const outcomes = ops.map((op): Outcome => {
+      const mark = book.mark();
+      try {
+        return { ok: true, value: inSavepoint(op) };
+      } catch (err) {
+        book.rollbackTo(mark);
+        return { ok: false, err };
+      }
+    });
+    writeShares();
+    return outcomes;
+  });
+  const run = (transaction: typeof plain, ops: LedgerOp[]): Outcome[] => {
+    book.begin();
+    try {
+      const outcomes = transaction.immediate(ops);
+      book.commit();
+      return outcomes;
+    } catch (err) {
+      book.rollback();
+      throw err;
+    }
+  };
+  const batch = (ops: LedgerOp[]): Outcome[] => {
+    try {
+      return run(plain, ops);
+    } catch (err) {
+      if (!(err instanceof WriteFailed)) throw err;
+      return run(guarded, ops);
+    }
+  };
+
+  const dropShares = db.transaction(() => {
+    for (const share of book.rows()) s.shareDelete.run(share.rowId);
   });
 
-  const batch = inOneTransaction<LedgerOp>(db, (op) => (op.kind === 'reserve' ? reserve(op.request) : settle(op.reservationId, op.entry)));
-  return { append: db.transaction(appendInTx), settle, reserve, batch };
+  return { append: db.transaction(appendInTx), batch, dropShares: () => dropShares.immediate() };
 }

@@ -5,13 +5,17 @@
  * once; a ledger append is one transaction (insert row, update balance), and
  * every write transaction takes the write lock at its start (`BEGIN
  * IMMEDIATE`), so a reservation's check and insert see no other writer
- * between them, whichever process it is in. Reservations and charges, the
- * writes every request makes, share group commits (group-commit.ts) of the
- * ledger's write transactions (ledger-writes.ts). Commits do not wait for the
- * disk on the event loop: a write that must survive a power cut is reported
- * done after a shared flush of the WAL on libuv's thread pool (wal-sync.ts);
- * reservations, key use and dropped holds are not worth a flush of their own.
+ * between them, whichever process it is in. Reservations are held in this
+ * process's memory, backed by one row per organisation that every process
+ * counts (shares.ts): most are granted from that row's spare with no write.
+ * Charges, and the reservations the spare cannot grant, share group commits
+ * (group-commit.ts) of the ledger's write transactions (ledger-writes.ts).
+ * Commits do not wait for the disk on the event loop: a write that must
+ * survive a power cut is reported done after a shared flush of the WAL on
+ * libuv's thread pool (wal-sync.ts); reservations, key use and dropped holds
+ * are not worth a flush of their own.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -40,6 +44,7 @@ import { WalSync, type Flush } from './wal-sync.js';
 import { toEntry } from '../ledger-row.js';
 import { prepareLedgerWrites, type LedgerOp, type LedgerRow } from './ledger-writes.js';
 import { MIGRATIONS } from './migrations.js';
+import { ShareBook } from './shares.js';
 
 interface OrgRow {
   id: string;
@@ -200,7 +205,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     keyList: db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
     keyRevoke: db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     keyTouch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-    reservationSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE org_id = ? AND expires_at > ?'),
+    othersSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE org_id = ? AND expires_at > ? AND id <> ?'),
     reservationDelete: db.prepare('DELETE FROM reservations WHERE id = ?'),
     ledgerPage: db.prepare('SELECT * FROM ledger WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     ledgerSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM ledger WHERE org_id = ?'),
@@ -254,7 +259,9 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     };
   };
 
-  const writes = prepareLedgerWrites(db);
+  // This process's reservations: in memory, backed by one row per organisation (shares.ts).
+  const book = new ShareBook(`share_${randomBytes(8).toString('hex')}`);
+  const writes = prepareLedgerWrites(db, book);
 
   const orgs: OrgRepository = {
     async create(org) {
@@ -313,16 +320,26 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     },
     async reserve(request) {
       checkReserveRequest(request);
-      return (await group.run({ kind: 'reserve', request })) as ReserveResult;
+      // Most holds fit into the share's spare: no write, no wait.
+      return book.grantFromSpare(request, Date.now()) ?? ((await group.run({ kind: 'reserve', request })) as ReserveResult);
     },
     async settle(reservationId, entry) {
       return (await group.run({ kind: 'settle', reservationId, entry })) as AppendResult;
     },
     async release(reservationId) {
-      guard(() => s.reservationDelete.run(reservationId));
+      const hold = book.hold(reservationId);
+      if (!hold) {
+        // Not this process's: a row of its own, made by a server from before shares.
+        guard(() => s.reservationDelete.run(reservationId));
+        return;
+      }
+      // The credits become the share's spare; a share left with too much gives it back in a write of its own.
+      if (book.release(reservationId)) await group.run({ kind: 'shrink', orgId: hold.orgId });
     },
     async reserved(orgId) {
-      return (s.reservationSum.get(orgId, Date.now()) as { total: number }).total;
+      const now = Date.now();
+      const others = (s.othersSum.get(orgId, now, book.rowId(orgId)) as { total: number }).total;
+      return others + book.open(orgId, now);
     },
     async list(orgId, query: PageQuery): Promise<Page<LedgerEntry>> {
       const before = query.startingAfter === undefined ? Number.MAX_SAFE_INTEGER : Number(query.startingAfter);
@@ -431,6 +448,12 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     voices,
     dicts,
     async close() {
+      // Another process need not wait for this one's shares to lapse.
+      try {
+        writes.dropShares();
+      } catch {
+        // Locked or gone: the rows lapse on their own.
+      }
       await walSync.close();
       db.close();
     },

@@ -1,0 +1,306 @@
+/**
+ * @module store/sqlite/shares
+ * Reservations held in this process's memory, each organisation's backed by
+ * one row of its own in the `reservations` table: the process's share. The
+ * share's row always covers every hold this process has open for that
+ * organisation, plus some spare, so every other process on the file counts
+ * them when it checks a balance, and a hold that fits into the spare is
+ * granted with no write at all. Only a hold that does not fit goes to the
+ * database, where the rule is the one every store applies: granted while
+ * balance − (other rows + this process's open holds) > 0. The spare is carved
+ * out of what is left after the hold, never more than a quarter of it, so it
+ * never takes a balance to zero and never causes an overshoot; the bound stays
+ * one request's cost.
+ *
+ * The book is changed only by code that runs inside a ledger transaction (or,
+ * for releases and lapses, only ever shrinks what is held), and every change
+ * inside a transaction is journalled, so a transaction that rolls back leaves
+ * the book as it was.
+ */
+import type { Reservation, ReserveResult } from '../store.js';
+
+/** The spare a share keeps: room for this many more holds of the size just granted… */
+const SPARE_HOLDS = 16;
+/** …but never more than this fraction of what the balance has left after the hold. */
+const SPARE_FRACTION = 1 / 4;
+/** A share's row outlives its newest hold by this fraction of the hold's time, so it is rewritten only now and then. */
+const EXPIRY_SLACK = 1 / 4;
+
+export interface Hold {
+  id: string;
+  orgId: string;
+  credits: number;
+  expiresAt: number;
+}
+
+export interface Share {
+  orgId: string;
+  /** This share's row id in `reservations`. */
+  rowId: string;
+  /** Credits of the share's row (written at the end of the transaction that changed it). */
+  credits: number;
+  /** Expiry of the share's row: never earlier than any of its holds'. */
+  expiresAt: number;
+  /** Credits the share keeps beyond its open holds. */
+  spare: number;
+  /** Σ credits of the open holds. */
+  open: number;
+  holds: Map<string, Hold>;
+  /** The earliest expiry among the holds (a sweep before then finds nothing). */
+  nextLapse: number;
+  /** What the database said last: the balance, and the other rows' credits. */
+  balance: number;
+  others: number;
+}
+
+/** What a reservation asks for. */
+export interface HoldRequest {
+  id: string;
+  orgId: string;
+  credits: number;
+  ttlMs: number;
+}
+
+function toReservation(hold: Hold): Reservation {
+  return { id: hold.id, orgId: hold.orgId, credits: hold.credits, expiresAt: hold.expiresAt };
+}
+
+export class ShareBook {
+  private readonly shares = new Map<string, Share>();
+  private readonly holds = new Map<string, Hold>();
+  /** Undo steps of the transaction in progress, newest last; null outside one. */
+  private journal: (() => void)[] | null = null;
+  /** Shares whose row must be written before the transaction in progress commits. */
+  private readonly dirty = new Set<Share>();
+
+  /** `instance` makes this process's row ids its own. */
+  constructor(private readonly instance: string) {}
+
+  /** The share of an organisation, as this process knows it (null: it holds nothing for it yet). */
+  share(orgId: string): Share | null {
+    return this.shares.get(orgId) ?? null;
+  }
+
+  /** This process's row id for an organisation's share. */
+  rowId(orgId: string): string {
+    return `${this.instance}:${orgId}`;
+  }
+
+  hold(id: string): Hold | null {
+    return this.holds.get(id) ?? null;
+  }
+
+  /** Every share that holds a row. */
+  rows(): Share[] {
+    return [...this.shares.values()].filter((share) => share.credits > 0);
+  }
+
+  /**
+   * A hold granted from the share's spare, without the database; null when it needs the database
+   * (no share yet, not enough spare, or the share's row would lapse before the hold).
+   */
+  grantFromSpare(request: HoldRequest, now: number): ReserveResult | null {
+    const existing = this.existing(request, now);
+    if (existing) return existing;
+    const share = this.shares.get(request.orgId);
+    if (!share) return null;
+    this.sweep(share, now);
+    const expiresAt = now + request.ttlMs;
+    const spare = share.credits - share.open;
+    if (spare <= 0 || spare < request.credits || expiresAt > share.expiresAt) return null;
+    const reserved = share.others + share.open;
+    this.add(share, { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt });
+    return { ok: true, reservation: toReservation(this.holds.get(request.id)!), balance: share.balance, reserved };
+  }
+
+  /** A repeated id holds nothing twice: the hold already open, or null. */
+  existing(request: HoldRequest, now: number): ReserveResult | null {
+    const hold = this.holds.get(request.id);
+    if (!hold) return null;
+    if (hold.orgId !== request.orgId) throw new Error(`reservation ${request.id} belongs to another organization`);
+    const share = this.shares.get(hold.orgId)!;
+    this.sweep(share, now);
+    if (!this.holds.has(request.id)) return null;
+    return { ok: true, reservation: toReservation(hold), balance: share.balance, reserved: share.others + share.open - hold.credits };
+  }
+
+  /**
+   * The database's answer for a hold that did not fit (in a transaction): `balance` and `others`
+   * (the organisation's unexpired rows but this share's) as read under the write lock.
+   */
+  decide(request: HoldRequest, balance: number, others: number, now: number): ReserveResult {
+    const share = this.ensure(request.orgId, now);
+    this.sweep(share, now);
+    this.remember(share);
+    share.balance = balance;
+    share.others = others;
+    const reserved = others + share.open;
+    if (balance - reserved <= 0) {
+      // Nothing is left to keep spare of: the others may have what this share still holds beyond its holds.
+      share.spare = 0;
+      if (this.trim(share)) this.dirty.add(share);
+      return { ok: false, balance, reserved };
+    }
+    const hold: Hold = { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt: now + request.ttlMs };
+    this.add(share, hold);
+    const left = balance - reserved - request.credits;
+    share.spare = Math.max(0, Math.min(Math.floor(left * SPARE_FRACTION), SPARE_HOLDS * Math.max(request.credits, 1)));
+    share.credits = share.open + share.spare;
+    share.expiresAt = Math.max(share.expiresAt, now + Math.ceil(request.ttlMs * (1 + EXPIRY_SLACK)));
+    this.dirty.add(share);
+    return { ok: true, reservation: toReservation(hold), balance, reserved };
+  }
+
+  /**
+   * A hold charged (in a transaction): it leaves the share, and its credits stay in the row as
+   * spare until the row has more than twice its spare, so most charges rewrite no share. Returns
+   * false when this process holds no such hold for the organisation.
+   */
+  settle(id: string, orgId: string, balance: number): boolean {
+    const share = this.shares.get(orgId);
+    if (share) {
+      this.remember(share);
+      share.balance = balance;
+    }
+    const hold = this.holds.get(id);
+    if (!hold || hold.orgId !== orgId || !share) return false;
+    this.remove(share, hold);
+    if (this.trim(share)) this.dirty.add(share);
+    return true;
+  }
+
+  /**
+   * A hold dropped without a charge (outside a transaction). Its credits become spare; returns
+   * true when the share now keeps more spare than it should, and its row wants shrinking.
+   */
+  release(id: string): boolean {
+    const hold = this.holds.get(id);
+    if (!hold) return false;
+    const share = this.shares.get(hold.orgId)!;
+    this.remove(share, hold);
+    return share.credits - share.open > 2 * share.spare;
+  }
+
+  /** Shrinks a share's row to its open holds and its spare (in a transaction). */
+  shrink(orgId: string, now: number): void {
+    const share = this.shares.get(orgId);
+    if (!share) return;
+    this.remember(share);
+    this.sweep(share, now);
+    if (this.trim(share)) this.dirty.add(share);
+  }
+
+  /** Σ credits of the open holds of an organisation. */
+  open(orgId: string, now: number): number {
+    const share = this.shares.get(orgId);
+    if (!share) return 0;
+    this.sweep(share, now);
+    return share.open;
+  }
+
+  // --- transactions -------------------------------------------------------------------------
+
+  /** Starts journalling: called as a ledger transaction begins. */
+  begin(): void {
+    this.journal = [];
+    this.dirty.clear();
+  }
+
+  /** A point to roll back to (an op's savepoint). */
+  mark(): number {
+    return this.journal?.length ?? 0;
+  }
+
+  /** Undoes everything since `mark` (the op's savepoint rolled back). */
+  rollbackTo(mark: number): void {
+    const journal = this.journal;
+    if (!journal) return;
+    // Undoing journals nothing itself.
+    this.journal = null;
+    try {
+      while (journal.length > mark) journal.pop()!();
+    } finally {
+      this.journal = journal;
+    }
+  }
+
+  /** The shares whose rows this transaction must write, with their new values. */
+  changed(): Share[] {
+    return [...this.dirty];
+  }
+
+  /** The transaction committed: its changes stand. */
+  commit(): void {
+    this.journal = null;
+    this.dirty.clear();
+  }
+
+  /** The transaction rolled back: the book is as it was before `begin`. */
+  rollback(): void {
+    this.rollbackTo(0);
+    this.journal = null;
+    this.dirty.clear();
+  }
+
+  // --- internals ----------------------------------------------------------------------------
+
+  private ensure(orgId: string, now: number): Share {
+    let share = this.shares.get(orgId);
+    if (!share) {
+      share = { orgId, rowId: this.rowId(orgId), credits: 0, expiresAt: 0, spare: 0, open: 0, holds: new Map(), nextLapse: Infinity, balance: 0, others: 0 };
+      this.shares.set(orgId, share);
+      const created = share;
+      this.journal?.push(() => {
+        if (created.holds.size === 0) this.shares.delete(orgId);
+      });
+    }
+    // A share whose row has lapsed holds nothing any more (its holds lapsed before it).
+    if (share.expiresAt <= now && share.credits > 0) {
+      this.remember(share);
+      share.credits = 0;
+      share.spare = 0;
+    }
+    return share;
+  }
+
+  /** Journals the share's numbers, so a rollback restores them. */
+  private remember(share: Share): void {
+    if (!this.journal) return;
+    const { credits, expiresAt, spare, balance, others } = share;
+    this.journal.push(() => Object.assign(share, { credits, expiresAt, spare, balance, others }));
+  }
+
+  private add(share: Share, hold: Hold): void {
+    share.holds.set(hold.id, hold);
+    this.holds.set(hold.id, hold);
+    share.open += hold.credits;
+    if (hold.expiresAt < share.nextLapse) share.nextLapse = hold.expiresAt;
+    this.journal?.push(() => this.remove(share, hold));
+  }
+
+  private remove(share: Share, hold: Hold): void {
+    if (share.holds.get(hold.id) !== hold) return;
+    share.holds.delete(hold.id);
+    this.holds.delete(hold.id);
+    share.open -= hold.credits;
+    this.journal?.push(() => this.add(share, hold));
+  }
+
+  /** Lapsed holds stop counting; their credits stay in the row as spare until it is next written. */
+  private sweep(share: Share, now: number): void {
+    if (now < share.nextLapse) return;
+    let next = Infinity;
+    for (const hold of share.holds.values()) {
+      if (hold.expiresAt <= now) this.remove(share, hold);
+      else if (hold.expiresAt < next) next = hold.expiresAt;
+    }
+    share.nextLapse = next;
+  }
+
+  /** Keeps at most twice the spare beyond the open holds; true when the row shrank. */
+  private trim(share: Share): boolean {
+    if (share.credits - share.open <= 2 * share.spare) return false;
+    share.credits = share.open + share.spare;
+    return true;
+  }
+}
