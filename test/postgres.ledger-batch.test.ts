@@ -1,19 +1,22 @@
 /**
  * @module test/postgres.ledger-batch
  * The rules of one organisation's batch of ledger writes on PostgreSQL, one
- * call of `ledger_write_batch_v3`, with the batch laid out by hand rather than
+ * call of `ledger_write_batch_v4`, with the batch laid out by hand rather than
  * left to timing: settlements before reservations; the first write of a
  * charge key inserts and a repeat is its duplicate, at the balance now (the
  * other organisation's when the key is theirs); each inserted row reports the
- * balance after it; holds granted in queue order while balance − Σ open holds
- * > 0, a repeated id held once, another organisation's id refused alone,
- * lapsed holds swept; an unknown organisation refused; a statement that fails
- * throws and writes nothing.
+ * balance after it; holds granted in queue order while balance − (other rows
+ * + the share's open holds) > 0, lapsed rows swept, the share written with
+ * its spare, or only its holds when nothing is granted, and shrunk when
+ * asked; an unknown organisation refused; a statement that fails throws,
+ * writes nothing and leaves the share book as it was. (What a share grants
+ * without the database is in src/store/shares.test.ts.)
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { openDb, type Db } from '../src/store/postgres/db.js';
-import { writeLedgerBatch, type LedgerWrite, type Outcome } from '../src/store/postgres/ledger-batch.js';
+import { ledgerBatchWriter, type LedgerWrite, type Outcome } from '../src/store/postgres/ledger-batch.js';
+import { ShareBook } from '../src/store/shares.js';
 import { migrate } from '../src/store/postgres/migrate.js';
 import type { AppendResult, NewLedgerEntry, ReserveResult } from '../src/store/store.js';
 import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from './helpers/postgres.js';
@@ -60,6 +63,14 @@ function value<V>(outcome: Outcome): V {
   return (outcome as { value: V }).value;
 }
 
+/** A writer with a share book of its own (one server), and the shrinks it asks for. */
+function server(name: string) {
+  const book = new ShareBook(`share_${name}`);
+  const shrinks: string[] = [];
+  return { book, shrinks, write: ledgerBatchWriter(book, (orgId) => shrinks.push(orgId)) };
+}
+const writeLedgerBatch = (run: Db['query'], orgId: string, writes: LedgerWrite[]) => server('t').write(run, orgId, writes);
+
 const balanceOf = async (id: string) => (await db.query<{ balance: number }>('SELECT balance FROM orgs WHERE id = $1', [id]))[0].balance;
 
 test('settlements: the first write of a key inserts, a repeat is its duplicate at the balance now; rows report the balance after them', T, async () => {
@@ -87,40 +98,64 @@ test('settlements: the first write of a key inserts, a repeat is its duplicate a
   assert.equal(n, 3);
 });
 
-test('reservations: after the settlements, in queue order while balance − Σ open holds > 0; a repeated id is held once', T, async () => {
+test('reservations: after the settlements, in queue order while balance − (other rows + open holds) > 0; the share takes the holds and its spare', T, async () => {
   await org('org_r', 10);
-  await org('org_elsewhere', 10);
   await db.query(`INSERT INTO reservations (id, org_id, credits, expires_at) VALUES ('res_kept', 'org_r', 4, 9e15), ('res_settled', 'org_r', 50, 9e15),
-    ('res_lapsed', 'org_r', 100, 1), ('res_foreign', 'org_elsewhere', 1, 9e15)`);
-  const outcomes = await writeLedgerBatch(db.query, 'org_r', [
+    ('res_lapsed', 'org_r', 100, 1)`);
+  const { book, write } = server('r');
+  const outcomes = await write(db.query, 'org_r', [
     reserve('org_r', 'res_1', 3),
     settle('res_settled', entry('org_r', 5, 'credit/0')),
-    reserve('org_r', 'res_kept', 4),
-    reserve('org_r', 'res_foreign', 1),
     reserve('org_r', 'res_2', 20),
-    reserve('org_r', 'res_1', 3),
     reserve('org_r', 'res_3', 1),
   ]);
-  // The settlement ran first: balance 15, its hold gone, the lapsed one swept; 4 held before the batch.
+  // The settlement ran first: balance 15, its row gone, the lapsed one swept; another server's 4 held before the batch.
   assert.equal(value<AppendResult>(outcomes[1]).balance, 15);
   const first = value<ReserveResult>(outcomes[0]);
   assert.ok(first.ok);
   assert.deepEqual([first.balance, first.reserved, first.reservation.id, first.reservation.orgId, first.reservation.credits], [15, 4, 'res_1', 'org_r', 3]);
-  assert.deepEqual(value<ReserveResult>(outcomes[2]), { ok: true, reservation: { id: 'res_kept', orgId: 'org_r', credits: 4, expiresAt: 9e15 }, balance: 15, reserved: 3 });
-  assert.equal(outcomes[3].ok, false);
-  assert.match(String((outcomes[3] as { err: Error }).err.message), /res_foreign belongs to another organization/);
-  const second = value<ReserveResult>(outcomes[4]);
-  assert.deepEqual([second.ok, second.reserved], [true, 7]);
-  const repeat = value<ReserveResult>(outcomes[5]);
-  assert.ok(repeat.ok);
-  assert.deepEqual([repeat.reserved, repeat.reservation.expiresAt], [24, first.reservation.expiresAt]);
-  assert.deepEqual(value<ReserveResult>(outcomes[6]), { ok: false, balance: 15, reserved: 27 });
+  assert.ok(Math.abs(first.reservation.expiresAt - (Date.now() + 60_000)) < 5_000);
+  const second = value<ReserveResult>(outcomes[2]);
+  assert.deepEqual([second.ok, second.reserved], [true, 7], '15 − 7 > 0: granted, though it overshoots');
+  assert.deepEqual(value<ReserveResult>(outcomes[3]), { ok: false, balance: 15, reserved: 27 });
+  // The share holds the two granted holds and no spare: nothing was left.
   const held = await db.query<{ id: string; credits: number }>(`SELECT id, credits FROM reservations WHERE org_id = 'org_r' ORDER BY id`);
   assert.deepEqual(held, [
-    { id: 'res_1', credits: 3 },
-    { id: 'res_2', credits: 20 },
     { id: 'res_kept', credits: 4 },
+    { id: book.rowId('org_r'), credits: 23 },
   ]);
+  assert.equal(book.open('org_r', Date.now()), 23);
+});
+
+test('a share keeps a spare of at most 16 holds of the last size and a quarter of what is left, grants from it without a write, and shrinks when asked', T, async () => {
+  await org('org_sp', 1_000);
+  const { book, shrinks, write } = server('sp');
+  const rowOf = async () => (await db.query<{ credits: number }>('SELECT credits FROM reservations WHERE id = $1', [book.rowId('org_sp')]))[0]?.credits;
+  const [granted] = await write(db.query, 'org_sp', [reserve('org_sp', 'res_a', 10)]);
+  assert.equal(value<ReserveResult>(granted).ok, true);
+  assert.equal(await rowOf(), 10 + 160, '990 left: a quarter is 247, 16 holds of 10 are 160');
+  assert.ok(book.grantFromSpare({ id: 'res_b', orgId: 'org_sp', credits: 150, ttlMs: 60_000 }, Date.now())?.ok);
+  assert.equal(await rowOf(), 170, 'granted from the spare: nothing written');
+  // The charge of the first hold and the release of the second leave 170 credits of spare, within 2 × 160; a refusal gives them back.
+  const [charged] = await write(db.query, 'org_sp', [settle('res_a', entry('org_sp', -10, 'res_a'))]);
+  assert.equal(value<AppendResult>(charged).balance, 990);
+  assert.deepEqual(shrinks, []);
+  assert.equal(book.release('res_b'), false);
+  await db.query(`INSERT INTO reservations (id, org_id, credits, expires_at) VALUES ('res_other', 'org_sp', 2000, 9e15)`);
+  const [refused] = await write(db.query, 'org_sp', [reserve('org_sp', 'res_c', 10)]);
+  assert.deepEqual(value<ReserveResult>(refused), { ok: false, balance: 990, reserved: 2000 });
+  assert.equal(await rowOf(), undefined, 'no holds, no spare: the share row is gone');
+  await db.query(`DELETE FROM reservations WHERE id = 'res_other'`);
+
+  // A spare that grows too large after releases is shrunk by a write of its own.
+  const [again] = await write(db.query, 'org_sp', [reserve('org_sp', 'res_d', 100), reserve('org_sp', 'res_e', 100)]);
+  assert.equal(value<ReserveResult>(again).ok, true);
+  assert.equal(await rowOf(), 200 + 197, '790 left: a quarter is 197');
+  assert.equal(book.release('res_d'), false);
+  assert.equal(book.release('res_e'), true, '397 held beyond no holds: more than 2 × 197');
+  await write(db.query, 'org_sp', [{ kind: 'shrink' }]);
+  assert.equal(await rowOf(), 197);
+  assert.equal(book.unwritten('org_sp'), false);
 });
 
 test('an unknown organisation: every settlement fails, every reservation is refused, nothing is written', T, async () => {
@@ -132,18 +167,21 @@ test('an unknown organisation: every settlement fails, every reservation is refu
   assert.equal(n, 0);
 });
 
-test('a batch whose statement fails throws and writes nothing', T, async () => {
+test('a batch whose statement fails throws, writes nothing, and leaves the share book as it was', T, async () => {
   await org('org_f', 10);
+  const { book, write } = server('f');
   const bad = { ...entry('org_f', -1, 'bad/0'), kind: 'refund' as 'charge' };
-  await assert.rejects(writeLedgerBatch(db.query, 'org_f', [settle('a', entry('org_f', -2, 'good/0')), settle('b', bad), reserve('org_f', 'res_f', 1)]), /check constraint/);
+  await assert.rejects(write(db.query, 'org_f', [settle('a', entry('org_f', -2, 'good/0')), settle('b', bad), reserve('org_f', 'res_f', 1)]), /check constraint/);
   assert.equal(await balanceOf('org_f'), 10);
   const [{ rows, holds }] = await db.query<{ rows: number; holds: number }>(
     `SELECT (SELECT count(*)::int FROM ledger WHERE org_id = 'org_f') AS rows, (SELECT count(*)::int FROM reservations WHERE org_id = 'org_f') AS holds`,
   );
   assert.deepEqual([rows, holds], [0, 0]);
+  assert.equal(book.open('org_f', Date.now()), 0);
+  assert.equal(book.share('org_f')?.deciding, false, 'the share grants from its spare again');
 });
 
-test('the previous version\'s function stays beside it, so a server not yet upgraded keeps writing in the same schema', T, async () => {
+test('the previous versions\' functions stay beside it, so a server not yet upgraded keeps writing in the same schema', T, async () => {
   await org('org_prev', 100);
   const [{ result }] = await db.query<{ result: { settles: unknown[]; reserves: { ok: boolean; reserved: number }[] } }>(
     `SELECT ledger_write_batch($1::text, '{}'::text[], '{}'::text[], '{}'::bigint[], '{}'::text[], '{}'::text[], '{}'::text[], '{}'::text[],
@@ -152,7 +190,15 @@ test('the previous version\'s function stays beside it, so a server not yet upgr
   );
   assert.deepEqual(result.settles, []);
   assert.equal(result.reserves[0].ok, true);
-  // The current writer sees the hold the previous one made.
-  const [outcome] = await writeLedgerBatch(db.query, 'org_prev', [reserve('org_prev', 'res_prev_2', 10)]);
+  // The current writer counts the hold the previous one made, and the previous one counts the current one's share.
+  const { book, write } = server('prev');
+  const [outcome] = await write(db.query, 'org_prev', [reserve('org_prev', 'res_prev_2', 10)]);
   assert.equal(value<ReserveResult>(outcome).reserved, 30);
+  const [{ v3 }] = await db.query<{ v3: unknown[] }>(
+    `SELECT ledger_write_batch_v3($1::text, '{}'::text[], '{}'::text[], '{}'::bigint[], '{}'::text[], '{}'::text[], '{}'::text[], '{}'::text[],
+       '{}'::text[], '{}'::text[], '{}'::int[], '{}'::text[], $2::text[], $3::bigint[], $4::bigint[]) AS v3`,
+    ['org_prev', ['res_prev_3'], [1], [60_000]],
+  );
+  const [shareRow] = await db.query<{ credits: number }>('SELECT credits FROM reservations WHERE id = $1', [book.rowId('org_prev')]);
+  assert.equal((v3[8] as number[])[0], 30 + shareRow.credits);
 });

@@ -1,7 +1,8 @@
 /**
  * @module test/store.contract
  * Runs the shared store contract against every store that ships: SQLite in a
- * fresh temporary file, PostgreSQL in a fresh schema of its own.
+ * fresh temporary file, PostgreSQL in a fresh schema of its own; another
+ * server is another store on the same file or schema.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,9 +14,11 @@ import { storeContract } from './helpers/store-contract.js';
 
 storeContract('sqlite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'voicegate-store-'));
-  const store = openSqliteStore(join(dir, 'voicegate.sqlite'));
+  const path = join(dir, 'voicegate.sqlite');
+  const store = openSqliteStore(path);
   return {
     store,
+    another: async () => openSqliteStore(path),
     async cleanup() {
       await store.close();
       rmSync(dir, { recursive: true, force: true });
@@ -25,9 +28,11 @@ storeContract('sqlite', async () => {
 
 storeContract('postgres', async () => {
   const schema = freshSchemaName();
-  const store = await openPostgresStore({ url: TEST_DATABASE_URL, schema, poolSize: 10, timeoutMs: 5000 });
+  const options = { url: TEST_DATABASE_URL, schema, poolSize: 10, timeoutMs: 5000 };
+  const store = await openPostgresStore(options);
   return {
     store,
+    another: () => openPostgresStore(options),
     async cleanup() {
       await store.close();
       await dropSchema(schema);

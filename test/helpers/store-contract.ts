@@ -4,8 +4,8 @@
  * basics of organisations, keys, voices (with their clip bytes) and
  * dictionaries; a balance that always equals the sum of its ledger rows;
  * charge keys that make a retried write apply once; reservations that bound
- * the overdraft however many requests race, lapse when they expire and never
- * reach across organisations.
+ * the overdraft however many requests race, on one server or several sharing
+ * the database, lapse when they expire and never reach across organisations.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -14,6 +14,8 @@ import type { NewLedgerEntry, OrgLimits, Store } from '../../src/store/store.js'
 
 export interface OpenedStore {
   store: Store;
+  /** Another server on the same database (its own connection and share of reservations); closed by the test. */
+  another(): Promise<Store>;
   /** Closes the store and removes what the run created (file, schema). */
   cleanup(): Promise<void>;
 }
@@ -26,7 +28,7 @@ function uid(prefix: string): string {
 }
 
 /** Waits for `check` to hold, polling, for at most `ms`. */
-export async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
+async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
   const deadline = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
@@ -454,6 +456,62 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       assert.equal(rowsA.length, 2);
       // Paging from another organisation's row id shows nothing of it either.
       assert.ok((await store.ledger.list(b, { limit: 100, startingAfter: rowsA[0].id + 1 })).data.every((r) => r.orgId === b));
+    });
+
+    test("two servers on one database: racing holds from both overdraw by at most one request, and each counts the other's", T, async () => {
+      const orgId = await org(100);
+      const other = await opened.another();
+      try {
+        const reserve = (on: Store, id: string) => on.ledger.reserve({ id, orgId, credits: 20, ttlMs: 60_000 });
+        // One at a time, alternating, then 25 at once from each.
+        const granted: { on: Store; id: string }[] = [];
+        for (let i = 0; i < 6; i++) {
+          for (const [on, name] of [[store, 'a'], [other, 'b']] as const) {
+            const id = `req_${uid('seq')}_${name}${i}/0`;
+            if ((await reserve(on, id)).ok) granted.push({ on, id });
+          }
+        }
+        assert.ok(granted.length >= 5 && granted.length <= 6, `${granted.length} holds of 20 granted against 100`);
+        assert.ok(granted.some((g) => g.on === store) && granted.some((g) => g.on === other));
+        // Refused, each gives back what it kept beyond its holds: only the holds count.
+        assert.equal(await store.ledger.reserved(orgId), 20 * granted.length);
+        assert.equal(await other.ledger.reserved(orgId), 20 * granted.length);
+        for (const { on, id } of granted) await on.ledger.settle(id, charge(orgId, 20, id));
+        assert.equal(await store.ledger.sum(orgId), 100 - 20 * granted.length);
+        assert.equal(await balance(orgId), 100 - 20 * granted.length);
+
+        await store.ledger.append(credit(orgId, 100));
+        const before = await balance(orgId);
+        const racing = await Promise.all(
+          [store, other].flatMap((on, s) => Array.from({ length: 25 }, (_, i) => reserve(on, `req_${uid('race')}_${s}_${i}/0`).then((r) => (r.ok ? 20 : 0)))),
+        );
+        const held = racing.reduce((x: number, y) => x + y, 0);
+        assert.ok(held > before - 20 && held < before + 20, `${held} credits held against a balance of ${before}`);
+      } finally {
+        await other.close();
+      }
+    });
+
+    test("a server's reservations count for the others, with what it keeps in reserve, until it closes or they lapse", T, async () => {
+      const orgId = await org(1000);
+      const first = await opened.another();
+      const second = await opened.another();
+      try {
+        assert.equal((await first.ledger.reserve({ id: uid('res'), orgId, credits: 1, ttlMs: 60_000 })).ok, true);
+        assert.equal(await first.ledger.reserved(orgId), 1);
+        // At most the hold and room for 16 more like it; never less than the hold.
+        const seen = await store.ledger.reserved(orgId);
+        assert.ok(seen >= 1 && seen <= 17, `${seen}`);
+        await first.close();
+        assert.equal(await store.ledger.reserved(orgId), 0, 'a closed server leaves nothing behind');
+
+        assert.equal((await second.ledger.reserve({ id: uid('res'), orgId, credits: 10, ttlMs: 40 })).ok, true);
+        assert.ok((await store.ledger.reserved(orgId)) >= 10);
+        // The second server goes quiet (as a crashed one would): what it holds lapses shortly after its hold.
+        await until(async () => (await store.ledger.reserved(orgId)) === 0);
+      } finally {
+        await second.close();
+      }
     });
   });
 }

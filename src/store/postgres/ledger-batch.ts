@@ -1,30 +1,32 @@
 /**
  * @module store/postgres/ledger-batch
- * One organisation's queued reservations and settlements written in one
- * round trip, however many there are (see group-commit.ts for the queueing):
- * a single call of the `ledger_write_batch_v3` function (migrations.ts, version
- * 3), which is its own transaction, so BEGIN and COMMIT cost nothing extra.
- * Under the organisation's row lock it applies every settlement first (one
- * ledger row per charge key, the balance, their holds), then every
- * reservation against the balance and holds that leaves, sweeping lapsed
- * holds. Round trips, not rows, are what a write pays for while it holds the
- * row, so a batch of 16 costs about what one write did. The rules are the
- * store contract's, applied in queue order: a hold is granted while
- * balance − Σ open holds > 0; a charge key is written once. This side only
- * lays the writes out as arrays and reads the outcomes back: the function
- * answers only what this side does not know (ids, times, balances, which
- * writes were duplicates and the stored rows of earlier ones), so a row a
- * write inserted is rebuilt from the values it sent. Being one
- * statement, the whole batch, the wait for the row lock included, is bounded
- * by `statement_timeout`, and the row is never held between round trips.
+ * One organisation's queued settlements, the reservations its share's spare
+ * could not grant, and a shrinking share, written in one round trip however
+ * many there are (see group-commit.ts for the queueing): a single call of the
+ * `ledger_write_batch_v4` function (migrations.ts, version 4), which is its
+ * own transaction, so BEGIN and COMMIT cost nothing extra. Under the
+ * organisation's row lock it applies every settlement first (one ledger row
+ * per charge key, the balance), then decides every reservation by the store
+ * contract's rule (balance − (other rows + the share's open holds) > 0, in
+ * queue order) and writes this server's share (src/store/shares.ts). Round
+ * trips, not rows, are what a write pays for while it holds the row, so a
+ * batch of 16 costs about what one write did. This side lays the writes out
+ * as arrays, tells the share book what was sent and what the database
+ * answered, and rebuilds a row a write inserted from the values it sent.
+ * Being one statement, the whole batch, the wait for the row lock included,
+ * is bounded by `statement_timeout`, and the row is never held between round
+ * trips.
  */
 import { toEntry, type LedgerRow as SharedLedgerRow } from '../ledger-row.js';
+import { SPARE_DIVISOR, SPARE_HOLDS, type HoldRequest, type ShareBook } from '../shares.js';
 import type { AppendResult, LedgerEntry, NewLedgerEntry, ReserveResult } from '../store.js';
 import type { Run } from './db.js';
 
+/** A write the group commit carries; `shrink` gives back a share's spare after releases. */
 export type LedgerWrite =
-  | { kind: 'reserve'; request: { id: string; orgId: string; credits: number; ttlMs: number } }
-  | { kind: 'settle'; reservationId: string; entry: NewLedgerEntry };
+  | { kind: 'reserve'; request: HoldRequest }
+  | { kind: 'settle'; reservationId: string; entry: NewLedgerEntry }
+  | { kind: 'shrink' };
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; err: unknown };
 
@@ -33,17 +35,18 @@ export type LedgerRow = SharedLedgerRow<Date>;
 
 
 /** The argument types are the columns' (bigint credits, integer characters), so the call resolves to the function as declared. */
-const WRITE_BATCH = `SELECT ledger_write_batch_v3($1::text,
-  $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::int[], $12::text[],
-  $13::text[], $14::bigint[], $15::bigint[]) AS result`;
+const WRITE_BATCH = `SELECT ledger_write_batch_v4($1::text, $2::text, $3::bigint, $4::bigint, $5::bigint, $6::bigint, $7::bigint,
+  $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::int[], $18::text[],
+  $19::bigint[]) AS result`;
 
 /**
- * What the function answers (migrations.ts, version 3), NULL for an unknown organisation:
+ * What the function answers (migrations.ts, version 4), NULL for an unknown organisation:
  * the balance after the settlements, then per settlement in queue order the inserted row's id,
  * created_at (epoch ms) and the balance after it (nulls for a duplicate) and the position of the
  * first write of its key; the rows of keys already in the ledger; then per reservation in queue
- * order the hold's credits and expiry (null when not granted) and `reserved` before it (null when
- * the id is another organisation's hold). Empty lists come back as null.
+ * order whether it was granted and what it saw reserved before it; the other rows' credits (null
+ * without reservations); and the share's row as written (null: not written). Empty lists come
+ * back as null.
  */
 type BatchResult = [
   balance: number,
@@ -52,88 +55,103 @@ type BatchResult = [
   after: (number | null)[] | null,
   first: number[] | null,
   earlier: { entry: Omit<LedgerRow, 'created_at'> & { created_at: number }; balance: number }[] | null,
-  holdCredits: (number | null)[] | null,
-  holdExpires: (number | null)[] | null,
-  reserved: (number | null)[] | null,
+  granted: boolean[] | null,
+  reserved: number[] | null,
+  others: number | null,
+  written: number | null,
 ];
 
 /**
- * Every write of `orgId` in one statement, an outcome for each in order. A write the rules
- * refuse (a hold id of another organisation, an unknown organisation's charge) fails alone; a
- * statement that fails wrote nothing and throws, and the caller retries the writes one by one.
+ * A batch writer for this server's share book: every write of `orgId` in one statement, an
+ * outcome for each in order. A write the rules refuse (an unknown organisation's charge) fails
+ * alone; a statement that fails wrote nothing and throws, and the caller retries the writes one
+ * by one. `shrinkLater` is asked to queue a shrink when charges leave the share with too much spare.
  */
-export async function writeLedgerBatch(run: Run, orgId: string, writes: LedgerWrite[]): Promise<Outcome[]> {
-  const settles = writes.flatMap((write, at) => (write.kind === 'settle' ? [{ at, write }] : []));
-  const reserves = writes.flatMap((write, at) => (write.kind === 'reserve' ? [{ at, write }] : []));
-  const column = <K extends keyof NewLedgerEntry>(name: K) => settles.map(({ write }) => write.entry[name]);
-  const [{ result }] = await run<{ result: BatchResult | null }>(WRITE_BATCH, [
-    orgId,
-    settles.map(({ write }) => write.reservationId),
-    column('kind'),
-    column('credits'),
-    column('keyId'),
-    column('requestId'),
-    column('chargeKey'),
-    column('clientRequestId'),
-    column('model'),
-    column('endpoint'),
-    column('characters'),
-    column('reason'),
-    reserves.map(({ write }) => write.request.id),
-    reserves.map(({ write }) => write.request.credits),
-    reserves.map(({ write }) => write.request.ttlMs),
-  ]);
-  const outcomes: Outcome[] = new Array(writes.length);
-  if (result === null) {
-    for (const { at } of settles) outcomes[at] = { ok: false, err: new Error(`organization ${orgId} does not exist`) };
-    for (const { at } of reserves) outcomes[at] = { ok: true, value: { ok: false, balance: 0, reserved: 0 } satisfies ReserveResult };
-    return outcomes;
-  }
-  const [balance, ids, created, after, first, earlier, holdCredits, holdExpires, reserved] = result;
-  // The row a write of this call inserted is the values it sent.
-  const written = (i: number): LedgerEntry => {
-    const { entry } = settles[i].write;
-    return toEntry({
-      id: ids![i]!,
-      org_id: orgId,
-      kind: entry.kind,
-      credits: entry.credits,
-      key_id: entry.keyId ?? null,
-      request_id: entry.requestId ?? null,
-      charge_key: entry.chargeKey ?? null,
-      client_request_id: entry.clientRequestId ?? null,
-      model: entry.model ?? null,
-      endpoint: entry.endpoint ?? null,
-      characters: entry.characters ?? null,
-      reason: entry.reason ?? null,
-      created_at: new Date(created![i]!),
-    });
-  };
-  const stored = new Map((earlier ?? []).map((item) => [item.entry.charge_key, item]));
-  settles.forEach(({ at, write }, i) => {
-    let value: AppendResult;
-    if (ids![i] !== null) value = { entry: written(i), balance: after![i]!, duplicate: false };
-    else {
-      const firstAt = first![i] - 1;
-      if (ids![firstAt] !== null) value = { entry: written(firstAt), balance, duplicate: true };
+export function ledgerBatchWriter(book: ShareBook, shrinkLater: (orgId: string) => void) {
+  return async (run: Run, orgId: string, writes: LedgerWrite[]): Promise<Outcome[]> => {
+    const now = Date.now();
+    const settles = writes.flatMap((write, at) => (write.kind === 'settle' ? [{ at, write }] : []));
+    const reserves = writes.flatMap((write, at) => (write.kind === 'reserve' ? [{ at, write }] : []));
+    const requests = reserves.map(({ write }) => write.request);
+    const decision = requests.length > 0 ? book.startDeciding(orgId, requests, settles.map(({ write }) => write.reservationId), now) : null;
+    const shrinkTo = decision === null && writes.some((write) => write.kind === 'shrink') ? book.shrinkTo(orgId, now) : null;
+    const column = <K extends keyof NewLedgerEntry>(name: K) => settles.map(({ write }) => write.entry[name]);
+    let result: BatchResult | null;
+    try {
+      [{ result }] = await run<{ result: BatchResult | null }>(WRITE_BATCH, [
+        orgId,
+        book.rowId(orgId),
+        decision?.open ?? 0,
+        shrinkTo,
+        decision?.shareExpires ?? book.share(orgId)?.expiresAt ?? 0,
+        SPARE_HOLDS,
+        SPARE_DIVISOR,
+        settles.map(({ write }) => write.reservationId),
+        column('kind'),
+        column('credits'),
+        column('keyId'),
+        column('requestId'),
+        column('chargeKey'),
+        column('clientRequestId'),
+        column('model'),
+        column('endpoint'),
+        column('characters'),
+        column('reason'),
+        requests.map((request) => request.credits),
+      ]);
+    } catch (err) {
+      book.undecided(orgId);
+      throw err;
+    }
+    // A shrink answers nothing of its own.
+    const outcomes: Outcome[] = writes.map(() => ({ ok: true, value: undefined }));
+    if (result === null) {
+      book.undecided(orgId);
+      for (const { at } of settles) outcomes[at] = { ok: false, err: new Error(`organization ${orgId} does not exist`) };
+      for (const { at } of reserves) outcomes[at] = { ok: true, value: { ok: false, balance: 0, reserved: 0 } satisfies ReserveResult };
+      return outcomes;
+    }
+    const [balance, ids, created, after, first, earlier, granted, reserved, others, written] = result;
+    // The row a write of this call inserted is the values it sent.
+    const inserted = (i: number): LedgerEntry => {
+      const { entry } = settles[i].write;
+      return toEntry({
+        id: ids![i]!,
+        org_id: orgId,
+        kind: entry.kind,
+        credits: entry.credits,
+        key_id: entry.keyId ?? null,
+        request_id: entry.requestId ?? null,
+        charge_key: entry.chargeKey ?? null,
+        client_request_id: entry.clientRequestId ?? null,
+        model: entry.model ?? null,
+        endpoint: entry.endpoint ?? null,
+        characters: entry.characters ?? null,
+        reason: entry.reason ?? null,
+        created_at: new Date(created![i]!),
+      });
+    };
+    const stored = new Map((earlier ?? []).map((item) => [item.entry.charge_key, item]));
+    settles.forEach(({ at, write }, i) => {
+      let value: AppendResult;
+      if (ids![i] !== null) value = { entry: inserted(i), balance: after![i]!, duplicate: false };
       else {
-        const item = stored.get(write.entry.chargeKey)!;
-        value = { entry: toEntry({ ...item.entry, created_at: new Date(item.entry.created_at) }), balance: item.balance, duplicate: true };
+        const firstAt = first![i] - 1;
+        if (ids![firstAt] !== null) value = { entry: inserted(firstAt), balance, duplicate: true };
+        else {
+          const item = stored.get(write.entry.chargeKey)!;
+          value = { entry: toEntry({ ...item.entry, created_at: new Date(item.entry.created_at) }), balance: item.balance, duplicate: true };
+        }
       }
-    }
-    outcomes[at] = { ok: true, value };
-  });
-  reserves.forEach(({ at, write }, i) => {
-    const before = reserved![i];
-    const credits = holdCredits![i];
-    if (before === null) outcomes[at] = { ok: false, err: new Error(`reservation ${write.request.id} belongs to another organization`) };
-    else {
-      const value: ReserveResult =
-        credits === null
-          ? { ok: false, balance, reserved: before }
-          : { ok: true, reservation: { id: write.request.id, orgId, credits, expiresAt: holdExpires![i]! }, balance, reserved: before };
+      // The hold goes either way: charged now, or by an earlier settle.
+      book.settle(write.reservationId, orgId, balance);
       outcomes[at] = { ok: true, value };
-    }
-  });
-  return outcomes;
+    });
+    if (decision) {
+      const results = book.decided(orgId, requests, decision, { granted: granted!, reserved: reserved!, balance, others: others!, credits: written! });
+      reserves.forEach(({ at }, i) => (outcomes[at] = { ok: true, value: results[i] }));
+    } else if (written !== null) book.wrote(orgId, written);
+    if (book.unwritten(orgId)) shrinkLater(orgId);
+    return outcomes;
+  };
 }

@@ -2,13 +2,19 @@
  * @module store/postgres/postgres-store
  * The scale-out store: the same `Store` contract as SQLite on PostgreSQL, so
  * several servers can share one set of accounts, voices and dictionaries.
- * Every balance change and every reservation first locks its organisation's
- * row (`SELECT … FOR UPDATE`), so the reserve rule (balance − open holds > 0)
- * and charge-key idempotency hold however many servers race, and all writers
- * take locks in the same order (organisation first), so they cannot deadlock.
- * Reservation times come from the database clock, which every server shares.
- * Cloned-voice clips are stored in the database (`bytea`).
+ * Every balance change and every reservation decided in the database first
+ * locks its organisation's row (`SELECT … FOR UPDATE`), so the reserve rule
+ * (balance − open holds > 0) and charge-key idempotency hold however many
+ * servers race, and all writers take locks in the same order (organisation
+ * first), so they cannot deadlock. Each server holds its reservations in
+ * memory, backed by one share row per organisation that every server counts
+ * (../shares.ts): most are granted from the share's spare with no round trip.
+ * Its holds and its share's expiry come from its own clock, and rows lapse by
+ * the database's; the share outlives its holds by a quarter of their time, so
+ * only clocks minutes apart would matter. Cloned-voice clips are stored in
+ * the database (`bytea`).
  */
+import { randomBytes } from 'node:crypto';
 import { checkReserveRequest } from '../checks.js';
 import type {
   ApiKeyRecord,
@@ -29,7 +35,8 @@ import type {
 import { openDb, type PostgresOptions, type Run } from './db.js';
 import { OrgGroupCommit } from './group-commit.js';
 import { toEntry } from '../ledger-row.js';
-import { writeLedgerBatch, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
+import { ledgerBatchWriter, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
+import { ShareBook } from '../shares.js';
 import { migrate } from './migrate.js';
 
 interface OrgRow {
@@ -234,8 +241,18 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
   };
 
-  // One organisation's queued reservations and settlements share one statement, a call of ledger_write_batch_v3 (group-commit.ts, ledger-batch.ts).
-  const group = new OrgGroupCommit<LedgerWrite>(db, writeLedgerBatch);
+  // This server's reservations: in memory, backed by one share row per organisation (../shares.ts).
+  const book = new ShareBook(`share_${randomBytes(8).toString('hex')}`);
+  // One organisation's queued settlements, decisions and shrinks share one statement, a call of ledger_write_batch_v4
+  // (group-commit.ts, ledger-batch.ts).
+  const shrink = (orgId: string) => {
+    group.run(orgId, { kind: 'shrink' }).catch(() => {
+      // The row stays larger than the holds until the next write of the organisation: it only counts more.
+    });
+  };
+  const group: OrgGroupCommit<LedgerWrite> = new OrgGroupCommit<LedgerWrite>(db, ledgerBatchWriter(book, shrink));
+  /** Reservations on their way to the database, so a repeated id waits for the first instead of holding twice. */
+  const deciding = new Map<string, Promise<ReserveResult>>();
   const ledger: LedgerRepository = {
     append(entry) {
       return db.tx(async (run) => {
@@ -245,17 +262,41 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
     async reserve(request) {
       checkReserveRequest(request);
-      return group.run<ReserveResult>(request.orgId, { kind: 'reserve', request });
+      // Most holds fit into the share's spare: no round trip.
+      const local = book.grantFromSpare(request, Date.now());
+      if (local) return local;
+      const pending = deciding.get(request.id);
+      if (pending) {
+        const first = await pending;
+        return first.ok && first.reservation.orgId !== request.orgId ? Promise.reject(new Error(`reservation ${request.id} belongs to another organization`)) : first;
+      }
+      const decision = group.run<ReserveResult>(request.orgId, { kind: 'reserve', request });
+      deciding.set(request.id, decision);
+      try {
+        return await decision;
+      } finally {
+        deciding.delete(request.id);
+      }
     },
     settle(reservationId, entry) {
       return group.run<AppendResult>(entry.orgId, { kind: 'settle', reservationId, entry });
     },
     async release(reservationId) {
-      await query('DELETE FROM reservations WHERE id = $1', [reservationId]);
+      const hold = book.hold(reservationId);
+      if (!hold) {
+        // Not this server's: a row of its own, made by a server from before shares.
+        await query('DELETE FROM reservations WHERE id = $1', [reservationId]);
+        return;
+      }
+      // The credits become the share's spare; a share left with too much gives it back in a write of its own.
+      if (book.release(reservationId)) await group.run(hold.orgId, { kind: 'shrink' });
     },
     async reserved(orgId) {
-      const [row] = await query<{ total: number }>(`SELECT COALESCE(SUM(credits), 0)::bigint AS total FROM reservations WHERE org_id = $1 AND expires_at > ${NOW_MS}`, [orgId]);
-      return row.total;
+      const [row] = await query<{ total: number }>(
+        `SELECT COALESCE(SUM(credits), 0)::bigint AS total FROM reservations WHERE org_id = $1 AND expires_at > ${NOW_MS} AND id <> $2`,
+        [orgId, book.rowId(orgId)],
+      );
+      return row.total + book.open(orgId, Date.now());
     },
     async list(orgId, pageQuery) {
       const before = pageQuery.startingAfter === undefined ? Number.MAX_SAFE_INTEGER : Number(pageQuery.startingAfter);
@@ -343,5 +384,12 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
   };
 
-  return { orgs, keys, ledger, voices, dicts, close: () => db.end() };
+  async function close(): Promise<void> {
+    // Other servers need not wait for this one's shares to lapse.
+    const rows = book.rows().map((share) => share.rowId);
+    if (rows.length > 0) await query('DELETE FROM reservations WHERE id = ANY($1)', [rows]).catch(() => {});
+    await db.end();
+  }
+
+  return { orgs, keys, ledger, voices, dicts, close };
 }

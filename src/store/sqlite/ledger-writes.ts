@@ -14,7 +14,7 @@ import type Database from 'better-sqlite3';
 import { toEntry, type LedgerRow as SharedLedgerRow } from '../ledger-row.js';
 import type { AppendResult, NewLedgerEntry, ReserveResult } from '../store.js';
 import type { Outcome } from './group-commit.js';
-import type { ShareBook } from './shares.js';
+import type { ShareBook } from '../shares.js';
 
 /** A ledger row as SQLite returns it. */
 export type LedgerRow = SharedLedgerRow<string>;

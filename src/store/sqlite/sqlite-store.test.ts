@@ -6,8 +6,8 @@
  * durability: a charge or a credit is reported only once the WAL has been
  * flushed after its commit, a reservation without waiting for the disk, and
  * a flush that fails is a 503, not a charge reported lost or made twice;
- * processes on one file, each holding its reservations in a share the
- * others count; and a batch with a failing write, which fails alone.
+ * and a batch with a failing write, which fails alone. (Several processes
+ * on one file are in the store contract.)
  * (The behaviour every store shares is in test/store.contract.test.ts.)
  */
 import assert from 'node:assert/strict';
@@ -17,7 +17,6 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { settled } from '../../../test/helpers/settled.js';
-import { until } from '../../../test/helpers/store-contract.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { NewLedgerEntry } from '../store.js';
 import { MIGRATIONS } from './migrations.js';
@@ -155,73 +154,6 @@ test('a flush that fails is a 503; the charge it held is in the ledger once, and
     assert.equal(await store.ledger.sum('org_d'), 93);
   } finally {
     await store.close();
-  }
-});
-
-/** A second store on the same file stands for another process: its own connection, its own share. */
-async function twoProcesses(name: string, credits: number) {
-  const path = join(dir, name);
-  const a = openSqliteStore(path);
-  const b = openSqliteStore(path);
-  await a.orgs.create({ id: 'org_d', name: 'd', limits: NO_LIMITS });
-  await a.ledger.append({ ...charge(`top-up-${name}`, -credits), kind: 'credit', chargeKey: null, reason: 'test' });
-  return { a, b, close: () => Promise.all([a.close(), b.close()]) };
-}
-
-test("processes on one file count each other's shares: racing holds from two of them overdraw by at most one request", { timeout: 20_000 }, async () => {
-  const { a, b, close } = await twoProcesses('shared.sqlite', 100);
-  try {
-    const reserve = (store: typeof a, id: string) => store.ledger.reserve({ id, orgId: 'org_d', credits: 20, ttlMs: 60_000 });
-    // One at a time, alternating, then 25 at once from each.
-    const granted: { store: typeof a; id: string }[] = [];
-    for (let i = 0; i < 6; i++) {
-      for (const [store, name] of [[a, 'a'], [b, 'b']] as const) {
-        const id = `req_seq_${name}${i}/0`;
-        if ((await reserve(store, id)).ok) granted.push({ store, id });
-      }
-    }
-    assert.ok(granted.length >= 5 && granted.length <= 6, `${granted.length} holds of 20 granted against 100`);
-    assert.ok(granted.some((g) => g.store === a) && granted.some((g) => g.store === b));
-    assert.equal(await a.ledger.reserved('org_d'), 20 * granted.length, 'a refusal gives back the spare: only the holds count');
-    assert.equal(await b.ledger.reserved('org_d'), 20 * granted.length);
-    for (const { store, id } of granted) await store.ledger.settle(id, charge(id, 20));
-    assert.equal(await a.ledger.sum('org_d'), 100 - 20 * granted.length);
-
-    await a.ledger.append({ ...charge('top-up-2', -100), kind: 'credit', chargeKey: null, reason: 'test' });
-    const before = await a.ledger.sum('org_d');
-    const racing = await Promise.all(
-      [a, b].flatMap((store, s) => Array.from({ length: 25 }, (_, i) => reserve(store, `req_race_${s}_${i}/0`).then((r) => (r.ok ? 20 : 0)))),
-    );
-    const held = racing.reduce((x: number, y) => x + y, 0);
-    assert.ok(held > before - 20 && held < before + 20, `${held} credits held against a balance of ${before}`);
-  } finally {
-    await close();
-  }
-});
-
-test("a process's share is what the others count, until it closes or lapses", { timeout: 20_000 }, async () => {
-  const { a, b, close } = await twoProcesses('share-row.sqlite', 1000);
-  try {
-    assert.equal((await a.ledger.reserve({ id: 'req_1/0', orgId: 'org_d', credits: 1, ttlMs: 60_000 })).ok, true);
-    assert.equal(await a.ledger.reserved('org_d'), 1);
-    // The hold, and its spare: 16 more holds of one credit.
-    assert.equal(await b.ledger.reserved('org_d'), 17);
-    assert.equal((await a.ledger.reserve({ id: 'req_2/0', orgId: 'org_d', credits: 16, ttlMs: 60_000 })).ok, true);
-    assert.equal(await b.ledger.reserved('org_d'), 17, 'granted from the spare: no write');
-    await a.close();
-    assert.equal(await b.ledger.reserved('org_d'), 0, 'a closed process leaves no share behind');
-
-    const c = openSqliteStore(join(dir, 'share-row.sqlite'));
-    try {
-      assert.equal((await c.ledger.reserve({ id: 'req_3/0', orgId: 'org_d', credits: 10, ttlMs: 40 })).ok, true);
-      assert.ok((await b.ledger.reserved('org_d')) >= 10);
-      // c goes quiet (as a crashed process would): its share lapses shortly after its hold.
-      await until(async () => (await b.ledger.reserved('org_d')) === 0);
-    } finally {
-      await c.close();
-    }
-  } finally {
-    await close();
   }
 });
 

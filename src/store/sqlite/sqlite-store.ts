@@ -44,7 +44,7 @@ import { WalSync, type Flush } from './wal-sync.js';
 import { toEntry } from '../ledger-row.js';
 import { prepareLedgerWrites, type LedgerOp, type LedgerRow } from './ledger-writes.js';
 import { MIGRATIONS } from './migrations.js';
-import { ShareBook } from './shares.js';
+import { ShareBook } from '../shares.js';
 
 interface OrgRow {
   id: string;

@@ -1,5 +1,5 @@
 /**
- * @module store/sqlite/shares.test
+ * @module store/shares.test
  * The share book alone: what the spare grants without the database, how big
  * the spare is, when a share's row is rewritten, lapses, and that a rolled
  * back transaction leaves the book as it was.

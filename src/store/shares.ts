@@ -1,5 +1,5 @@
 /**
- * @module store/sqlite/shares
+ * @module store/shares
  * Reservations held in this process's memory, each organisation's backed by
  * one row of its own in the `reservations` table: the process's share. The
  * share's row always covers every hold this process has open for that
@@ -17,12 +17,12 @@
  * inside a transaction is journalled, so a transaction that rolls back leaves
  * the book as it was.
  */
-import type { Reservation, ReserveResult } from '../store.js';
+import type { Reservation, ReserveResult } from './store.js';
 
 /** The spare a share keeps: room for this many more holds of the size just granted… */
-const SPARE_HOLDS = 16;
-/** …but never more than this fraction of what the balance has left after the hold. */
-const SPARE_FRACTION = 1 / 4;
+export const SPARE_HOLDS = 16;
+/** …but never more than this part (1/n) of what the balance has left after the hold. */
+export const SPARE_DIVISOR = 4;
 /** A share's row outlives its newest hold by this fraction of the hold's time, so it is rewritten only now and then. */
 const EXPIRY_SLACK = 1 / 4;
 
@@ -51,6 +51,31 @@ export interface Share {
   /** What the database said last: the balance, and the other rows' credits. */
   balance: number;
   others: number;
+  /** A database that decides asynchronously is deciding holds of this share: nothing is granted from the spare meanwhile. */
+  deciding: boolean;
+  /** Credits of the share's row as the database last wrote it. */
+  written: number;
+}
+
+/** What `startDeciding` sent the database, to be matched with its answer in `decided`. */
+export interface Decision {
+  /** The share's open holds, without those the same call settles. */
+  open: number;
+  /** Each hold's expiry, if granted. */
+  expires: number[];
+  /** The share row's expiry if the call writes it. */
+  shareExpires: number;
+}
+
+/** The database's answer to a `Decision`. */
+export interface DecisionAnswer {
+  granted: boolean[];
+  /** What each hold saw before it: the other rows and the open holds. */
+  reserved: number[];
+  balance: number;
+  others: number;
+  /** The share's row as written. */
+  credits: number;
 }
 
 /** What a reservation asks for. */
@@ -90,9 +115,9 @@ export class ShareBook {
     return this.holds.get(id) ?? null;
   }
 
-  /** Every share that holds a row. */
+  /** Every share that may have a row. */
   rows(): Share[] {
-    return [...this.shares.values()].filter((share) => share.credits > 0);
+    return [...this.shares.values()].filter((share) => share.credits > 0 || share.written > 0);
   }
 
   /**
@@ -107,7 +132,7 @@ export class ShareBook {
     this.sweep(share, now);
     const expiresAt = now + request.ttlMs;
     const spare = share.credits - share.open;
-    if (spare <= 0 || spare < request.credits || expiresAt > share.expiresAt) return null;
+    if (share.deciding || spare <= 0 || spare < request.credits || expiresAt > share.expiresAt) return null;
     const reserved = share.others + share.open;
     this.add(share, { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt });
     return { ok: true, reservation: toReservation(this.holds.get(request.id)!), balance: share.balance, reserved };
@@ -138,16 +163,16 @@ export class ShareBook {
     if (balance - reserved <= 0) {
       // Nothing is left to keep spare of: the others may have what this share still holds beyond its holds.
       share.spare = 0;
-      if (this.trim(share)) this.dirty.add(share);
+      if (this.trim(share)) this.markDirty(share);
       return { ok: false, balance, reserved };
     }
     const hold: Hold = { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt: now + request.ttlMs };
     this.add(share, hold);
     const left = balance - reserved - request.credits;
-    share.spare = Math.max(0, Math.min(Math.floor(left * SPARE_FRACTION), SPARE_HOLDS * Math.max(request.credits, 1)));
+    share.spare = Math.max(0, Math.min(Math.floor(left / SPARE_DIVISOR), SPARE_HOLDS * Math.max(request.credits, 1)));
     share.credits = share.open + share.spare;
     share.expiresAt = Math.max(share.expiresAt, now + Math.ceil(request.ttlMs * (1 + EXPIRY_SLACK)));
-    this.dirty.add(share);
+    this.markDirty(share);
     return { ok: true, reservation: toReservation(hold), balance, reserved };
   }
 
@@ -165,7 +190,7 @@ export class ShareBook {
     const hold = this.holds.get(id);
     if (!hold || hold.orgId !== orgId || !share) return false;
     this.remove(share, hold);
-    if (this.trim(share)) this.dirty.add(share);
+    if (this.trim(share)) this.markDirty(share);
     return true;
   }
 
@@ -187,7 +212,7 @@ export class ShareBook {
     if (!share) return;
     this.remember(share);
     this.sweep(share, now);
-    if (this.trim(share)) this.dirty.add(share);
+    if (this.trim(share)) this.markDirty(share);
   }
 
   /** Σ credits of the open holds of an organisation. */
@@ -196,6 +221,79 @@ export class ShareBook {
     if (!share) return 0;
     this.sweep(share, now);
     return share.open;
+  }
+
+  // --- a database that decides asynchronously (PostgreSQL) ---------------------------------
+
+  /**
+   * A call that decides `requests` is about to be sent; `settling` are the hold ids the same call
+   * charges (they leave before the decisions). Until `decided` or `undecided`, no hold of the
+   * organisation is granted from the spare: the row the database writes covers only what was sent.
+   */
+  startDeciding(orgId: string, requests: HoldRequest[], settling: string[], now: number): Decision {
+    const share = this.ensure(orgId, now);
+    this.sweep(share, now);
+    share.deciding = true;
+    let open = share.open;
+    for (const id of settling) {
+      const hold = share.holds.get(id);
+      if (hold) open -= hold.credits;
+    }
+    const longest = Math.max(...requests.map((r) => r.ttlMs));
+    return {
+      open,
+      expires: requests.map((r) => now + r.ttlMs),
+      shareExpires: Math.max(share.expiresAt, now + Math.ceil(longest * (1 + EXPIRY_SLACK))),
+    };
+  }
+
+  /** The database decided: granted holds are added, and the share is the row it wrote. */
+  decided(orgId: string, requests: HoldRequest[], sent: Decision, answer: DecisionAnswer): ReserveResult[] {
+    const share = this.shares.get(orgId)!;
+    share.deciding = false;
+    share.balance = answer.balance;
+    share.others = answer.others;
+    let granted = 0;
+    const results = requests.map((request, i): ReserveResult => {
+      const reserved = answer.reserved[i];
+      if (!answer.granted[i]) return { ok: false, balance: answer.balance, reserved };
+      const hold: Hold = { id: request.id, orgId, credits: request.credits, expiresAt: sent.expires[i] };
+      this.add(share, hold);
+      granted += request.credits;
+      return { ok: true, reservation: toReservation(hold), balance: answer.balance, reserved };
+    });
+    share.credits = answer.credits;
+    share.written = answer.credits;
+    share.expiresAt = sent.shareExpires;
+    share.spare = Math.max(0, answer.credits - sent.open - granted);
+    return results;
+  }
+
+  /** The call failed or found no organisation: nothing was decided. */
+  undecided(orgId: string): void {
+    const share = this.shares.get(orgId);
+    if (share) share.deciding = false;
+  }
+
+  /** The credits a shrinking share's row should now hold, or null when the row needs no write. */
+  shrinkTo(orgId: string, now: number): number | null {
+    const share = this.shares.get(orgId);
+    if (!share) return null;
+    this.sweep(share, now);
+    this.trim(share);
+    return share.credits < share.written ? share.credits : null;
+  }
+
+  /** The database wrote the share's row with `credits`. */
+  wrote(orgId: string, credits: number): void {
+    const share = this.shares.get(orgId);
+    if (share) share.written = credits;
+  }
+
+  /** True when the share holds less than its row says: the row wants shrinking. */
+  unwritten(orgId: string): boolean {
+    const share = this.shares.get(orgId);
+    return share !== undefined && share.credits < share.written;
   }
 
   // --- transactions -------------------------------------------------------------------------
@@ -247,7 +345,7 @@ export class ShareBook {
   private ensure(orgId: string, now: number): Share {
     let share = this.shares.get(orgId);
     if (!share) {
-      share = { orgId, rowId: this.rowId(orgId), credits: 0, expiresAt: 0, spare: 0, open: 0, holds: new Map(), nextLapse: Infinity, balance: 0, others: 0 };
+      share = { orgId, rowId: this.rowId(orgId), credits: 0, expiresAt: 0, spare: 0, open: 0, holds: new Map(), nextLapse: Infinity, balance: 0, others: 0, deciding: false, written: 0 };
       this.shares.set(orgId, share);
       const created = share;
       this.journal?.push(() => {
@@ -261,6 +359,11 @@ export class ShareBook {
       share.spare = 0;
     }
     return share;
+  }
+
+  /** The share's row must be written by the transaction in progress (none outside one). */
+  private markDirty(share: Share): void {
+    if (this.journal) this.dirty.add(share);
   }
 
   /** Journals the share's numbers, so a rollback restores them. */
