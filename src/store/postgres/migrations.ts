@@ -457,7 +457,8 @@ export const MIGRATIONS: Migration[] = [
     // `spare_holds` more of the last granted size, at most 1/`spare_divisor` of what is left), or,
     // when nothing was granted, only its open holds. A call without reservations writes the share
     // only when `share_credits` is given (a share shrinking after releases). Settlements are
-    // version 3's, and also delete rows of the settled ids (holds of servers still on version 3).
+    // version 3's, and also delete rows of the settled ids (holds of servers still on version 3);
+    // their SQL is a copy, not a shared constant, since a shipped migration's text never changes.
     // Version 3's function stays for those servers; they count the shares as reservations, and
     // this one counts their holds among the other rows. The answer: [balance, ids, created, after,
     // first, earlier, granted, reserved, others, share_credits], where `reserved` is what each
