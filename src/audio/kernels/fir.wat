@@ -1,4 +1,5 @@
-;; The polyphase FIR's inner loop (audio/polyphase.ts), four taps per SIMD step.
+;; The polyphase FIR's inner loop (audio/polyphase.ts, audio/halfband.ts): four taps per SIMD
+;; multiply, eight per step into two accumulators.
 ;; Built to fir.wasm next to the compiled audio/fir-kernel.js by scripts/build-wasm.mjs.
 ;;
 ;; fir(tapsPtr, taps, up, adv, rem, inPtr, s, p, count, outPtr): output n (n < count) is the dot
@@ -10,21 +11,34 @@
   (func (export "fir")
     (param $tapsPtr i32) (param $taps i32) (param $up i32) (param $adv i32) (param $rem i32)
     (param $inPtr i32) (param $s i32) (param $p i32) (param $count i32) (param $outPtr i32)
-    (local $n i32) (local $k i32) (local $acc v128) (local $x i32) (local $t i32)
+    (local $n i32) (local $k i32) (local $acc v128) (local $acc2 v128) (local $x i32) (local $t i32) (local $pairs i32)
     (block $done
       (loop $each
         (br_if $done (i32.ge_u (local.get $n) (local.get $count)))
         (local.set $acc (v128.const f32x4 0 0 0 0))
+        (local.set $acc2 (v128.const f32x4 0 0 0 0))
         (local.set $x (i32.add (local.get $inPtr) (i32.shl (local.get $s) (i32.const 2))))
         (local.set $t (i32.add (local.get $tapsPtr) (i32.shl (i32.mul (local.get $p) (local.get $taps)) (i32.const 2))))
         (local.set $k (i32.const 0))
-        (loop $dot
-          (local.set $acc
-            (f32x4.add (local.get $acc) (f32x4.mul (v128.load align=4 (local.get $x)) (v128.load align=4 (local.get $t)))))
-          (local.set $x (i32.add (local.get $x) (i32.const 16)))
-          (local.set $t (i32.add (local.get $t) (i32.const 16)))
-          (local.set $k (i32.add (local.get $k) (i32.const 4)))
-          (br_if $dot (i32.lt_u (local.get $k) (local.get $taps))))
+        ;; Eight taps a step into two accumulators, so one addition need not wait for the last.
+        (local.set $pairs (i32.and (local.get $taps) (i32.const -8)))
+        (block $pairsDone
+          (br_if $pairsDone (i32.eqz (local.get $pairs)))
+          (loop $dot
+            (local.set $acc
+              (f32x4.add (local.get $acc) (f32x4.mul (v128.load align=4 (local.get $x)) (v128.load align=4 (local.get $t)))))
+            (local.set $acc2
+              (f32x4.add (local.get $acc2) (f32x4.mul (v128.load offset=16 align=4 (local.get $x)) (v128.load offset=16 align=4 (local.get $t)))))
+            (local.set $x (i32.add (local.get $x) (i32.const 32)))
+            (local.set $t (i32.add (local.get $t) (i32.const 32)))
+            (local.set $k (i32.add (local.get $k) (i32.const 8)))
+            (br_if $dot (i32.lt_u (local.get $k) (local.get $pairs)))))
+        ;; The last four taps when `taps` is not a multiple of eight.
+        (if (i32.lt_u (local.get $k) (local.get $taps))
+          (then
+            (local.set $acc
+              (f32x4.add (local.get $acc) (f32x4.mul (v128.load align=4 (local.get $x)) (v128.load align=4 (local.get $t)))))))
+        (local.set $acc (f32x4.add (local.get $acc) (local.get $acc2)))
         (f32.store
           (i32.add (local.get $outPtr) (i32.shl (local.get $n) (i32.const 2)))
           (f32.add
