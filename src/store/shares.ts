@@ -1,21 +1,25 @@
 /**
  * @module store/shares
- * Reservations held in this process's memory, each organisation's backed by
- * one row of its own in the `reservations` table: the process's share. The
- * share's row always covers every hold this process has open for that
- * organisation, plus some spare, so every other process on the file counts
- * them when it checks a balance, and a hold that fits into the spare is
+ * Reservations held in this server's memory, each organisation's backed by
+ * one row of its own in the `reservations` table: the server's share. The
+ * share's row always covers every hold this server has open for that
+ * organisation, plus some spare, so every other server on the same database
+ * counts them when it checks a balance, and a hold that fits into the spare is
  * granted with no write at all. Only a hold that does not fit goes to the
  * database, where the rule is the one every store applies: granted while
- * balance − (other rows + this process's open holds) > 0. The spare is carved
+ * balance − (other rows + this server's open holds) > 0. The spare is carved
  * out of what is left after the hold, never more than a quarter of it, so it
  * never takes a balance to zero and never causes an overshoot; the bound stays
  * one request's cost.
  *
- * The book is changed only by code that runs inside a ledger transaction (or,
- * for releases and lapses, only ever shrinks what is held), and every change
- * inside a transaction is journalled, so a transaction that rolls back leaves
- * the book as it was.
+ * Two ways to use it. A store whose transactions run on this thread (SQLite)
+ * decides inside them (`decide`), and every change made inside one is
+ * journalled, so a transaction that rolls back leaves the book as it was. A
+ * store whose database decides in a call of its own (PostgreSQL) tells the book
+ * what it sends (`startDeciding`: no grant from the spare until the answer, as
+ * the row the database writes covers only what was sent) and what came back
+ * (`decided`). Outside those, releases and lapses only ever shrink what is
+ * held, so the row, rewritten later, never covers less than the holds.
  */
 import type { Reservation, ReserveResult } from './store.js';
 

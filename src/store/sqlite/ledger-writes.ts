@@ -34,8 +34,8 @@ export type LedgerOp =
 
 /** A write of a batch failed: the batch is run again, each write in a savepoint of its own. */
 class WriteFailed extends Error {
-  constructor(readonly original: unknown) {
-    super('a write of the batch failed');
+  constructor(cause: unknown) {
+    super('a write of the batch failed', { cause });
   }
 }
 
@@ -46,6 +46,8 @@ export interface LedgerWrites {
   batch: (ops: LedgerOp[]) => Outcome[];
   /** Deletes this process's share rows (the store is closing). */
   dropShares: () => void;
+  /** Σ credits of the organisation's unexpired rows but this process's share. */
+  othersReserved: (orgId: string, now: number) => number;
 }
 
 const SWEEP_EVERY_MS = 1000;
@@ -109,6 +111,8 @@ export function prepareLedgerWrites(db: Database.Database, book: ShareBook): Led
     return result;
   };
 
+  const othersReserved = (orgId: string, now: number): number => (s.othersSum.get(orgId, now, book.rowId(orgId)) as { total: number }).total;
+
   /** When each organisation's lapsed rows were last deleted on this connection. */
   const swept = new Map<string, number>();
   /** A hold the share's spare could not grant: the database decides, under the write lock. */
@@ -124,8 +128,7 @@ export function prepareLedgerWrites(db: Database.Database, book: ShareBook): Led
       swept.set(request.orgId, now);
       s.reservationSweep.run(request.orgId, now);
     }
-    const others = (s.othersSum.get(request.orgId, now, book.rowId(request.orgId)) as { total: number }).total;
-    return book.decide(request, org.balance, others, now);
+    return book.decide(request, org.balance, othersReserved(request.orgId, now), now);
   };
 
   const apply = (op: LedgerOp): unknown => {
@@ -195,5 +198,5 @@ export function prepareLedgerWrites(db: Database.Database, book: ShareBook): Led
     for (const share of book.rows()) s.shareDelete.run(share.rowId);
   });
 
-  return { append: db.transaction(appendInTx), batch, dropShares: () => dropShares.immediate() };
+  return { append: db.transaction(appendInTx), batch, dropShares: () => dropShares.immediate(), othersReserved };
 }

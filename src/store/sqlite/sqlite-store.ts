@@ -205,7 +205,6 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     keyList: db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
     keyRevoke: db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
     keyTouch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
-    othersSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE org_id = ? AND expires_at > ? AND id <> ?'),
     reservationDelete: db.prepare('DELETE FROM reservations WHERE id = ?'),
     ledgerPage: db.prepare('SELECT * FROM ledger WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     ledgerSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM ledger WHERE org_id = ?'),
@@ -338,8 +337,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     },
     async reserved(orgId) {
       const now = Date.now();
-      const others = (s.othersSum.get(orgId, now, book.rowId(orgId)) as { total: number }).total;
-      return others + book.open(orgId, now);
+      return writes.othersReserved(orgId, now) + book.open(orgId, now);
     },
     async list(orgId, query: PageQuery): Promise<Page<LedgerEntry>> {
       const before = query.startingAfter === undefined ? Number.MAX_SAFE_INTEGER : Number(query.startingAfter);
