@@ -21,6 +21,7 @@ const { Module, Instance } = (globalThis as unknown as { WebAssembly: Wasm }).We
 interface FirExports {
   memory: { buffer: ArrayBuffer; grow(pages: number): number };
   fir(tapsPtr: number, taps: number, up: number, adv: number, rem: number, inPtr: number, s: number, p: number, count: number, outPtr: number): void;
+  interleave_s16(evenPtr: number, oddPtr: number, count: number, outPtr: number): void;
 }
 
 const PAGE = 65536;
@@ -61,11 +62,39 @@ export interface FirStep {
 export function runFir(step: FirStep, input: Float32Array, s: number, p: number, count: number): Float32Array {
   const out = new Float32Array(count);
   if (count === 0) return out;
+  const { k, heap, inPtr, outPtr } = place(step, input, count * 4);
+  k.fir(0, step.taps, step.up, step.adv, step.rem, inPtr, s, p, count, outPtr);
+  out.set(heap.subarray(outPtr >> 2, (outPtr >> 2) + count));
+  return out;
+}
+
+/** Room the four-at-a-time loops of `interleave_s16` may read or write past an array's end. */
+const SLACK = 16;
+
+/**
+ * `count` pairs of 16-bit samples: the even one `input[evenAt + i]`, the odd one output i of
+ * `runFir(step, input, s, 0, count)`, both rounded as `floatToInt16` rounds. The half-band
+ * interpolator's whole output in one call, without the Float32 arrays in between.
+ */
+export function runInterleavedS16(step: FirStep, input: Float32Array, s: number, evenAt: number, count: number): Int16Array {
+  if (count === 0) return new Int16Array(0);
+  const oddBytes = count * 4 + SLACK;
+  const { k, heap, inPtr, outPtr: oddPtr } = place(step, input, 2 * oddBytes);
+  const pairsPtr = oddPtr + oddBytes;
+  k.fir(0, step.taps, step.up, step.adv, step.rem, inPtr, s, 0, count, oddPtr);
+  k.interleave_s16(inPtr + evenAt * 4, oddPtr, count, pairsPtr);
+  return new Int16Array(heap.buffer, pairsPtr, 2 * count).slice();
+}
+
+/**
+ * Puts the phase table (unless resident) and `input` in the instance's memory, with `outBytes`
+ * for the output after them (the input followed by SLACK bytes); grows the memory as needed.
+ */
+function place(step: FirStep, input: Float32Array, outBytes: number): { k: FirExports; heap: Float32Array; inPtr: number; outPtr: number } {
   const k = load();
-  const tableBytes = step.table.byteLength;
-  const inPtr = tableBytes;
-  const outPtr = inPtr + input.byteLength;
-  const needed = outPtr + count * 4;
+  const inPtr = step.table.byteLength;
+  const outPtr = inPtr + input.byteLength + SLACK;
+  const needed = outPtr + outBytes;
   // Growing keeps the contents, so a resident table stays resident.
   if (k.memory.buffer.byteLength < needed) k.memory.grow(Math.ceil((needed - k.memory.buffer.byteLength) / PAGE));
   const heap = new Float32Array(k.memory.buffer);
@@ -74,7 +103,5 @@ export function runFir(step: FirStep, input: Float32Array, s: number, p: number,
     resident = step.table;
   }
   heap.set(input, inPtr >> 2);
-  k.fir(0, step.taps, step.up, step.adv, step.rem, inPtr, s, p, count, outPtr);
-  out.set(heap.subarray(outPtr >> 2, (outPtr >> 2) + count));
-  return out;
+  return { k, heap, inPtr, outPtr };
 }

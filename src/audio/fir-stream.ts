@@ -44,19 +44,13 @@ export abstract class FirStream implements Resampler {
   }
 
   process(input: Float32Array): Float32Array {
-    this.live();
-    if (this.flushed) throw new Error('resampler already flushed');
-    this.totalIn += input.length;
-    this.append(input);
+    this.take(input);
     return this.run(Infinity);
   }
 
   flush(): Float32Array {
-    this.live();
-    if (this.flushed) return new Float32Array(0);
-    this.flushed = true;
-    this.append(new Float32Array(this.after));
-    return this.run(this.flushLimit(this.totalIn));
+    const limit = this.close();
+    return limit === null ? new Float32Array(0) : this.run(limit);
   }
 
   destroy(): void {
@@ -89,6 +83,23 @@ export abstract class FirStream implements Resampler {
 
   /** The `run` limit that ends a stream of `totalIn` input samples. */
   protected abstract flushLimit(totalIn: number): number;
+
+  /** Takes `input` into the buffer: what `process` does before it runs the filter. */
+  protected take(input: Float32Array): void {
+    this.live();
+    if (this.flushed) throw new Error('resampler already flushed');
+    this.totalIn += input.length;
+    this.append(input);
+  }
+
+  /** Appends the closing silence and returns the `run` limit that ends the stream; null once ended. */
+  protected close(): number | null {
+    this.live();
+    if (this.flushed) return null;
+    this.flushed = true;
+    this.append(new Float32Array(this.after));
+    return this.flushLimit(this.totalIn);
+  }
 
   /** Forgets input before absolute index `from`, which no later output reads. */
   protected keepFrom(from: number): void {

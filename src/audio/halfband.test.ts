@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { HalfbandUpsampler } from './halfband.js';
+import { floatToInt16 } from './pcm.js';
 
 /** Levels in dB (full scale = 0) of a sine at `hz` and of its image at 22050 − `hz`, after 22050 → 44100. */
 function levels(hz: number): { tone: number; image: number } {
@@ -54,5 +55,28 @@ describe('HalfbandUpsampler', () => {
     }
     assert.equal(out.length, 2 * input.length);
     for (let i = 0; i < input.length; i++) assert.equal(out[2 * i], input[i], `output ${2 * i}`);
+  });
+
+  it('makes exactly floatToInt16 of its Float32 output as 16-bit samples, in any chunking and across a resume', () => {
+    const input = new Float32Array(7000);
+    // Loud enough that the filter's overshoot clips now and then.
+    for (let i = 0; i < input.length; i++) input[i] = Math.max(-1, Math.min(1, Math.sin(i * 0.91) * 1.2 + Math.sin(i * 0.05) * 0.3));
+    const floats = new HalfbandUpsampler(22050);
+    let s16 = new HalfbandUpsampler(22050);
+    const want: number[] = [];
+    const got: number[] = [];
+    for (let at = 0, k = 0; at < input.length; k++) {
+      const part = input.subarray(at, at + [1, 2, 3, 63, 64, 65, 2206][k % 7]);
+      at += part.length;
+      want.push(...floatToInt16(floats.process(part)));
+      got.push(...s16.processS16(part));
+      // Halfway, the 16-bit stream continues on a new upsampler from its state, as a worker's next job would.
+      if (k === 20) s16 = new HalfbandUpsampler(22050).resume(s16.snapshot());
+    }
+    want.push(...floatToInt16(floats.flush()));
+    got.push(...s16.flushS16());
+    assert.equal(got.length, 2 * input.length);
+    assert.deepEqual(got, want);
+    assert.equal(s16.flushS16().length, 0);
   });
 });

@@ -13,7 +13,8 @@
  */
 import type { FirState, FirStream } from './fir-stream.js';
 import type { Encoding, OutputFormat } from './format.js';
-import { floatWithGain } from './pcm.js';
+import { HalfbandUpsampler } from './halfband.js';
+import { floatWithGain, int16AsBytes } from './pcm.js';
 import { encodePcm } from './pcm-encoding.js';
 import { createFirResampler, firResamples } from './resampler.js';
 
@@ -38,6 +39,8 @@ export function stageSpecFor(inputRate: number, format: OutputFormat): StageSpec
 
 export class OutputStage {
   private readonly resampler: FirStream | null;
+  /** 16-bit output at twice the rate (WAV 44.1 kHz from 22,050 Hz): rounded in the filter's kernel. */
+  private readonly doubledS16: HalfbandUpsampler | null;
 
   /** A stage at the start of a stream, or continuing from `state`. */
   constructor(
@@ -45,12 +48,13 @@ export class OutputStage {
     state?: StageState,
   ) {
     if (spec.inputRate === spec.outputRate) {
-      this.resampler = null;
+      this.resampler = this.doubledS16 = null;
       return;
     }
     const resampler = createFirResampler(spec.inputRate, spec.outputRate);
     if (!resampler) throw new RangeError(`no output stage resamples ${spec.inputRate} → ${spec.outputRate} Hz`);
     this.resampler = state?.resampler ? resampler.resume(state.resampler) : resampler;
+    this.doubledS16 = spec.encoding === 'pcm_s16le' && resampler instanceof HalfbandUpsampler ? resampler : null;
   }
 
   /**
@@ -59,11 +63,13 @@ export class OutputStage {
    */
   encode(samples: Int16Array | Float32Array, gain: number): Buffer {
     const scaled = floatWithGain(samples, gain);
+    if (this.doubledS16) return int16AsBytes(this.doubledS16.processS16(scaled));
     return encodePcm(this.spec.encoding, this.resampler ? this.resampler.process(scaled) : scaled);
   }
 
   /** The bytes the filter still holds; ends the stream. */
   flush(): Buffer {
+    if (this.doubledS16) return int16AsBytes(this.doubledS16.flushS16());
     return encodePcm(this.spec.encoding, this.resampler ? this.resampler.flush() : new Float32Array(0));
   }
 
