@@ -164,7 +164,7 @@ export function migrate(db: Database.Database): void {
 export interface SqliteStoreOptions {
   /** How long a write waits for another process's lock. */
   busyTimeoutMs?: number;
-  /** How the WAL reaches the disk (`fs.fdatasync`); replaced in tests to hold a flush or fail it. */
+  /** How the WAL reaches the disk, on the thread pool, for every flush (tests hold or fail it); by default store/sqlite/wal-sync decides. */
   flush?: Flush;
 }
 
@@ -179,7 +179,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   migrate(db);
   // From here each commit reaches the OS at once and the disk through `walSync`.
   db.pragma('synchronous = NORMAL');
-  const walSync = new WalSync(wal ? `${resolve(path)}-wal` : null, options.flush);
+  const walSync = new WalSync(wal ? `${resolve(path)}-wal` : null, options.flush ? { flush: options.flush } : {});
   const flushed = (): Promise<void> => walSync.sync().catch((err) => Promise.reject(storeUnavailable(err)));
   /** Runs a write, and reports it once it is on disk. */
   const durable = async <T>(write: () => T): Promise<T> => {

@@ -1,19 +1,49 @@
 /**
  * @module store/sqlite/wal-sync
- * Makes committed SQLite writes durable without blocking the event loop. The
- * connection commits with `synchronous = NORMAL`: in WAL mode a commit is then
- * visible to every connection and survives the process, but not a power cut
- * until the WAL reaches the disk. `sync()` gets it there with an `fdatasync`
- * of the WAL file on libuv's thread pool. One flush runs at a time; it covers
- * every commit made before it began, so the writes that ask while it runs
- * share the next one: the cost of a flush is paid per batch of writes, not
- * per write (two or four flushes at once measured no better). A write that must outlive a power cut (a charge, a credit, a new
- * key) is reported done only once a flush that began after its commit ends.
+ * Makes committed SQLite writes durable. The connection commits with
+ * `synchronous = NORMAL`: in WAL mode a commit is then visible to every
+ * connection and survives the process, but not a power cut until the WAL
+ * reaches the disk. `sync()` gets it there with an `fdatasync` of the WAL
+ * file. One flush runs at a time; it covers every commit made before it began,
+ * so the writes that ask while it runs share the next one: the cost of a flush
+ * is paid per batch of writes, not per write (two or four flushes at once
+ * measured no better). A write that must outlive a power cut (a charge, a
+ * credit, a new key) is reported done only once a flush that began after its
+ * commit ends.
+ *
+ * Where the flush runs depends on the disk. On a disk that flushes in well
+ * under a millisecond, waking a thread-pool thread costs the event loop more
+ * than the flush blocks it (a VM's 0.15 ms flush against a 16–78 µs hand-off,
+ * BENCHMARKS.md), so such flushes run on the event loop, where each is timed.
+ * Once they take longer on average (a lone slow one, such as the WAL's first
+ * growth, does not count for much), flushes go to libuv's thread pool, and
+ * now and then one runs on the loop again to time the disk: after a second,
+ * then twice as long after each slow one, up to a minute.
  */
-import { close, fdatasync, openSync } from 'node:fs';
+import { close, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 
 /** Flushes a file descriptor to disk, calling back when done (`fs.fdatasync`). */
 export type Flush = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+
+export interface WalSyncOptions {
+  /** A flush on the thread pool (`fs.fdatasync`). Given without `flushNow`, every flush uses it (tests hold or fail it). */
+  flush?: Flush;
+  /** A flush on this thread (`fs.fdatasyncSync`), for a disk fast enough. */
+  flushNow?: (fd: number) => void;
+  /** A clock in milliseconds, to time flushes (`performance.now`). */
+  now?: () => number;
+}
+
+/** Flushes that take at most this long on average run on the event loop. */
+export const INLINE_FLUSH_MS = 2;
+/** Weight of the newest flush in the average. */
+const SMOOTHING = 0.1;
+/** A flush counts for at most this long in the average, so one outlier moves it by 0.4 ms at most. */
+const COUNTED_MAX_MS = 4 * INLINE_FLUSH_MS;
+/** While flushes run on the thread pool, the first flush this long after the move times the disk on the loop. */
+export const FIRST_PROBE_MS = 1000;
+/** The longest wait between two such probes (each slow one doubles it). */
+export const LAST_PROBE_MS = 64_000;
 
 export class WalSync {
   /** Flushes finished so far (for tests and diagnostics). */
@@ -24,15 +54,32 @@ export class WalSync {
   private queued: { promise: Promise<void>; start: () => void } | null = null;
   private idle: (() => void) | null = null;
   private closed = false;
+  private readonly flush: Flush;
+  private readonly flushNow: ((fd: number) => void) | null;
+  private readonly now: () => number;
+  /** Whether flushes run on the event loop; the first one does, and is timed. */
+  private inline: boolean;
+  /** Average time of the flushes timed on the event loop, in ms. */
+  private averageMs: number | null = null;
+  /** While flushes run on the thread pool: when one on the loop next times the disk, and the wait after that. */
+  private probeAt = 0;
+  private probeWaitMs = FIRST_PROBE_MS;
 
-  /**
-   * `walPath` is the database file's path + `-wal`; null for a database with no WAL file (`:memory:`).
-   * `flush` is replaced in tests to hold a flush or fail it.
-   */
+  /** `walPath` is the database file's path + `-wal`; null for a database with no WAL file (`:memory:`). */
   constructor(
     private readonly walPath: string | null,
-    private readonly flush: Flush = fdatasync,
-  ) {}
+    options: WalSyncOptions = {},
+  ) {
+    this.flush = options.flush ?? fdatasync;
+    this.flushNow = options.flushNow ?? (options.flush ? null : fdatasyncSync);
+    this.now = options.now ?? (() => performance.now());
+    this.inline = this.flushNow !== null;
+  }
+
+  /** Where flushes run now (for tests and diagnostics). */
+  get mode(): 'event loop' | 'thread pool' {
+    return this.inline ? 'event loop' : 'thread pool';
+  }
 
   /** Resolves once everything committed before this call is on disk. */
   sync(): Promise<void> {
@@ -70,13 +117,46 @@ export class WalSync {
         reject(err);
         return;
       }
-      this.flush(fd, (err) => {
+      const done = (err: NodeJS.ErrnoException | null) => {
         if (!err) this.flushes++;
         this.finished();
         if (err) reject(err);
         else resolve();
-      });
+      };
+      if (!this.onLoop()) {
+        this.flush(fd, done);
+        return;
+      }
+      const started = this.now();
+      try {
+        this.flushNow!(fd);
+      } catch (err) {
+        done(err as NodeJS.ErrnoException);
+        return;
+      }
+      this.timed(this.now() - started);
+      done(null);
     });
+  }
+
+  /** Whether this flush runs on the event loop: while the disk is fast, or to time it again. */
+  private onLoop(): boolean {
+    if (this.flushNow === null) return false;
+    return this.inline || this.now() >= this.probeAt;
+  }
+
+  private timed(ms: number): void {
+    const counted = Math.min(ms, COUNTED_MAX_MS);
+    if (this.inline && this.averageMs !== null) {
+      this.averageMs += (counted - this.averageMs) * SMOOTHING;
+    } else {
+      // The first flush, or a probe: the thread pool's flushes were not timed (their hand-off would count).
+      this.averageMs = counted;
+      if (!this.inline) this.probeWaitMs = counted <= INLINE_FLUSH_MS ? FIRST_PROBE_MS : Math.min(2 * this.probeWaitMs, LAST_PROBE_MS);
+    }
+    this.inline = this.averageMs <= INLINE_FLUSH_MS;
+    // The wait is back at FIRST_PROBE_MS whenever flushes are on the loop (only a fast probe brings them back).
+    if (!this.inline) this.probeAt = this.now() + this.probeWaitMs;
   }
 
   private finished(): void {
