@@ -10,11 +10,11 @@ import type { FastifyInstance } from 'fastify';
 import { postOnly } from '../../http/json-body.js';
 import { serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { chunkEvent, doneEvent, errorEvent, timestampsEvent, type StreamEvent } from './events.js';
+import { chunkEvent, doneEvent, errorEvent, eventJson, timestampsEvent, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
 
 function frame(event: StreamEvent): string {
-  return `data: ${JSON.stringify(event)}\n\n`;
+  return `data: ${eventJson(event)}\n\n`;
 }
 
 export const SSE_HEADERS = { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };

@@ -17,7 +17,7 @@ import type { Services } from '../../services.js';
 import { SynthesisSession } from '../../synthesis/session.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
-import { errorEvent, doneEvent, type StreamEvent } from './events.js';
+import { errorEvent, doneEvent, eventJson, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
 import { TurnContext, type ContextHost, type ContextInput } from './ws-context.js';
 
@@ -75,7 +75,7 @@ export class WebSocketSession implements ContextHost {
    */
   send(event: StreamEvent): Promise<boolean> {
     if (this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(false);
-    return new Promise((resolve) => this.ws.send(JSON.stringify(event), (err) => resolve(!err)));
+    return new Promise((resolve) => this.ws.send(eventJson(event), (err) => resolve(!err)));
   }
 
   ended(context: TurnContext): void {

@@ -11,12 +11,13 @@ import { classify } from '../../http/errors.js';
 import { postOnly } from '../../http/json-body.js';
 import { audioStream, serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
+import { jsonWithAudio } from '../audio-json.js';
 import { SSE_HEADERS } from '../cartesia/sse.js';
 import { openAIError } from './errors.js';
 import { parseOpenAIBody } from './parse.js';
 
 function sse(event: Record<string, unknown>): string {
-  return `data: ${JSON.stringify(event)}\n\n`;
+  return `data: ${jsonWithAudio(event, 'audio')}\n\n`;
 }
 
 export function registerOpenAISpeech(scope: FastifyInstance, services: Services): void {
