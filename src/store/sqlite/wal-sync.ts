@@ -38,7 +38,7 @@ export interface WalSyncOptions {
 export const INLINE_FLUSH_MS = 2;
 /** Weight of the newest flush in the average. */
 const SMOOTHING = 0.1;
-/** A flush counts for at most this long in the average, so one outlier moves it by 0.4 ms at most. */
+/** A flush counts for at most this long in the average, so one outlier moves it by 0.8 ms at most. */
 const COUNTED_MAX_MS = 4 * INLINE_FLUSH_MS;
 /** While flushes run on the thread pool, the first flush this long after the move times the disk on the loop. */
 export const FIRST_PROBE_MS = 1000;
