@@ -86,7 +86,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   }
   const instanceId = randomUUID();
   const activity = new Activity(instanceId);
-  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity }) : null;
+  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store }) : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
   const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics };
   const stopLogging = logSynthesis(logger, instanceId);

@@ -4,7 +4,7 @@
  * port (the admin token; never an API key), `metrics.public`, a port of its
  * own, what a scrape says after real requests on every transport (time to
  * first audio, requests by status, errors by code, credits equal to the
- * ledger, engine gauges, WebSocket connections), and two servers in one
+ * ledger, engine gauges, WebSocket connections, the store's WAL flushes), and two servers in one
  * process that keep their metrics apart.
  */
 import assert from 'node:assert/strict';
@@ -94,6 +94,10 @@ test('on the main port metrics need the admin token; an API key never reads them
     assert.equal(sample(text, 'voicegate_engine_busy_workers', { engine: 'espeak' }), 0);
     assert.equal(sample(text, 'voicegate_engine_ready', { engine: 'espeak' }), 1);
     assert.equal(sample(text, 'voicegate_websocket_connections'), 1);
+    // Three charges, each durable before it was reported: at least three flushes of the WAL.
+    assert.ok(sample(text, 'voicegate_store_wal_flushes_total')! >= 3, String(sample(text, 'voicegate_store_wal_flushes_total')));
+    assert.ok([0, 1].includes(sample(text, 'voicegate_store_wal_flush_on_event_loop')!));
+    assert.ok(sample(text, 'voicegate_store_wal_flush_average_seconds')! > 0);
     assert.ok(sample(text, 'process_resident_memory_bytes') !== undefined || sample(text, 'nodejs_heap_size_used_bytes') !== undefined);
     assert.doesNotMatch(text, /req_[0-9a-f]{24}|sk_/, 'no request ids or keys');
 

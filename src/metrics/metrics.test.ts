@@ -9,10 +9,11 @@ import { test } from 'node:test';
 import { register as globalRegistry } from 'prom-client';
 import { Activity } from '../concurrency/activity.js';
 import type { EngineInfo } from '../engines/engine.js';
+import type { FlushStats } from '../store/store.js';
 import { diagnostics } from '../synthesis/diagnostics.js';
 import { Metrics, upstreamLabel } from './metrics.js';
 
-function setup(instanceId: string, engines: EngineInfo[] = []) {
+function setup(instanceId: string, engines: EngineInfo[] = [], store?: { flushStats?(): FlushStats }) {
   const activity = new Activity(instanceId);
   const metrics = new Metrics({
     instanceId,
@@ -20,6 +21,7 @@ function setup(instanceId: string, engines: EngineInfo[] = []) {
     engines: { list: () => engines.map((info) => ({ info: () => info })) },
     models: { get: (id) => (id === 'double' ? { creditMultiplier: 2 } : id === 'half' ? { creditMultiplier: 0.5 } : undefined) },
     activity,
+    ...(store ? { store } : {}),
     processMetrics: false,
   });
   return {
@@ -133,6 +135,25 @@ test('engine gauges are read at scrape time', async () => {
     assert.equal(upstreamLabel('not a url'), 'unknown');
   } finally {
     a.stop();
+  }
+});
+
+test("the store's WAL flushes are read at scrape time, and absent for a store without them", async () => {
+  const stats: FlushStats = { flushes: 12, onEventLoop: true, averageMs: 0.25 };
+  const a = setup('server-wal', [], { flushStats: () => stats });
+  const b = setup('server-pg', [], {});
+  try {
+    assert.equal(await a.value('voicegate_store_wal_flushes_total'), 12);
+    assert.equal(await a.value('voicegate_store_wal_flush_on_event_loop'), 1);
+    assert.equal(await a.value('voicegate_store_wal_flush_average_seconds'), 0.00025);
+    Object.assign(stats, { flushes: 20, onEventLoop: false, averageMs: 3 });
+    assert.equal(await a.value('voicegate_store_wal_flushes_total'), 20);
+    assert.equal(await a.value('voicegate_store_wal_flush_on_event_loop'), 0);
+    assert.equal(await a.value('voicegate_store_wal_flush_average_seconds'), 0.003);
+    assert.doesNotMatch(await b.metrics.render(), /voicegate_store_wal/);
+  } finally {
+    a.stop();
+    b.stop();
   }
 });
 

@@ -13,6 +13,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { creditsFor } from '../accounts/pricing.js';
 import type { Activity } from '../concurrency/activity.js';
 import type { EngineInfo } from '../engines/engine.js';
+import type { FlushStats } from '../store/store.js';
 import {
   diagnostics,
   type SynthesisAdmitted,
@@ -34,6 +35,8 @@ export interface MetricsSources {
   /** Credit multipliers of the models, for credits charged. */
   models: { get(id: string): { creditMultiplier: number } | undefined };
   activity: Activity;
+  /** The store, for its log flushes where it has them (SQLite). */
+  store?: { flushStats?(): FlushStats };
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
 }
@@ -175,6 +178,40 @@ export class Metrics {
       },
     });
     this.engineGauges();
+    this.storeGauges();
+  }
+
+  /** The embedded store's WAL flushes, read at scrape time; registered only for a store that has them (not PostgreSQL). */
+  private storeGauges(): void {
+    const store = this.sources.store;
+    if (!store?.flushStats) return;
+    const stats = () => store.flushStats!();
+    const registers = [this.registry];
+    new Counter({
+      name: 'voicegate_store_wal_flushes_total',
+      help: "Flushes of the SQLite store's write-ahead log to disk (each makes every charge committed before it durable).",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(stats().flushes);
+      },
+    });
+    new Gauge({
+      name: 'voicegate_store_wal_flush_on_event_loop',
+      help: "Whether the SQLite store flushes its write-ahead log on the event loop (1: the disk is fast) or on the thread pool (0).",
+      registers,
+      collect() {
+        this.set(stats().onEventLoop ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'voicegate_store_wal_flush_average_seconds',
+      help: "Average time of the SQLite store's write-ahead log flushes timed on the event loop (0 before the first).",
+      registers,
+      collect() {
+        this.set((stats().averageMs ?? 0) / 1000);
+      },
+    });
   }
 
   /** Gauges read from each engine's `info()` at scrape time; an engine reports what applies to it. */

@@ -202,11 +202,23 @@ export interface DictRepository {
   delete(id: string): Promise<boolean>;
 }
 
+/** How a store that flushes its own log to disk is doing (the embedded SQLite store; metrics read it at scrape time). */
+export interface FlushStats {
+  /** Flushes that completed. */
+  flushes: number;
+  /** Whether flushes run on the event loop now (a fast disk) or on the thread pool. */
+  onEventLoop: boolean;
+  /** Average time of the flushes timed on the event loop, in ms; null before the first. */
+  averageMs: number | null;
+}
+
 export interface Store {
   readonly orgs: OrgRepository;
   readonly keys: KeyRepository;
   readonly ledger: LedgerRepository;
   readonly voices: VoiceRepository;
   readonly dicts: DictRepository;
+  /** Only a store that flushes a log of its own has these (SQLite); PostgreSQL's durability is its commit. */
+  flushStats?(): FlushStats;
   close(): Promise<void>;
 }

@@ -445,6 +445,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     ledger,
     voices,
     dicts,
+    flushStats: () => ({ flushes: walSync.flushes, onEventLoop: walSync.mode === 'event loop', averageMs: walSync.averageFlushMs }),
     async close() {
       // Another process need not wait for this one's shares to lapse.
       try {

@@ -81,6 +81,11 @@ export class WalSync {
     return this.inline ? 'event loop' : 'thread pool';
   }
 
+  /** Average time of the flushes timed on the event loop (ms, each counted up to 4 × INLINE_FLUSH_MS); null before the first. */
+  get averageFlushMs(): number | null {
+    return this.averageMs;
+  }
+
   /** Resolves once everything committed before this call is on disk. */
   sync(): Promise<void> {
     if (this.walPath === null) return Promise.resolve();
