@@ -34,7 +34,7 @@ function proseLines(text: string): string[] {
 }
 
 /** A heading's anchor as GitHub makes it: inline markup dropped, lower case, punctuation gone, each space a hyphen. */
-export function slug(heading: string): string {
+function slug(heading: string): string {
   return heading
     .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
     .replace(/[`*]/g, '')
