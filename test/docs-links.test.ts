@@ -6,7 +6,7 @@
  * points nowhere.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -44,8 +44,12 @@ function slug(heading: string): string {
     .replace(/\s/g, '-');
 }
 
-/** The anchors of a document's headings; a repeated heading gets `-1`, `-2`, … as on GitHub. */
+const anchorsByFile = new Map<string, Set<string>>();
+
+/** The anchors of a document's headings (read once per file); a repeated heading gets `-1`, `-2`, … as on GitHub. */
 function anchors(path: string): Set<string> {
+  const known = anchorsByFile.get(path);
+  if (known) return known;
   const seen = new Map<string, number>();
   const out = new Set<string>();
   for (const line of proseLines(readFileSync(path, 'utf8'))) {
@@ -56,6 +60,7 @@ function anchors(path: string): Set<string> {
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
   }
+  anchorsByFile.set(path, out);
   return out;
 }
 
@@ -94,7 +99,7 @@ test('every relative link names a file that exists, and a heading it has', () =>
         broken.push(`${where}: no such file`);
         continue;
       }
-      if (fragment === undefined || !file.endsWith('.md') || statSync(file).isDirectory()) continue;
+      if (fragment === undefined || !file.endsWith('.md')) continue;
       if (!anchors(file).has(decodeURIComponent(fragment).toLowerCase())) broken.push(`${where}: no such heading`);
     }
   }
