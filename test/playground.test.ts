@@ -1,6 +1,7 @@
 /**
  * @module test/playground
- * The browser playground in real headless Chromium (Debian `chromium`,
+ * The browser playground in real headless Chromium (the build the npm
+ * package `@sparticuz/chromium` carries, so `npm install` is all it needs;
  * driven by playwright-core): a pasted key is exchanged for an access
  * token, Speak streams over the WebSocket into Web Audio (scheduled and not
  * silent, also at the analyser), highlighted words progress with the
@@ -8,9 +9,9 @@
  * unknown voice shows its error on the page. Saves a screenshot.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import packagedChromium from '@sparticuz/chromium';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
@@ -20,7 +21,6 @@ import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 declare const window: any;
 declare const document: any;
 
-const CHROMIUM = '/usr/bin/chromium';
 let server: TestServer;
 let org: TestOrg;
 let browser: Browser;
@@ -29,7 +29,7 @@ let page: Page;
 before(async () => {
   server = await startServer({ config: { accounts: { enabled: true } } });
   org = await newOrg(server, { credits: 1_000_000 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--autoplay-policy=no-user-gesture-required'] });
+  browser = await chromium.launch({ executablePath: await packagedChromium.executablePath(), args: [...packagedChromium.args, '--autoplay-policy=no-user-gesture-required'] });
   page = await browser.newPage();
 });
 after(async () => {
@@ -49,7 +49,6 @@ test('the page is served without a build step and holds no key', { timeout: 10_0
 });
 
 test('speak: token, streamed audio that is not silent, word highlighting, cost, balance, WAV download; then an unknown voice', { timeout: 60_000 }, async () => {
-  assert.ok(existsSync(CHROMIUM), 'Debian chromium is installed (.ci/run installs it)');
   await page.goto(`${server.url}/playground`);
   await page.fill('#key', org.key);
   await page.click('#connect');
