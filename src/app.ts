@@ -46,6 +46,8 @@ export interface App {
   bootstrap: Bootstrap | null;
   /** Set after `listen()` when metrics have a port of their own (`metrics.port`): the URL of `/metrics` there. */
   metricsUrl: string | null;
+  /** Marks the server as leaving: `/readyz` answers 503 from now on, while requests are still served. */
+  drain(): void;
   /** Stops accepting, lets requests in flight finish (up to the grace period), stops engines. */
   close(): Promise<void>;
 }
@@ -63,7 +65,9 @@ export interface AppOptions {
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
   const models = buildModelCatalogue(config.models, new Set(Object.keys(config.engines)));
   const engines = new EngineRegistry(config.engines, models.boundEngines(), { logger, dataDir: config.dataDir }, options.engines);
-  const store = options.store ?? (await openStore(config));
+  const store =
+    options.store ??
+    (await openStore(config, (err, waitedMs) => logger.warn({ err: err.message, waitedMs, giveUpAfterMs: config.store.startupWaitMs }, 'waiting for the database')));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
   let changes: ChangeBus | null = null;
@@ -91,7 +95,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics };
   const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
-  const http = buildHttpServer(services, () => closing);
+  let draining = false;
+  const http = buildHttpServer(services, () => closing, () => draining);
 
   const app: App = {
     http,
@@ -115,6 +120,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         logger.info({ url: app.metricsUrl }, 'metrics listening');
       }
       return address;
+    },
+    drain() {
+      draining = true;
     },
     async close() {
       closing = true;

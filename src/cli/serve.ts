@@ -1,14 +1,19 @@
 /**
  * @module cli/serve
- * `voicegate serve` (what `npm start` runs): starts the server, prints the
- * bootstrap API key once on first start (and, with self-signed TLS, how to
- * trust the development CA), and shuts down gracefully on SIGINT/SIGTERM,
- * finishing requests in flight.
+ * `voicegate serve` (what `npm start` runs): installs the models `pull`
+ * names that are not installed yet, starts the server, prints the bootstrap
+ * API key once on first start (and, with self-signed TLS, how to trust the
+ * development CA), and drains on SIGINT/SIGTERM: `/readyz` answers 503 at
+ * once, new requests are still served for `server.drainDelayMs` (so a load
+ * balancer stops routing here first), then the listener closes and requests
+ * in flight finish, up to `server.shutdownGraceMs`. A second signal exits at
+ * once.
  */
 import { createApp } from '../app.js';
 import type { Config } from '../config/schema.js';
 import { selfSignedPaths } from '../http/tls.js';
 import { createLogger } from '../log/logger.js';
+import { pullOnStart } from './models/on-start.js';
 
 function banner(address: string, orgId: string, credits: number, key: string, caPath: string | null): string {
   return [
@@ -42,6 +47,7 @@ function tlsBanner(address: string, caPath: string): string {
 
 export async function serve(config: Config): Promise<void> {
   const logger = createLogger(config.log.level);
+  await pullOnStart(config, logger);
   const app = await createApp(config, logger);
   const address = await app.listen();
   const caPath = config.server.tls && 'selfSigned' in config.server.tls ? selfSignedPaths(config.dataDir).ca : null;
@@ -57,16 +63,26 @@ export async function serve(config: Config): Promise<void> {
 
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
     stopping = true;
-    logger.info({ signal }, 'shutting down: finishing requests in flight');
-    app.close().then(
-      () => process.exit(0),
-      (err) => {
-        logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    const { drainDelayMs, shutdownGraceMs } = config.server;
+    logger.info({ signal, drainDelayMs, shutdownGraceMs }, 'shutting down: not ready from now on, finishing requests in flight');
+    app.drain();
+    setTimeout(() => {
+      app.close().then(
+        () => {
+          logger.info('shut down');
+          process.exit(0);
+        },
+        (err) => {
+          logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    }, drainDelayMs);
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

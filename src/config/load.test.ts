@@ -46,7 +46,7 @@ test('bad configuration fails with the field named', () => {
 });
 
 test('VOICEGATE_DATABASE_URL selects PostgreSQL; unset keeps SQLite; bad values name the field', () => {
-  assert.deepEqual(loadConfig({ env: {} }).store, { databaseUrl: null, schema: null, poolSize: 10, timeoutMs: 5000 });
+  assert.deepEqual(loadConfig({ env: {} }).store, { databaseUrl: null, schema: null, poolSize: 10, timeoutMs: 5000, startupWaitMs: 60_000 });
   const config = loadConfig({ env: { VOICEGATE_DATABASE_URL: 'postgres://app:secret@db:5432/voicegate', VOICEGATE_DATABASE_SCHEMA: 'tenant_a' } });
   assert.equal(config.store.databaseUrl, 'postgres://app:secret@db:5432/voicegate');
   assert.equal(config.store.schema, 'tenant_a');
@@ -75,4 +75,30 @@ test('redis: unset by default (in-process counters); URL, prefix and lease TTL f
     (e: unknown) => e instanceof ConfigError && /redis\.url/.test(e.message) && !e.message.includes('cache'),
   );
   assert.throws(() => loadConfig({ env: { VOICEGATE_REDIS_LEASE_TTL_MS: '60000' } }), /redis\.leaseTtlMs/);
+});
+
+test('VOICEGATE_PULL binds each model to an engine of its own and the shipped model ids to the first; the config file wins', () => {
+  const config = loadConfig({ env: { VOICEGATE_PULL: 'vits-piper-en_US-lessac-medium, kokoro-en-v0_19=/archives/kokoro.tar.bz2', VOICEGATE_DATA_DIR: '/var/lib/voicegate' } });
+  assert.deepEqual(config.pull, ['vits-piper-en_US-lessac-medium', 'kokoro-en-v0_19=/archives/kokoro.tar.bz2']);
+  const piper = config.engines['vits-piper-en_US-lessac-medium'] as { type: string; model: string; defaultSpeaker?: number };
+  assert.equal(piper.type, 'sherpa-onnx');
+  assert.equal(piper.model, '/var/lib/voicegate/models/vits-piper-en_US-lessac-medium');
+  assert.equal((config.engines['kokoro-en-v0_19'] as { model: string }).model, '/var/lib/voicegate/models/kokoro-en-v0_19');
+  assert.equal(config.models['gepard-1.0'].engine, 'vits-piper-en_US-lessac-medium');
+  assert.equal(config.models.omnivoice.engine, 'vits-piper-en_US-lessac-medium');
+  assert.deepEqual(config.models['kokoro-en-v0_19'], { extends: 'gepard-1.0', engine: 'kokoro-en-v0_19' });
+  // A binding the file makes itself stays.
+  const kept = loadConfig({ file: file({ models: { omnivoice: { engine: 'espeak' } } }), env: { VOICEGATE_PULL: 'vits-piper-en_US-lessac-medium' } });
+  assert.equal(kept.models.omnivoice.engine, 'espeak');
+  assert.equal(kept.models['gepard-1.0'].engine, 'vits-piper-en_US-lessac-medium');
+  assert.deepEqual(loadConfig({ env: {} }).pull, []);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_PULL: 'a/../b' } }), /pull: "a\/\.\.\/b" is not a model name/);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_PULL: 'x=' } }), /pull: x= needs an archive/);
+});
+
+test('drain delay and the database wait from the environment, bounded', () => {
+  assert.equal(loadConfig({ env: {} }).server.drainDelayMs, 0);
+  assert.equal(loadConfig({ env: { VOICEGATE_DRAIN_DELAY_MS: '5000' } }).server.drainDelayMs, 5000);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_DRAIN_DELAY_MS: '-1' } }), /server\.drainDelayMs/);
+  assert.equal(loadConfig({ env: { VOICEGATE_DATABASE_WAIT_MS: '0' } }).store.startupWaitMs, 0);
 });

@@ -6,19 +6,23 @@
  * naming the offending field.
  */
 import { readFileSync } from 'node:fs';
-import { configSchema, type Config } from './schema.js';
+import { bindPulled, parsePullSpec, type PullSpec } from './pull.js';
+import { configSchema, DEFAULT_DATA_DIR, type Config } from './schema.js';
 
 /** Environment variables and the config path each one sets. */
-const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
+const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean' | 'list'][] = [
   ['PORT', ['server', 'port'], 'number'],
   ['HOST', ['server', 'host'], 'string'],
   ['VOICEGATE_PORT', ['server', 'port'], 'number'],
   ['VOICEGATE_HOST', ['server', 'host'], 'string'],
   ['VOICEGATE_BODY_LIMIT_BYTES', ['server', 'bodyLimitBytes'], 'number'],
   ['VOICEGATE_SHUTDOWN_GRACE_MS', ['server', 'shutdownGraceMs'], 'number'],
+  ['VOICEGATE_DRAIN_DELAY_MS', ['server', 'drainDelayMs'], 'number'],
+  ['VOICEGATE_PULL', ['pull'], 'list'],
   ['VOICEGATE_DATA_DIR', ['dataDir'], 'string'],
   ['VOICEGATE_DATABASE_URL', ['store', 'databaseUrl'], 'string'],
   ['VOICEGATE_DATABASE_SCHEMA', ['store', 'schema'], 'string'],
+  ['VOICEGATE_DATABASE_WAIT_MS', ['store', 'startupWaitMs'], 'number'],
   ['VOICEGATE_LOG_LEVEL', ['log', 'level'], 'string'],
   ['VOICEGATE_ESPEAK_WORKERS', ['engines', 'espeak', 'workers'], 'number'],
   ['VOICEGATE_ESPEAK_QUEUE_LIMIT', ['engines', 'espeak', 'queueLimit'], 'number'],
@@ -41,8 +45,9 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean'][] = [
 
 const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };
 
-function parseEnv(name: string, value: string, kind: 'number' | 'string' | 'boolean'): unknown {
+function parseEnv(name: string, value: string, kind: 'number' | 'string' | 'boolean' | 'list'): unknown {
   if (kind === 'string') return value;
+  if (kind === 'list') return value.split(',').map((item) => item.trim()).filter(Boolean);
   if (kind === 'boolean') {
     const parsed = BOOLEANS[value.toLowerCase()];
     if (parsed === undefined) throw new ConfigError(`${name} must be on or off; got ${JSON.stringify(value)}`);
@@ -93,6 +98,17 @@ function withDefaultEngines(raw: Record<string, unknown>): void {
   raw.engines = engines;
 }
 
+/** `pull`'s entries, checked here so that a bad one names the entry. */
+function pullSpecs(pull: unknown): PullSpec[] {
+  if (pull === undefined) return [];
+  if (!Array.isArray(pull) || pull.some((item) => typeof item !== 'string')) throw new ConfigError('invalid configuration at pull: a list of model names (name or name=<archive file or URL>)');
+  return pull.map((item: string) => {
+    const spec = parsePullSpec(item);
+    if (typeof spec === 'string') throw new ConfigError(`invalid configuration at pull: ${spec}`);
+    return spec;
+  });
+}
+
 export function loadConfig(
   options: { file?: string; env?: NodeJS.ProcessEnv; overrides?: Record<string, unknown>; /** `--tls self-signed`, over file and env. */ tls?: 'self-signed' } = {},
 ): Config {
@@ -114,6 +130,7 @@ export function loadConfig(
   const tls = options.tls === 'self-signed' ? { value: { selfSigned: true } } : tlsFromEnv(env);
   if (tls) setPath(raw, ['server', 'tls'], tls.value);
   for (const [key, value] of Object.entries(options.overrides ?? {})) raw[key] = value;
+  bindPulled(raw, pullSpecs(raw.pull), typeof raw.dataDir === 'string' ? raw.dataDir : DEFAULT_DATA_DIR);
   withDefaultEngines(raw);
   const result = configSchema.safeParse(raw);
   if (!result.success) {

@@ -125,7 +125,7 @@ const voicesSchema = z
   })
   .strict();
 
-const STORE_DEFAULTS = { databaseUrl: null, schema: null, poolSize: 10, timeoutMs: 5000 };
+const STORE_DEFAULTS = { databaseUrl: null, schema: null, poolSize: 10, timeoutMs: 5000, startupWaitMs: 60_000 };
 
 /** Where accounts, voices and dictionaries live: SQLite under `dataDir` unless a PostgreSQL URL is set. */
 const storeSchema = z
@@ -146,6 +146,8 @@ const storeSchema = z
     poolSize: z.number().int().min(1).max(1000).default(STORE_DEFAULTS.poolSize),
     /** Longest wait for a PostgreSQL connection and for each statement; beyond it, 503 `store_unavailable`. */
     timeoutMs: z.number().int().min(100).max(600_000).default(STORE_DEFAULTS.timeoutMs),
+    /** At start, how long to wait for a PostgreSQL server that cannot be reached yet before giving up. */
+    startupWaitMs: z.number().int().min(0).max(3_600_000).default(STORE_DEFAULTS.startupWaitMs),
   })
   .strict();
 
@@ -195,6 +197,8 @@ const openaiSchema = z
   })
   .strict();
 
+export const DEFAULT_DATA_DIR = './data';
+
 export const configSchema = z
   .object({
     server: z
@@ -205,12 +209,19 @@ export const configSchema = z
         bodyLimitBytes: z.number().int().min(1024).default(65536),
         /** How long shutdown waits for requests in flight before closing connections. */
         shutdownGraceMs: z.number().int().min(0).default(10000),
+        /**
+         * After SIGTERM, how long the server keeps accepting while `/readyz` answers 503, so a load
+         * balancer stops routing to it before its listener closes.
+         */
+        drainDelayMs: z.number().int().min(0).max(600_000).default(0),
         websocket: websocketSchema.default(WEBSOCKET_DEFAULTS),
         tls: tlsSchema,
       })
       .strict()
-      .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, websocket: WEBSOCKET_DEFAULTS, tls: null }),
-    dataDir: z.string().default('./data'),
+      .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, drainDelayMs: 0, websocket: WEBSOCKET_DEFAULTS, tls: null }),
+    dataDir: z.string().default(DEFAULT_DATA_DIR),
+    /** Local neural models installed on first start and served (`name` or `name=<archive file or URL>`; config/pull.ts). */
+    pull: z.array(z.string()).default([]),
     store: storeSchema.default(STORE_DEFAULTS),
     log: z
       .object({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })

@@ -31,7 +31,11 @@ import { acceptEmptyBodies, acceptRawBodies } from './json-body.js';
 import { resolveTls } from './tls.js';
 import { newRequestId } from './request-id.js';
 
-export function buildHttpServer(services: Services, isClosing: () => boolean): FastifyInstance {
+/**
+ * `isClosing`: new requests are refused (503 `not_ready`); `isDraining`: the server is leaving but
+ * still serves, and only `/readyz` says so, for a load balancer to stop routing here.
+ */
+export function buildHttpServer(services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): FastifyInstance {
   // pino's Logger is wider than Fastify's base logger type; the instance is the same.
   const { server } = services.config;
   const tls = resolveTls(services.config);
@@ -67,7 +71,7 @@ export function buildHttpServer(services: Services, isClosing: () => boolean): F
   });
   installErrorHandlers(app, server.bodyLimitBytes);
   acceptEmptyBodies(app);
-  registerHealth(app, services, isClosing);
+  registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
   registerPlayground(app);
   registerVoices(app, services);

@@ -1,7 +1,9 @@
 /**
  * @module store/open
  * Opens the configured store: PostgreSQL when `store.databaseUrl` is set
- * (migrated on open), otherwise SQLite in the data directory.
+ * (migrated on open), otherwise SQLite in the data directory. A PostgreSQL
+ * server that cannot be reached yet (a container starting beside this one)
+ * is waited for, up to `store.startupWaitMs`.
  */
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
@@ -13,8 +15,29 @@ export function storePath(config: Config): string {
   return join(config.dataDir, 'voicegate.sqlite');
 }
 
-export async function openStore(config: Config): Promise<Store> {
-  const { databaseUrl, schema, poolSize, timeoutMs } = config.store;
-  if (databaseUrl !== null) return openPostgresStore({ url: databaseUrl, schema, poolSize, timeoutMs });
-  return openSqliteStore(storePath(config));
+/** Errors that say the database is not there yet (no route, refused, starting up), not that it refused us. */
+const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+function notReachableYet(err: unknown): boolean {
+  // The store reports these as 503 store_unavailable, with the driver's error as the cause.
+  const cause = (err as { cause?: unknown }).cause;
+  if (cause && cause !== err && notReachableYet(cause)) return true;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (NODE_CODES.has(code) || code === '57P03' || code.startsWith('08'))) return true;
+  return /timeout|terminated unexpectedly|Connection terminated/i.test((err as Error).message ?? '');
+}
+
+export async function openStore(config: Config, onWait?: (err: Error, waitedMs: number) => void): Promise<Store> {
+  const { databaseUrl, schema, poolSize, timeoutMs, startupWaitMs } = config.store;
+  if (databaseUrl === null) return openSqliteStore(storePath(config));
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await openPostgresStore({ url: databaseUrl, schema, poolSize, timeoutMs });
+    } catch (err) {
+      const waited = Date.now() - started;
+      if (!notReachableYet(err) || waited >= startupWaitMs) throw err;
+      onWait?.(err as Error, waited);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2000, 250 * 2 ** attempt, startupWaitMs - waited)));
+    }
+  }
 }

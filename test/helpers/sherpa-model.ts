@@ -10,6 +10,7 @@
  * Variants make the broken models the bad-model tests need, and a stand-in
  * ZipVoice model (`zipvoiceStandIn`) clones a voice for the cloning tests.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -285,4 +286,21 @@ export function brokenModel(kind: BrokenKind): string {
     writeFileSync(join(dir, 'tokens.txt'), lines.slice(0, 40).join('\n') + '\nɐ');
   }
   return dir;
+}
+
+/**
+ * A stand-in model packed as the official archives are (`<name>/` at the top, `tar -cjf`), for
+ * installing with `models pull --from` or `pull` on start; built once per run.
+ */
+export function standInArchive(name = 'vits-piper-en_US-lessac-medium'): string {
+  const archive = join(runDir(), `${name}.tar.bz2`);
+  if (existsSync(archive)) return archive;
+  const source = join(runDir(), `archive-${name}`);
+  // As the official Piper archives without their espeak-ng-data: the engine then uses the data directory's copy.
+  mkdirSync(join(source, name), { recursive: true });
+  writeFileSync(join(source, name, 'en_US-lessac-medium.onnx'), standInOnnx());
+  writeFileSync(join(source, name, 'tokens.txt'), standInTokens());
+  execFileSync('tar', ['-cjf', archive, '-C', source, name]);
+  rmSync(source, { recursive: true, force: true });
+  return archive;
 }

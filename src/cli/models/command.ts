@@ -8,15 +8,15 @@
  * `verify` re-checks installed models, `remove` deletes one. Only `pull`
  * touches the network.
  */
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../../config/schema.js';
 import { UsageError } from '../accounts.js';
-import { archiveUrl, CATALOGUE, DEFAULT_BASE_URL, findEntry } from './catalogue.js';
-import { download, DownloadError, sha256File } from './download.js';
-import { InstallError, installArchive, installedModels, modelsDir, verifyModel, type Verified } from './install.js';
+import { CATALOGUE, DEFAULT_BASE_URL, findEntry } from './catalogue.js';
+import { installedModels, modelsDir, verifyModel, type Verified } from './install.js';
 import { ByteProgress } from './progress.js';
+import { ModelsError, pullModel } from './pull.js';
 
 export const MODELS_USAGE = `voicegate models list
   voicegate models pull <name> [--from <file|url>] [--sha256 <hex>] [--base-url <url>] [--force] [--progress]
@@ -39,8 +39,7 @@ const OPTIONS = {
   config: { type: 'string' },
 } as const;
 
-/** A model that failed to download, unpack or verify: its message is printed, the exit code is 1. */
-export class ModelsError extends Error {}
+export { ModelsError };
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -80,46 +79,23 @@ function describe(verified: Verified): string {
 
 async function pull(config: Config, name: string, values: Record<string, string | boolean | undefined>): Promise<void> {
   const from = values.from as string | undefined;
-  const entry = findEntry(name);
-  if (!entry && from === undefined) throw new UsageError(`${name} is not in the catalogue (see voicegate models list); install another archive with --from <file|url>`);
-  const sha256 = (values.sha256 as string | undefined) ?? (from === undefined ? entry?.sha256 : undefined);
+  if (!findEntry(name) && from === undefined) throw new UsageError(`${name} is not in the catalogue (see voicegate models list); install another archive with --from <file|url>`);
+  const sha256 = values.sha256 as string | undefined;
   if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) throw new UsageError('--sha256 takes 64 hex digits');
   const dir = join(modelsDir(config.dataDir), name);
   if (existsSync(dir) && !values.force) throw new ModelsError(`${name} is already installed in ${resolve(dir)} (voicegate models remove ${name}, or pull with --force)`);
-
-  let archive: string;
-  let downloaded = false;
-  if (from !== undefined && !/^https?:\/\//i.test(from)) {
-    archive = resolve(from);
-    if (!existsSync(archive)) throw new UsageError(`--from ${from}: no such file`);
-    if (sha256) {
-      const actual = await sha256File(archive);
-      if (actual !== sha256.toLowerCase()) throw new ModelsError(`checksum mismatch for ${from}: expected SHA-256 ${sha256.toLowerCase()}, got ${actual}; nothing was installed`);
-    }
-  } else {
-    const baseUrl = (values['base-url'] as string | undefined) ?? process.env.VOICEGATE_MODELS_BASE_URL ?? DEFAULT_BASE_URL;
-    const url = from ?? archiveUrl(name, baseUrl);
-    const downloads = join(modelsDir(config.dataDir), '.downloads');
-    mkdirSync(downloads, { recursive: true });
-    archive = join(downloads, `${name}.tar.bz2`);
-    const progress = new ByteProgress(entry?.size, Boolean(values.progress) || Boolean(process.stderr.isTTY));
-    console.error(`Downloading ${url}`);
-    try {
-      await download({ url, target: archive, sha256, progress });
-    } catch (err) {
-      throw err instanceof DownloadError ? new ModelsError(err.message) : new ModelsError(`download of ${url} failed: ${(err as Error).message}`);
-    }
-    downloaded = true;
-  }
-  try {
-    const installed = await installArchive(archive, name, config.dataDir, Boolean(values.force));
-    console.log(`Installed ${name} in ${installed.dir} (${describe(installed)}); verified.`);
-    console.log(`\nAdd to the configuration to serve it as model "${name}":\n${configLines(name, installed.dir, installed)}`);
-  } catch (err) {
-    throw err instanceof InstallError ? new ModelsError(`${name} was not installed: ${err.message}`) : err;
-  } finally {
-    if (downloaded) rmSync(archive, { force: true });
-  }
+  const installed = await pullModel({
+    dataDir: config.dataDir,
+    name,
+    from,
+    sha256,
+    baseUrl: values['base-url'] as string | undefined,
+    force: Boolean(values.force),
+    progress: (size) => new ByteProgress(size, Boolean(values.progress) || Boolean(process.stderr.isTTY)),
+    say: (line) => console.error(line),
+  });
+  console.log(`Installed ${name} in ${installed.dir} (${describe(installed)}); verified.`);
+  console.log(`\nAdd to the configuration to serve it as model "${name}":\n${configLines(name, installed.dir, installed)}`);
 }
 
 async function verify(config: Config, name: string | undefined): Promise<void> {

@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ByteProgress } from './progress.js';
+import type { Progress } from './progress.js';
 
 export class DownloadError extends Error {}
 
@@ -19,7 +19,7 @@ export interface DownloadOptions {
   url: string;
   target: string;
   sha256?: string;
-  progress: ByteProgress;
+  progress: Progress;
   /** Attempts in all, counting resumes after a cut connection. */
   attempts?: number;
 }
@@ -63,7 +63,7 @@ export async function download(options: DownloadOptions): Promise<void> {
 }
 
 /** One request; true when the `.part` file is complete. Throws on a cut connection (retried). */
-async function fetchInto(url: string, part: string, progress: ByteProgress): Promise<boolean> {
+async function fetchInto(url: string, part: string, progress: Progress): Promise<boolean> {
   const have = partSize(part);
   const headers: Record<string, string> = have > 0 ? { range: `bytes=${have}-` } : {};
   const response = await fetch(url, { headers, redirect: 'follow' });

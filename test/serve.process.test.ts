@@ -1,0 +1,119 @@
+/**
+ * @module test/serve.process
+ * `voicegate serve` as a process, the way a container runs it: on SIGTERM
+ * `/readyz` answers 503 at once while new requests are still served for the
+ * drain delay, a stream in flight finishes whole and the process exits 0; a
+ * second signal ends it at once. `pull` installs a model from an archive on
+ * first start (progress in the log), binds the shipped model ids to it and
+ * serves them with it; a second start finds it installed. A gateway started
+ * before its PostgreSQL server is reachable waits for it.
+ */
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { after, test } from 'node:test';
+import { decodeToFloat, rms } from '../src/audio/decode.js';
+import { startGateway, type Gateway } from './helpers/gateways.js';
+import { removeRunDir, standInArchive, STAND_IN_RATE } from './helpers/sherpa-model.js';
+import { ttsBody } from './helpers/server.js';
+
+after(() => removeRunDir());
+
+const post = (gateway: Gateway, path: string, body: unknown) =>
+  fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+/** Polls until `check` holds, at most `ms`. */
+async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+test('SIGTERM: readyz 503 at once, new requests served during the drain delay, the open stream finishes, exit 0', { timeout: 60_000 }, async () => {
+  const gateway = await startGateway({ accounts: { enabled: false }, server: { drainDelayMs: 1500, shutdownGraceMs: 20_000 } });
+  let code: number | null = null;
+  gateway.process.once('exit', (c) => (code = c));
+  try {
+    assert.equal((await fetch(gateway.url + '/readyz')).status, 200);
+    const long = 'Finish this sentence before you go, every word of it. '.repeat(30);
+    const stream = await post(gateway, '/tts/bytes', ttsBody({ transcript: long, stream: true, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 } }));
+    assert.equal(stream.status, 200);
+    const reader = stream.body!.getReader();
+    let bytes = (await reader.read()).value!.length;
+    gateway.process.kill('SIGTERM');
+    await until(async () => (await fetch(gateway.url + '/readyz')).status === 503, 1000, 'readyz 503 after SIGTERM');
+    const during = await post(gateway, '/tts/bytes', ttsBody({ transcript: 'Still served while draining.' }));
+    assert.equal(during.status, 200, 'a request during the drain delay is served');
+    assert.ok((await during.arrayBuffer()).byteLength > 44);
+    for (let r = await reader.read(); !r.done; r = await reader.read()) bytes += r.value.length;
+    assert.ok(bytes > 22050 * 2 * 40, `the whole stream arrived (${bytes} bytes)`);
+    await gateway.exited;
+    assert.equal(code, 0);
+  } finally {
+    await gateway.stop();
+  }
+});
+
+test('a second signal ends a draining server at once', { timeout: 60_000 }, async () => {
+  const gateway = await startGateway({ accounts: { enabled: false }, server: { drainDelayMs: 0, shutdownGraceMs: 30_000 } });
+  let code: number | null = null;
+  gateway.process.once('exit', (c) => (code = c));
+  try {
+    const stream = await post(gateway, '/tts/bytes', ttsBody({ transcript: 'A very long text to keep the stream open. '.repeat(45), stream: true, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 } }));
+    const reader = stream.body!.getReader();
+    await reader.read(); // audio is flowing; a reader that pauses keeps the stream open
+    gateway.process.kill('SIGTERM');
+    await until(async () => (await fetch(gateway.url + '/readyz').catch(() => null))?.status !== 200, 2000, 'draining');
+    const second = Date.now();
+    gateway.process.kill('SIGTERM');
+    await gateway.exited;
+    assert.ok(Date.now() - second < 2000, 'exited soon after the second signal');
+    assert.equal(code, 1);
+    await reader.cancel().catch(() => {});
+  } finally {
+    await gateway.stop();
+  }
+});
+
+test('pull installs a model from an archive on first start, binds the shipped models to it and serves speech with it', { timeout: 120_000 }, async () => {
+  const archive = standInArchive();
+  const gateway = await startGateway({ accounts: { enabled: false }, pull: [`vits-piper-en_US-lessac-medium=${archive}`] } as never, 90_000);
+  try {
+    const models = (await (await fetch(gateway.url + '/models')).json()) as { data: { id: string; engine: { id: string; type: string; native_sample_rate: number } }[] };
+    const byId = Object.fromEntries(models.data.map((m) => [m.id, m.engine]));
+    for (const id of ['gepard-1.0', 'omnivoice', 'vits-piper-en_US-lessac-medium']) {
+      assert.equal(byId[id]?.id, 'vits-piper-en_US-lessac-medium', id);
+      assert.equal(byId[id]?.type, 'sherpa-onnx', id);
+    }
+    const response = await post(gateway, '/tts/bytes', ttsBody({ transcript: 'A natural voice in one command.', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: STAND_IN_RATE } }));
+    assert.equal(response.status, 200);
+    const audio = await decodeToFloat(Buffer.from(await response.arrayBuffer()), { container: 'wav', encoding: 'pcm_s16le', sampleRate: STAND_IN_RATE });
+    assert.equal(audio.sampleRate, STAND_IN_RATE);
+    assert.ok(audio.samples.length > STAND_IN_RATE / 2 && rms(audio.samples) > 0.001, 'speech from the pulled model');
+  } finally {
+    await gateway.stop();
+  }
+});
+
+test('a pull entry that names no model stops start-up with the entry named', { timeout: 30_000 }, async () => {
+  await assert.rejects(startGateway({ pull: ['../etc'] } as never), /pull: "\.\.\/etc" is not a model name/);
+});
+
+test('a gateway started before its PostgreSQL server is reachable waits for it', { timeout: 60_000 }, async () => {
+  // A port that refuses connections: the gateway waits, logging, until its wait runs out.
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+  const started = Date.now();
+  const failure = await startGateway({ store: { databaseUrl: `postgres://postgres@127.0.0.1:${port}/test`, startupWaitMs: 1500 } } as never, 20_000).then(
+    () => null,
+    (err: Error) => err,
+  );
+  assert.ok(failure, 'the gateway gave up');
+  assert.match(failure.message, /ECONNREFUSED|exited with 1/);
+  assert.ok(Date.now() - started >= 1500, 'it waited for the database first');
+});
