@@ -12,7 +12,7 @@ import { ApiError } from '../errors/api-error.js';
 import { LOCAL_ORG_ID, type Caller } from '../http/gate.js';
 import type { Services } from '../services.js';
 import type { PronunciationDict, PronunciationItem } from '../store/store.js';
-import { countCharacters } from '../synthesis/request.js';
+import { countCharacters } from '../synthesis/characters.js';
 import { pageByCursor } from './paging.js';
 
 export const MAX_NAME_CHARS = 200;
