@@ -18,7 +18,7 @@ import { openChangeBus } from './cluster/open.js';
 import type { Config } from './config/schema.js';
 import type { Engine } from './engines/engine.js';
 import { EngineRegistry } from './engines/registry.js';
-import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
+import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { LimitCounters } from './limits/counters.js';
 import { openLimits } from './limits/open.js';
