@@ -25,8 +25,9 @@ import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
 import { logSynthesis } from './log/synthesis-log.js';
 import { Metrics } from './metrics/metrics.js';
-import { MetricsServer } from './metrics/route.js';
+import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
+import { registerRoutes } from './routes.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
@@ -92,6 +93,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
   const http = buildHttpServer(services, () => closing);
+  registerRoutes(http, services, () => closing);
 
   const app: App = {
     http,
