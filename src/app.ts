@@ -23,7 +23,7 @@ import { buildHttpServer } from './http/server.js';
 import type { LimitCounters } from './limits/counters.js';
 import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
-import { logSynthesis } from './log/synthesis-log.js';
+import { logSynthesis } from './request-log/synthesis-log.js';
 import { Metrics } from './metrics/metrics.js';
 import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
