@@ -1,8 +1,9 @@
 /**
  * @module app
  * Assembles a server from configuration: engines bound to models, the model
- * and voice catalogues, the request gate and the HTTP server; starts engines
- * before listening and drains requests in flight on close.
+ * and voice catalogues, the request gate and the HTTP server with its routes
+ * (`routes.ts`); starts engines before listening and drains requests in
+ * flight on close.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
