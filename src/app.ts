@@ -1,8 +1,9 @@
 /**
  * @module app
  * Assembles a server from configuration: engines bound to models, the model
- * and voice catalogues, the request gate and the HTTP server; starts engines
- * before listening and drains requests in flight on close.
+ * and voice catalogues, the request gate and the HTTP server with its routes
+ * (`routes.ts`); starts engines before listening and drains requests in
+ * flight on close.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -18,15 +19,16 @@ import { openChangeBus } from './cluster/open.js';
 import type { Config } from './config/schema.js';
 import type { Engine } from './engines/engine.js';
 import { EngineRegistry } from './engines/registry.js';
-import { LOCAL_ORG_ID, localGate, type RequestGate } from './http/gate.js';
+import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { LimitCounters } from './limits/counters.js';
 import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
-import { logSynthesis } from './log/synthesis-log.js';
+import { logSynthesis } from './request-log/synthesis-log.js';
 import { Metrics } from './metrics/metrics.js';
-import { MetricsServer } from './metrics/route.js';
+import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
+import { registerRoutes } from './routes.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
@@ -96,7 +98,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
   let draining = false;
-  const http = buildHttpServer(services, () => closing, () => draining);
+  const http = buildHttpServer(services, () => closing);
+  registerRoutes(http, services, () => closing, () => draining);
 
   const app: App = {
     http,

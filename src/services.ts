@@ -9,13 +9,9 @@ import type { LimitCounters } from './limits/counters.js';
 import type { PricingConfig } from './accounts/pricing.js';
 import type { Activity } from './concurrency/activity.js';
 import type { Config } from './config/schema.js';
-import type { EngineRegistry } from './engines/registry.js';
-import type { RequestGate } from './http/gate.js';
-import type { Logger } from './log/logger.js';
 import type { Metrics } from './metrics/metrics.js';
-import type { ModelCatalogue } from './models/catalogue.js';
 import type { Store } from './store/store.js';
-import type { VoiceCatalogue } from './voices/catalogue.js';
+import type { SynthesisServices } from './synthesis/services.js';
 
 /** Present when accounts are enabled. */
 export interface AccountsServices {
@@ -27,19 +23,11 @@ export interface AccountsServices {
   tokens: AccessTokens;
 }
 
-export interface Services {
+/** The synthesis services (catalogues, engines, store, gate, logger, instance id) and the rest a server's handlers use. */
+export interface Services extends SynthesisServices {
   config: Config;
-  logger: Logger;
-  models: ModelCatalogue;
-  engines: EngineRegistry;
-  voices: VoiceCatalogue;
-  /** Persistent state: organisations, keys, ledger, cloned voices, dictionaries. */
-  store: Store;
-  gate: RequestGate;
   accounts: AccountsServices | null;
   version: string;
-  /** Tells this server's diagnostics events from another's in the same process (tests run several). */
-  instanceId: string;
   /** Syntheses in flight and open WebSocket connections, from this server's diagnostics events. */
   activity: Activity;
   /** This server's Prometheus metrics; null when `metrics.enabled` is off. */

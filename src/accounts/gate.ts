@@ -13,7 +13,7 @@
  * from another process (the CLI) within CACHE_MS.
  */
 import { ApiError } from '../errors/api-error.js';
-import type { Admission, AdmitOptions, AuthenticateOptions, Caller, CredentialSource, RequestGate } from '../http/gate.js';
+import type { Admission, AdmitOptions, AuthenticateOptions, Caller, CredentialSource, RequestGate } from '../synthesis/gate.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiKeyRecord, Org, Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';

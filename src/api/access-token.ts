@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MAX_EXPIRES_IN_S, type AccessTokens } from '../accounts/access-tokens.js';
 import { ApiError } from '../errors/api-error.js';
-import type { RequestGate } from '../http/gate.js';
+import type { RequestGate } from '../synthesis/gate.js';
 
 /** A token lives this long when `expires_in` is not given. */
 export const DEFAULT_EXPIRES_IN_S = 3600;

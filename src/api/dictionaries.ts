@@ -9,10 +9,10 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
-import { LOCAL_ORG_ID, type Caller } from '../http/gate.js';
+import { LOCAL_ORG_ID, type Caller } from '../synthesis/gate.js';
 import type { Services } from '../services.js';
 import type { PronunciationDict, PronunciationItem } from '../store/store.js';
-import { countCharacters } from '../synthesis/request.js';
+import { countCharacters } from '../synthesis/characters.js';
 import { pageByCursor } from './paging.js';
 
 export const MAX_NAME_CHARS = 200;

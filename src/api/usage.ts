@@ -8,7 +8,7 @@ import type { AccountsAdmin } from '../accounts/admin.js';
 import type { PricingConfig } from '../accounts/pricing.js';
 import { ledgerView, orgView } from '../accounts/views.js';
 import { ApiError } from '../errors/api-error.js';
-import type { RequestGate } from '../http/gate.js';
+import type { RequestGate } from '../synthesis/gate.js';
 
 export function registerUsage(app: FastifyInstance, gate: RequestGate, admin: AccountsAdmin, pricing: PricingConfig): void {
   app.get<{ Querystring: Record<string, string> }>('/usage', async (request) => {

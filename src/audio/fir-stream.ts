@@ -9,7 +9,7 @@
  * continued elsewhere: an engine's worker thread resamples one sentence and hands the state
  * back for the next one, wherever that one runs (audio/output-stage).
  */
-import type { Resampler } from './resampler.js';
+import type { Resampler } from './resampling.js';
 
 /** Where a FIR stream stands: enough to continue it, on any thread, with the same output. */
 export interface FirState {

@@ -11,17 +11,9 @@ import type { SpeexResamplerModule } from '@echogarden/speex-resampler-wasm';
 import type { FirStream } from './fir-stream.js';
 import { HalfbandUpsampler } from './halfband.js';
 import { PolyphaseResampler } from './polyphase.js';
+import type { Resampler } from './resampling.js';
 
-export interface Resampler {
-  readonly inputRate: number;
-  readonly outputRate: number;
-  /** Resamples the next chunk; returns whatever output is ready (filter delay holds some back). */
-  process(input: Float32Array): Float32Array;
-  /** Drains the filter delay and ends the stream; call once, after the last process(). */
-  flush(): Float32Array;
-  /** Frees the wasm state; safe to call more than once. */
-  destroy(): void;
-}
+export type { Resampler };
 
 /** Input samples handed to wasm per call, so a huge chunk never needs a huge heap buffer. */
 const PIECE = 4096;

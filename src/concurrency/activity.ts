@@ -8,7 +8,7 @@
  * counters.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import type { Endpoint } from '../http/gate.js';
+import type { Endpoint } from '../synthesis/gate.js';
 import { diagnostics, type SynthesisAdmitted, type SynthesisEnd, type WebSocketConnection } from '../synthesis/diagnostics.js';
 
 /** The organisation of a request made without one (accounts off: everything is `org_local`'s). */

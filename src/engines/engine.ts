@@ -5,7 +5,10 @@
  * and settings it yields Float32 chunks at the engine's native rate (mono,
  * −1…1), optionally with word timings, and stops when the signal aborts.
  */
+import type { VoiceReference } from '../voices/reference.js';
 import type { Voice } from '../voices/voice.js';
+
+export type { VoiceReference };
 
 export interface WordTiming {
   word: string;
@@ -18,18 +21,6 @@ export interface EngineChunk {
   samples: Float32Array;
   /** Words whose timing became known with this chunk. */
   words?: WordTiming[];
-}
-
-/** A cloned voice's reference: its stored clip, decoded, and what the clip says. */
-export interface VoiceReference {
-  /**
-   * Mono samples, −1…1, in shared memory (a `SharedArrayBuffer`), so a worker thread reads them
-   * without a copy. Shared by every request for the voice: read it, never write it.
-   */
-  audio: Float32Array;
-  sampleRate: number;
-  /** The clip's transcript, when the voice has one. */
-  text?: string;
 }
 
 export interface EngineInput {

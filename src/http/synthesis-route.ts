@@ -10,11 +10,11 @@
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CONTENT_TYPES } from '../audio/format.js';
-import type { Services } from '../services.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
+import type { SynthesisServices } from '../synthesis/services.js';
 import { SynthesisSession, type FrameSink, type StreamFraming } from '../synthesis/session.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
-import type { Endpoint } from './gate.js';
+import type { Endpoint } from '../synthesis/gate.js';
 import { decodeJsonObject } from './json-body.js';
 import { clientRequestId } from './request-id.js';
 
@@ -44,7 +44,7 @@ export function audioStream(synthesis: SynthesisRequest): StreamAnswer {
 }
 
 export async function serveSynthesis<I extends SpeechInput>(
-  services: Services,
+  services: SynthesisServices,
   request: FastifyRequest,
   reply: FastifyReply,
   route: SynthesisRoute<I>,

@@ -6,12 +6,20 @@
  * is waited for, up to `store.startupWaitMs`.
  */
 import { join } from 'node:path';
-import type { Config } from '../config/schema.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
-export function storePath(config: Config): string {
+/**
+ * What opening a store reads from the server's config: its `dataDir` and `store` section. The
+ * config is passed as it is; the store names only what it reads, so it needs nothing from config/.
+ */
+export interface StoreSettings {
+  dataDir: string;
+  store: { databaseUrl: string | null; schema: string | null; poolSize: number; timeoutMs: number; startupWaitMs: number };
+}
+
+export function storePath(config: StoreSettings): string {
   return join(config.dataDir, 'voicegate.sqlite');
 }
 
@@ -26,7 +34,7 @@ function notReachableYet(err: unknown): boolean {
   return /timeout|terminated unexpectedly|Connection terminated/i.test((err as Error).message ?? '');
 }
 
-export async function openStore(config: Config, onWait?: (err: Error, waitedMs: number) => void): Promise<Store> {
+export async function openStore(config: StoreSettings, onWait?: (err: Error, waitedMs: number) => void): Promise<Store> {
   const { databaseUrl, schema, poolSize, timeoutMs, startupWaitMs } = config.store;
   if (databaseUrl === null) return openSqliteStore(storePath(config));
   const started = Date.now();

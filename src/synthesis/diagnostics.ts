@@ -8,7 +8,7 @@
  * Publishing costs nothing while no one listens.
  */
 import { channel } from 'node:diagnostics_channel';
-import type { Endpoint } from '../http/gate.js';
+import type { Endpoint } from './gate.js';
 
 export interface SynthesisStart {
   /** The server (app instance) that published it: several may share a process. */

@@ -8,7 +8,7 @@
  */
 import { ApiError } from '../errors/api-error.js';
 import type { PronunciationItem } from '../store/store.js';
-import { countCharacters } from './request.js';
+import { countCharacters } from './characters.js';
 
 /**
  * What may not touch a match on either side. Combining marks count too, so

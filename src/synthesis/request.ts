@@ -40,10 +40,3 @@ export interface SynthesisRequest {
   /** Audio this request continues (a WebSocket context's next clause); see EngineInput.playback. */
   playback?: Playback;
 }
-
-/** Counts Unicode code points, the unit of limits and billing (not UTF-16 units). */
-export function countCharacters(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
-  return count;
-}

@@ -10,20 +10,20 @@
  */
 import type { VoiceReference } from '../engines/engine.js';
 import { ApiError } from '../errors/api-error.js';
-import { LOCAL_ORG_ID } from '../http/gate.js';
+import { LOCAL_ORG_ID } from './gate.js';
 import { resolveGenerationConfig } from '../models/generation-config.js';
 import { resolveOutputFormat } from '../models/output-format.js';
-import type { Services } from '../services.js';
 import type { PronunciationItem } from '../store/store.js';
 import type { SynthesisRequest } from './request.js';
 import { speechSegments } from './segments.js';
+import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
 import { hasClip } from '../voices/voice.js';
 import { countTranscriptCharacters } from './tags.js';
 import { voiceGain } from './voice-gain.js';
 
 export interface ResolveContext {
-  services: Services;
+  services: SynthesisServices;
   requestId: string;
   /** Calling organisation; null means the implicit local one. */
   orgId: string | null;

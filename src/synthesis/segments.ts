@@ -19,7 +19,7 @@ import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import { expandForSpeech, MAX_EXPANDED_CHARACTERS } from './pronunciation.js';
-import { countCharacters } from './request.js';
+import { countCharacters } from './characters.js';
 import { parseTags, spellOut } from './tags.js';
 
 export type SpeechSegment =

@@ -18,16 +18,16 @@
  *   `reserve()` / `charge()`, driven by `turn-billing.ts`.
  */
 import { ApiError, toApiError } from '../errors/api-error.js';
-import type { Admission, Caller, CredentialSource, Endpoint } from '../http/gate.js';
-import type { Services } from '../services.js';
+import type { Admission, Caller, CredentialSource, Endpoint } from './gate.js';
 import { diagnostics, publish, type SynthesisEnd } from './diagnostics.js';
 import { renderClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
 import { resolveSpeech } from './resolve.js';
+import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
 
 export interface SessionOptions {
-  services: Services;
+  services: SynthesisServices;
   transport: 'http' | 'websocket';
   /** Made by the server; the key of every charge this session makes. */
   requestId: string;
@@ -67,7 +67,7 @@ export class SynthesisSession {
   /** Aborts when the client leaves or the session ends; every engine job of this session listens to it. */
   readonly signal: AbortSignal;
   private readonly controller = new AbortController();
-  private readonly services: Services;
+  private readonly services: SynthesisServices;
   private readonly transport: 'http' | 'websocket';
   private readonly startedAt = performance.now();
   private caller: Caller | null = null;

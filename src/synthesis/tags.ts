@@ -11,7 +11,7 @@
  * streamed text may be cut without splitting a tag or a spelled run.
  */
 import { ApiError } from '../errors/api-error.js';
-import { countCharacters } from './request.js';
+import { countCharacters } from './characters.js';
 
 export type TagSegment =
   | {

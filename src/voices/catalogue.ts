@@ -6,9 +6,8 @@
  * hands out a cloned voice's decoded clip to the engines that clone
  * (`reference.ts`).
  */
-import type { VoiceReference } from '../engines/engine.js';
 import type { Store, StoredVoice } from '../store/store.js';
-import { ReferenceClips, REFERENCE_CACHE_DEFAULTS, type ReferenceCacheLimits } from './reference.js';
+import { ReferenceClips, REFERENCE_CACHE_DEFAULTS, type ReferenceCacheLimits, type VoiceReference } from './reference.js';
 import type { Voice } from './voice.js';
 
 export function fromStored(stored: StoredVoice): Voice {

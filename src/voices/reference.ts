@@ -13,10 +13,21 @@
  * edited, so it is taken from the voice record of each request instead.
  */
 import { decodeToFloat } from '../audio/decode.js';
-import type { VoiceReference } from '../engines/engine.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Store } from '../store/store.js';
 import type { Voice } from './voice.js';
+
+/** A cloned voice's reference: its stored clip, decoded, and what the clip says. */
+export interface VoiceReference {
+  /**
+   * Mono samples, −1…1, in shared memory (a `SharedArrayBuffer`), so a worker thread reads them
+   * without a copy. Shared by every request for the voice: read it, never write it.
+   */
+  audio: Float32Array;
+  sampleRate: number;
+  /** The clip's transcript, when the voice has one. */
+  text?: string;
+}
 
 export interface ReferenceCacheLimits {
   /** Voices kept at most. */

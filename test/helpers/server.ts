@@ -7,7 +7,7 @@ import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { createLogger } from '../../src/log/logger.js';
-import type { RequestGate } from '../../src/http/gate.js';
+import type { RequestGate } from '../../src/synthesis/gate.js';
 import { selfSignedPaths } from '../../src/http/tls.js';
 import type { DestinationStream } from 'pino';
 import { mkdtempSync, readFileSync } from 'node:fs';

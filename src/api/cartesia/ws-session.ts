@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { WebSocket, type RawData } from 'ws';
 import type { Config } from '../../config/schema.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
-import type { Caller } from '../../http/gate.js';
+import type { Caller } from '../../synthesis/gate.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';

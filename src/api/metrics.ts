@@ -1,5 +1,5 @@
 /**
- * @module metrics/route
+ * @module api/metrics
  * Where `/metrics` is served, and who may read it. On the main port it needs
  * the admin token as `Authorization: Bearer` (constant-time compare) unless
  * `metrics.public`; an API key never reads it. With `metrics.port` set it is
@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { tokensEqual } from '../accounts/api-keys.js';
 import { ApiError } from '../errors/api-error.js';
 import { newRequestId } from '../http/request-id.js';
-import type { Metrics } from './metrics.js';
+import type { Metrics } from '../metrics/metrics.js';
 
 export const METRICS_PATH = '/metrics';
 

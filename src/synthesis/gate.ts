@@ -1,16 +1,18 @@
 /**
- * @module http/gate
+ * @module synthesis/gate
  * The named points where accounts hook into every synthesis, whatever the
- * transport. The synthesis session calls them in order: `authenticate`
- * before anything is parsed; `admit` once the request (and so its cost) is
- * known — key still valid, rate and concurrency limits, and a reservation of
- * the cost against the balance; on the returned admission `charge` when the
- * endpoint's billing policy says (settling a reservation into its ledger
- * row), `reserve` for each further batch of a WebSocket turn, and `release`
- * exactly once however the request ends.
+ * transport; the gate and its types know no transport, so a synthesis that
+ * no HTTP request carries reaches them as the session does. The synthesis
+ * session calls them in order: `authenticate` before anything is parsed;
+ * `admit` once the request (and so its cost) is known — key still valid,
+ * rate and concurrency limits, and a reservation of the cost against the
+ * balance; on the returned admission `charge` when the endpoint's billing
+ * policy says (settling a reservation into its ledger row), `reserve` for
+ * each further batch of a WebSocket turn, and `release` exactly once however
+ * the request ends.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { SynthesisRequest } from '../synthesis/request.js';
+import type { SynthesisRequest } from './request.js';
 
 export interface Caller {
   orgId: string | null;

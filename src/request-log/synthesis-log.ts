@@ -1,5 +1,5 @@
 /**
- * @module log/synthesis-log
+ * @module request-log/synthesis-log
  * Request logs for every synthesis, read from the session's diagnostics
  * events rather than written by each transport: one line when a request
  * ends (endpoint, model, duration, characters charged, audio, status, error
@@ -9,7 +9,7 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { SynthesisChargeFailed, SynthesisEnd } from '../synthesis/diagnostics.js';
 import { diagnostics } from '../synthesis/diagnostics.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../log/logger.js';
 
 /** Starts logging this server's synthesis events; returns the function that stops it. */
 export function logSynthesis(logger: Logger, instance: string): () => void {

@@ -1,5 +1,5 @@
 /**
- * @module concurrency/route
+ * @module api/concurrency
  * `GET /concurrency` in Cartesia's shape, for the caller's organisation:
  * `{tts_requests: {active, limit}, tts_websockets: {active, limit}}`.
  * `tts_requests.limit` is the organisation's `max_concurrent` (null: no
@@ -14,7 +14,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { Services } from '../services.js';
 import { storeUnavailable } from '../store/errors.js';
 import type { Org } from '../store/store.js';
-import type { Activity } from './activity.js';
+import type { Activity } from '../concurrency/activity.js';
 
 export interface ConcurrencyView {
   tts_requests: { active: number; limit: number | null };

@@ -1,0 +1,69 @@
+/**
+ * @module routes
+ * Assembly of the HTTP API: every route of every dialect, registered on the
+ * instance `http/server.ts` builds. Called by `app.ts` right after the
+ * instance is built, before anything else adds a route, so the record of
+ * registered routes the OpenAPI tests read is complete. `http/` offers the
+ * instance, the envelope, TLS and the synthesis route adapter and knows no
+ * route; this module knows them all.
+ */
+import type { FastifyInstance } from 'fastify';
+import { registerAccessToken } from './api/access-token.js';
+import { registerAdmin } from './api/admin.js';
+import { registerConcurrency } from './api/concurrency.js';
+import { registerDictionaries } from './api/dictionaries.js';
+import { registerTtsBytes } from './api/cartesia/bytes.js';
+import { registerTtsSse } from './api/cartesia/sse.js';
+import { registerWebSocket } from './api/cartesia/websocket.js';
+import { registerOpenAISpeech } from './api/openai/speech.js';
+import { registerHealth } from './api/health.js';
+import { registerMetricsRoute } from './api/metrics.js';
+import { registerModels } from './api/models.js';
+import { registerPlayground } from './api/playground.js';
+import { registerUsage } from './api/usage.js';
+import { registerVoices } from './api/voices.js';
+import { acceptRawBodies } from './http/json-body.js';
+import { registerOpenApi } from './openapi/route.js';
+import { trackRoutes } from './openapi/routes.js';
+import type { Services } from './services.js';
+
+/**
+ * `isClosing`: new requests are refused (503 `not_ready`); `isDraining`: the server is leaving but
+ * still serves, and only `/readyz` says so, for a load balancer to stop routing here.
+ */
+export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): void {
+  const { server } = services.config;
+  trackRoutes(app);
+  registerHealth(app, services, () => isClosing() || isDraining());
+  registerModels(app, services);
+  registerPlayground(app);
+  registerVoices(app, services);
+  registerDictionaries(app, services);
+  registerConcurrency(app, services, services.activity);
+  const metricsHere = services.metrics !== null && services.config.metrics.port === null;
+  if (services.metrics && metricsHere) {
+    registerMetricsRoute(app, services.metrics, { public: services.config.metrics.public, adminToken: services.config.accounts.adminToken });
+  }
+  registerOpenApi(app, {
+    version: services.version,
+    accounts: services.accounts !== null,
+    metricsOnMainPort: metricsHere,
+    costHeaderAliasPrefix: services.config.accounts.costHeaderAliasPrefix,
+  });
+  if (services.accounts) {
+    const { admin, pricing, tokens } = services.accounts;
+    registerUsage(app, services.gate, admin, pricing);
+    registerAccessToken(app, services.gate, tokens);
+    registerAdmin(app, admin, services.config.accounts.adminToken, pricing);
+  }
+  registerWebSocket(app, services, isClosing);
+  app.register(async (tts) => {
+    acceptRawBodies(tts, server.bodyLimitBytes);
+    registerTtsBytes(tts, services);
+    registerTtsSse(tts, services);
+  });
+  app.register(async (openai) => {
+    acceptRawBodies(openai, server.bodyLimitBytes);
+    registerOpenAISpeech(openai, services);
+  });
+}
