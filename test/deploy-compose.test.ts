@@ -1,0 +1,162 @@
+/**
+ * @module test/deploy-compose
+ * compose.yaml run for real with podman-compose, as a user runs it: two
+ * gateways (the image built from the Dockerfile) behind the HAProxy entry
+ * point, PostgreSQL and Redis (stand-ins built from Debian's packages under
+ * the file's image variables; test/deploy/stand-ins). Speech goes through
+ * the entry point from both gateways; one gateway is stopped while requests
+ * keep coming, and every request is still served; the ledger holds exactly
+ * one charge per request, of its characters, and the balance matches. The
+ * file is also rendered and validated with docker-compose's `config`.
+ */
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { decodeToFloat, rms } from '../src/audio/decode.js';
+import { buildImage, buildStandIn, containersUnavailable, IMAGE, podman, REPO, run, runName, until } from './helpers/containers.js';
+import { ttsBody } from './helpers/server.js';
+
+const skip = containersUnavailable(['podman', 'runc', 'podman-compose']);
+const project = runName('vgcompose');
+const admin = randomBytes(16).toString('hex');
+let env: Record<string, string>;
+let url: string;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+const compose = (args: string[], timeoutMs = 300_000) => run('podman-compose', ['-p', project, '-f', join(REPO, 'compose.yaml'), ...args], { env, timeoutMs });
+
+before(async () => {
+  if (skip) return;
+  await buildImage();
+  const [postgres, redis, haproxy] = [await buildStandIn('postgres'), await buildStandIn('redis'), await buildStandIn('haproxy')];
+  const port = await freePort();
+  url = `http://127.0.0.1:${port}`;
+  // What a user's .env holds, and the file's image variables pointing at what this machine can build.
+  env = {
+    POSTGRES_PASSWORD: randomBytes(12).toString('hex'),
+    REDIS_PASSWORD: randomBytes(12).toString('hex'),
+    VOICEGATE_TOKEN_SECRET: randomBytes(24).toString('hex'),
+    VOICEGATE_ADMIN_TOKEN: admin,
+    VOICEGATE_GATEWAYS: '2',
+    VOICEGATE_PUBLISH: `127.0.0.1:${port}`,
+    VOICEGATE_IMAGE: IMAGE,
+    POSTGRES_IMAGE: postgres,
+    REDIS_IMAGE: redis,
+    HAPROXY_IMAGE: haproxy,
+  };
+  const up = await compose(['up', '-d', '--no-build', 'postgres', 'redis', 'gateway', 'lb']);
+  assert.equal(up.code, 0, `podman-compose up:\n${up.stdout.slice(-3000)}\n${up.stderr.slice(-3000)}`);
+}, { timeout: 1_800_000 });
+
+after(async () => {
+  if (skip) return;
+  const down = await compose(['down', '-v', '-t', '5'], 180_000);
+  if (down.code !== 0) console.log(`podman-compose down: ${down.stderr.slice(-2000)}`);
+  // Whatever down left (volumes of a run that failed half-way).
+  const left = await run('podman', ['volume', 'ls', '-q', '--filter', `label=io.podman.compose.project=${project}`]);
+  if (left.stdout.trim()) await run('podman', ['volume', 'rm', '-f', ...left.stdout.trim().split('\n')]);
+  await run('podman', ['network', 'rm', '-f', `${project}_default`]);
+});
+
+const gateways = () => [1, 2].map((n) => `${project}_gateway_${n}`);
+
+async function adminOrg(credits: number): Promise<{ orgId: string; key: string }> {
+  const headers = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' };
+  const created = await fetch(`${url}/admin/orgs`, { method: 'POST', headers, body: JSON.stringify({ name: 'compose', credits, limits: { max_concurrent: null, rate_limit: null } }) });
+  assert.equal(created.status, 201, await created.clone().text());
+  const { id } = (await created.json()) as { id: string };
+  const issued = await fetch(`${url}/admin/orgs/${id}/keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'compose' }) });
+  const { key } = (await issued.json()) as { key: string };
+  return { orgId: id, key };
+}
+
+test('compose.yaml renders and validates with docker-compose config', { skip: skip ?? (!process.env.PATH?.split(':').some((d) => existsSync(join(d, 'docker-compose'))) && !process.env.CI ? 'docker-compose not installed' : false), timeout: 60_000 }, async () => {
+  const rendered = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, COMPOSE_PROFILES: 'gpu', VOICEGATE_CONFIG: '/etc/voicegate/gpu.json' } });
+  assert.equal(rendered.code, 0, rendered.stderr);
+  assert.match(rendered.stdout, /condition: service_healthy/);
+  assert.match(rendered.stdout, /replicas: 2/);
+  assert.match(rendered.stdout, /kokoro/);
+  const missing = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, POSTGRES_PASSWORD: '' } });
+  assert.notEqual(missing.code, 0, 'a missing password is refused');
+  assert.match(missing.stderr, /POSTGRES_PASSWORD/);
+});
+
+test('speech through the entry point from every gateway; one gateway stopped, every request still served; the ledger exact', { skip: skip ?? false, timeout: 600_000 }, async () => {
+  await until(async () => (await fetch(`${url}/readyz`)).status === 200, 240_000, 'the entry point ready');
+  for (const name of gateways()) {
+    await until(async () => (await run('podman', ['exec', name, 'voicegate', 'healthcheck'])).code === 0 || null, 120_000, `${name} ready`);
+  }
+  const org = await adminOrg(1_000_000);
+  const auth = { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' };
+  const say = async (transcript: string) => {
+    const response = await fetch(`${url}/tts/bytes`, { method: 'POST', headers: auth, body: JSON.stringify(ttsBody({ transcript })) });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    return { status: response.status, bytes, credits: Number(response.headers.get('x-request-credits')) };
+  };
+
+  const first = await say('Hello through the entry point.');
+  assert.equal(first.status, 200);
+  const audio = await decodeToFloat(first.bytes, { container: 'wav', encoding: 'pcm_s16le', sampleRate: 22050 });
+  assert.ok(rms(audio.samples) > 0.01, 'speech, not silence');
+
+  // Both gateways take requests: each has a synthesis in its own metrics after a round of them.
+  const sent: string[] = ['Hello through the entry point.'];
+  const results: { status: number; credits: number }[] = [first];
+  for (let i = 0; i < 8; i++) {
+    const text = `Request number ${i} goes to whichever gateway is free.`;
+    sent.push(text);
+    results.push(await say(text));
+  }
+  const served = await Promise.all(gateways().map(async (name) => {
+    const metrics = await run('podman', ['exec', name, 'node', '-e', "fetch('http://127.0.0.1:9464/metrics').then(r=>r.text()).then(t=>console.log(t))"]);
+    return /^voicegate_requests_total\{[^}]*status="200"[^}]*\} [1-9]/m.test(metrics.stdout);
+  }));
+  assert.deepEqual(served, [true, true], 'both gateways served speech');
+
+  // Stop one gateway (SIGTERM: it drains) while requests keep coming.
+  const stopping = run('podman', ['stop', '-t', '30', gateways()[0]], { timeoutMs: 60_000 });
+  const during: Promise<{ status: number; credits: number }>[] = [];
+  const started = Date.now();
+  while (Date.now() - started < 6000) {
+    const text = `Served while a gateway leaves, ${during.length}.`;
+    sent.push(text);
+    during.push(say(text));
+    await new Promise((r) => setTimeout(r, 150));
+  }
+  results.push(...(await Promise.all(during)));
+  const stop = await stopping;
+  assert.equal(stop.code, 0, stop.stderr);
+  const exit = await podman(['inspect', gateways()[0], '--format', '{{.State.ExitCode}}']);
+  assert.equal(exit, '0', 'the stopped gateway drained and exited 0');
+  for (let i = 0; i < 4; i++) {
+    const text = `After the stop, ${i}.`;
+    sent.push(text);
+    results.push(await say(text));
+  }
+  assert.deepEqual(results.map((r) => r.status), results.map(() => 200), 'every request served');
+
+  // The ledger: exactly one charge per request, of its characters; the balance matches.
+  const expected = sent.reduce((sum, text) => sum + [...text].length, 0);
+  assert.equal(results.reduce((sum, r) => sum + r.credits, 0), expected, 'the cost headers add up to the characters sent');
+  const usage = await until(async () => {
+    const response = await fetch(`${url}/usage?limit=100`, { headers: auth });
+    const body = (await response.json()) as { data: { kind: string; credits: number }[] };
+    const charges = body.data.filter((e) => e.kind === 'charge');
+    return charges.length === sent.length ? body : null;
+  }, 15_000, 'every charge in the ledger');
+  const charges = usage.data.filter((e) => e.kind === 'charge');
+  assert.equal(charges.reduce((sum, e) => sum + Math.abs(e.credits), 0), expected);
+  const after = (await (await fetch(`${url}/usage?limit=1`, { headers: auth })).json()) as { org: { balance: { credits: number } } };
+  assert.equal(after.org.balance.credits, 1_000_000 - expected);
+});
