@@ -80,8 +80,16 @@ export class MappedText {
     let sourceFrom = Infinity;
     let sourceTo = -Infinity;
     const end = Math.max(to, from + 1);
-    for (const span of this.spans) {
-      if (span.to <= from || span.from >= end) continue;
+    // Spans are in text order: start at the first that ends after `from`.
+    let low = 0;
+    let high = this.spans.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.spans[mid].to <= from) low = mid + 1;
+      else high = mid;
+    }
+    for (let i = low; i < this.spans.length && this.spans[i].from < end; i++) {
+      const span = this.spans[i];
       if (span.whole) {
         sourceFrom = Math.min(sourceFrom, span.sourceFrom);
         sourceTo = Math.max(sourceTo, span.sourceTo);
