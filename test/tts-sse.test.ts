@@ -94,7 +94,8 @@ describe('SSE on the wire', () => {
     assert.equal(typeof chunk.step_time, 'number');
     assert.ok(chunk.data.length > 0);
     const words = events.filter((e) => e.type === 'timestamps').flatMap((e) => e.word_timestamps.words);
-    assert.deepEqual(words, ['Alpha', 'beta', 'gamma']);
+    // The transcript's own words, punctuation attached (docs/api.md).
+    assert.deepEqual(words, ['Alpha', 'beta', 'gamma.']);
     const last = events.at(-1)!;
     assert.deepEqual(last, { type: 'done', done: true, status_code: 200, context_id: 'ctx-1' });
     assert.equal(events.filter((e) => e.type === 'done').length, 1);

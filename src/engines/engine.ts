@@ -15,6 +15,13 @@ export interface WordTiming {
   /** Seconds from the start of this synthesis. */
   start: number;
   end: number;
+  /**
+   * Where an engine's word stands in `EngineInput.text`, `[from, to)` in UTF-16 code units, when the
+   * engine knows. The pipeline maps it back to the client's own words (synthesis/word-align); a
+   * word without it is looked for in the text by what it says.
+   */
+  from?: number;
+  to?: number;
 }
 
 export interface EngineChunk {

@@ -14,8 +14,17 @@ export const MAX_SENTENCE_CHARS = 400;
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'sentence' });
 
 export function* sentences(text: string): Generator<string> {
-  for (const { segment } of segmenter.segment(text)) {
-    for (const piece of bounded(segment)) if (/[\p{L}\p{N}]/u.test(piece)) yield piece.trim();
+  for (const sentence of sentenceSpans(text)) yield sentence.text;
+}
+
+/** `sentences`, each with where it starts in `text` (UTF-16 code units). */
+export function* sentenceSpans(text: string): Generator<{ text: string; at: number }> {
+  for (const { segment, index } of segmenter.segment(text)) {
+    let at = index;
+    for (const piece of bounded(segment)) {
+      if (/[\p{L}\p{N}]/u.test(piece)) yield { text: piece.trim(), at: at + piece.length - piece.trimStart().length };
+      at += piece.length;
+    }
   }
 }
 

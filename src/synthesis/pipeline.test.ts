@@ -20,7 +20,14 @@ import { ToneEngine } from '../engines/tone/engine.js';
 import { NAMED_VOICES } from '../voices/builtin.js';
 import { renderClip, synthesizeAudio } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
-import type { SpeechSegment } from './segments.js';
+import { speechSegments, type SpeechSegment } from './segments.js';
+import { MappedText } from './text-map.js';
+import { BUILTIN_MODELS } from '../models/builtin.js';
+
+/** A text segment at speed 1 (as the transcript's own text, from its start). */
+function spoken(text: string, gain: number): SpeechSegment {
+  return { kind: 'text', text, speed: 1, gain, source: MappedText.copied(text, 0) };
+}
 
 const tone = new ToneEngine({ id: 'tone', sampleRate: 24000, secondsPerChar: 0.06, chunkSeconds: 0.1 });
 
@@ -68,7 +75,7 @@ function request(engine: Engine, format: OutputFormat, options: { volume?: numbe
     engine,
     format,
     settings: { speed: 1, volume: options.volume ?? 1 },
-    segments: options.segments ?? [{ kind: 'text', text: 'Hello there, this is a test of the pipeline.', speed: 1, gain: options.volume ?? 1 }],
+    segments: options.segments ?? [spoken('Hello there, this is a test of the pipeline.', options.volume ?? 1)],
     voice: NAMED_VOICES[0],
     language: null,
     wordTimestamps: false,
@@ -127,7 +134,7 @@ describe('pipeline: segments', () => {
 
   it('a silence segment adds exactly its length, resampled or not', async () => {
     for (const rate of [24000, 16000, 44100]) {
-      const speech: SpeechSegment = { kind: 'text', text: 'Hello there.', speed: 1, gain: 1 };
+      const speech: SpeechSegment = spoken('Hello there.', 1);
       const alone = (await renderClip(request(tone, raw(rate), { segments: [speech] }), signal)).audio.length / 2;
       const twice = (await renderClip(request(tone, raw(rate), { segments: [speech, speech] }), signal)).audio.length / 2;
       const spaced = await renderClip(request(tone, raw(rate), { segments: [speech, { kind: 'silence', seconds: 1 }, speech] }), signal);
@@ -145,7 +152,7 @@ describe('pipeline: segments', () => {
 
   it('gain on the 16-bit path gives the Float32 path\'s bytes for an engine whose floats are its 16-bit samples (eSpeak)', async () => {
     for (const gain of [0.37, 1.9, 3.5]) {
-      const segments: SpeechSegment[] = [{ kind: 'text', text: 'Hello there, louder and softer.', speed: 1, gain }];
+      const segments: SpeechSegment[] = [spoken('Hello there, louder and softer.', gain)];
       const direct = (await renderClip(request(tone, raw(24000), { segments }), signal)).audio;
       assert.deepEqual(direct, (await renderClip(request(quantized, raw(24000), { segments }), signal)).audio, `gain ${gain}`);
       assert.notDeepEqual(direct, (await renderClip(request(tone, raw(24000)), signal)).audio);
@@ -153,13 +160,10 @@ describe('pipeline: segments', () => {
   });
 
   it('word timings of a later segment count from the start of the audio', async () => {
-    const segments: SpeechSegment[] = [
-      { kind: 'text', text: 'one two', speed: 1, gain: 1 },
-      { kind: 'silence', seconds: 0.5 },
-      { kind: 'text', text: 'three', speed: 1, gain: 1 },
-    ];
+    const transcript = 'one two<break time="0.5s"/>three';
+    const segments = speechSegments(transcript, { model: BUILTIN_MODELS['gepard-1.0'], settings: { speed: 1, volume: 1 }, streaming: true, pronunciation: null, voiceGain: 1 });
     const words = [];
-    for await (const piece of synthesizeAudio({ ...request(tone, raw(24000), { segments }), wordTimestamps: true }, signal)) words.push(...(piece.words ?? []));
+    for await (const piece of synthesizeAudio({ ...request(tone, raw(24000), { segments }), transcript, wordTimestamps: true }, signal)) words.push(...(piece.words ?? []));
     assert.deepEqual(words.map((w) => w.word), ['one', 'two', 'three']);
     // "one two" is 7 characters at 0.06 s each, then half a second of silence.
     assert.ok(Math.abs(words[2].start - (7 * 0.06 + 0.5)) < 0.01, `three starts at ${words[2].start}`);
@@ -169,9 +173,9 @@ describe('pipeline: segments', () => {
 describe('pipeline: output stage in the engine', () => {
   const signal = new AbortController().signal;
   const segments: SpeechSegment[] = [
-    { kind: 'text', text: 'Hello there, this is the first part.', speed: 1, gain: 0.6 },
+    spoken('Hello there, this is the first part.', 0.6),
     { kind: 'silence', seconds: 0.33 },
-    { kind: 'text', text: 'And a second, louder part.', speed: 1, gain: 1.8 },
+    spoken('And a second, louder part.', 1.8),
   ];
 
   it("an engine that stages gives the pipeline's own bytes, continued across segments and silence", async () => {
@@ -218,9 +222,9 @@ describe('pipeline: playback', { timeout: 10_000 }, () => {
   });
   const format = { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 } as OutputFormat;
   const segments: SpeechSegment[] = [
-    { kind: 'text', text: 'First part.', speed: 1, gain: 1 },
+    spoken('First part.', 1),
     { kind: 'silence', seconds: 0.25 },
-    { kind: 'text', text: 'Second part.', speed: 1, gain: 1 },
+    spoken('Second part.', 1),
   ];
 
   it("a segment after the request's first audio continues it; the first segment does not", async () => {

@@ -10,7 +10,9 @@
  * segment is zeros at the engine's rate fed through the same stage or
  * resampler, so it lasts exactly its length in the output.
  * Whole clips are the same stream collected, with a WAV header that knows
- * its size.
+ * its size. Word timestamps name the transcript's own words: the engine's
+ * words are mapped back through each segment's text map and aligned to them
+ * (`word-align.ts`), on the request's clock or the turn's.
  */
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
 import { OutputStage, stageSpecFor } from '../audio/output-stage.js';
@@ -21,11 +23,12 @@ import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16
 import { offersStaging, type StageCursor, type StagedChunk, type StagingEngine } from '../engines/staged.js';
 import { ApiError } from '../errors/api-error.js';
 import type { SynthesisRequest } from './request.js';
+import { requestWords, segmentUnits } from './word-align.js';
 
 export interface AudioPiece {
   /** Encoded audio (a streamed WAV's header is prepended to the first piece). */
   audio: Buffer;
-  /** Words whose timing became known with this piece. */
+  /** The transcript's words whose timing became known with this piece, on the request's (or turn's) clock. */
   words?: WordTiming[];
   /** Milliseconds spent making this piece (engine, resampling, encoding). */
   stepTime: number;
@@ -73,6 +76,8 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     header = null;
     return joined;
   };
+  // The words of the request, or of the turn this request is part of (a WebSocket clause).
+  const track = request.wordTimestamps ? (request.words ?? requestWords(request.transcript)) : null;
   let samples = 0;
   /** Seconds of audio before the current segment: later segments' word timings count from the start. */
   let offset = 0;
@@ -102,6 +107,8 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       if (request.reference) input.reference = request.reference;
       if (firstAudioAt > 0) input.playback = { startedAt: firstAudioAt, seconds: before + offset };
       let made = 0;
+      /** Where the engine's words stop being looked for in the segment's text (engines that report no positions). */
+      const located = { at: 0 };
       if (cursor) {
         cursor.gain = segment.gain;
         cursor.state = stage!.state();
@@ -121,8 +128,9 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         if (firstAudioAt === 0 && audio.length > 0) firstAudioAt = performance.now();
         const stepTime = performance.now() - started;
         const seconds = from / rate;
-        const words = chunk.words && offset > 0 ? chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) : chunk.words;
-        yield words ? { audio: withHeader(audio), words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds };
+        const words = track && chunk.words ? track.aligner.add(segmentUnits(chunk.words, segment.source, track, track.secondsAt + offset, located)) : [];
+        if (audio.length === 0 && words.length === 0) continue;
+        yield words.length > 0 ? { audio: withHeader(audio), words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds };
         started = performance.now();
       }
       // Silence and the tail continue where the engine's workers left the stream.
@@ -133,7 +141,11 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     if (samples === 0) throw noAudio(request);
     const held = stage ? stage.flush() : resampler ? await encoder.encode(resampler.flush()) : null;
     const tail = held ? Buffer.concat([held, await encoder.end()]) : await encoder.end();
-    if (tail.length > 0 || header) yield { audio: withHeader(tail), stepTime: performance.now() - started, seconds: 0 };
+    // Everything this request's text holds has been spoken: its words are known (a turn's last may go on).
+    const words = track ? track.aligner.settle(track.secondsAt + offset, track.last) : [];
+    const piece: AudioPiece = { audio: withHeader(tail), stepTime: performance.now() - started, seconds: 0 };
+    if (words.length > 0) piece.words = words;
+    if (tail.length > 0 || piece.audio.length > 0 || words.length > 0) yield piece;
   } finally {
     resampler?.destroy();
     encoder.close?.();
@@ -148,7 +160,8 @@ export async function renderClip(request: SynthesisRequest, signal: AbortSignal)
   const pieces: Buffer[] = [];
   let size = 0;
   let seconds = 0;
-  for await (const piece of synthesizeAudio({ ...request, streaming: false }, signal)) {
+  // A clip carries no timestamps: the engine need not report words.
+  for await (const piece of synthesizeAudio({ ...request, streaming: false, wordTimestamps: false }, signal)) {
     seconds += piece.seconds;
     if (piece.audio.length === 0) continue;
     pieces.push(piece.audio);

@@ -9,6 +9,7 @@
 import { ApiError } from '../errors/api-error.js';
 import type { PronunciationItem } from '../store/store.js';
 import { countCharacters } from './characters.js';
+import { MappedText } from './text-map.js';
 
 /**
  * What may not touch a match on either side. Combining marks count too, so
@@ -74,12 +75,32 @@ function prepare(items: readonly PronunciationItem[]): Prepared[] {
 
 /** Replaces whole-word occurrences of each item's `text` with its `alias`. */
 export function applyPronunciation(text: string, items: readonly PronunciationItem[]): string {
-  if (items.length === 0 || text.length === 0) return text;
+  return applyMappedPronunciation(MappedText.copied(text, 0), items).text;
+}
+
+/** `applyPronunciation` on mapped text: each alias stands for the text it replaced (word timestamps name the original). */
+export function applyMappedPronunciation(input: MappedText, items: readonly PronunciationItem[]): MappedText {
+  const text = input.text;
+  const out = new MappedText();
+  let at = 0;
+  for (const { index, length, alias } of matches(text, items)) {
+    out.append(input, at, index);
+    const source = input.toSource(index, index + length);
+    if (source) out.replace(alias, source.from, source.to);
+    else out.insert(alias);
+    at = index + length;
+  }
+  return at === 0 ? input : out.append(input, at);
+}
+
+/** Where the items match in `text`, left to right, with the alias of each. */
+function matches(text: string, items: readonly PronunciationItem[]): { index: number; length: number; alias: string }[] {
+  if (items.length === 0 || text.length === 0) return [];
   const foldedText = fold(text);
   // Only items that can occur go into the expression: a large dictionary
   // stays cheap when a transcript uses few of its words.
   const present = prepare(items).filter((p) => (p.item.case_sensitive === true ? text : foldedText).includes(p.needle));
-  if (present.length === 0) return text;
+  if (present.length === 0) return [];
   // Longest first, so an alternation picks the longest item at a position;
   // at equal length a case-sensitive item is the more specific one.
   present.sort((a, b) => b.length - a.length || Number(b.item.case_sensitive === true) - Number(a.item.case_sensitive === true) || a.index - b.index);
@@ -101,7 +122,7 @@ export function applyPronunciation(text: string, items: readonly PronunciationIt
   }
   const pattern = new RegExp(`(?<!${WORD_CHAR})(?:${alternatives.join('|')})(?!${WORD_CHAR})`, 'gu');
   // The regex took a case-sensitive item first whenever its exact text matched, so look that up first.
-  return text.replace(pattern, (match) => exact.get(match) ?? folded.get(fold(match)) ?? match);
+  return [...text.matchAll(pattern)].map((m) => ({ index: m.index!, length: m[0].length, alias: exact.get(m[0]) ?? folded.get(fold(m[0])) ?? m[0] }));
 }
 
 /** Code points text may have after expansion, whatever the model's transcript limit. */
@@ -112,9 +133,14 @@ export const MAX_EXPANDED_CHARACTERS = 20_000;
  * `transcript_too_long` when expansion makes it longer than the cap.
  */
 export function expandForSpeech(text: string, items: readonly PronunciationItem[] | null): string {
-  if (!items || items.length === 0) return text;
-  const expanded = applyPronunciation(text, items);
-  const count = countCharacters(expanded);
+  return expandMappedForSpeech(MappedText.copied(text, 0), items).text;
+}
+
+/** `expandForSpeech` on mapped text (`text-map.ts`). */
+export function expandMappedForSpeech(input: MappedText, items: readonly PronunciationItem[] | null): MappedText {
+  if (!items || items.length === 0) return input;
+  const expanded = applyMappedPronunciation(input, items);
+  const count = countCharacters(expanded.text);
   if (count > MAX_EXPANDED_CHARACTERS) throw new ApiError('transcript_too_long', { count, max: MAX_EXPANDED_CHARACTERS });
   return expanded;
 }

@@ -11,6 +11,7 @@ import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import type { Voice } from '../voices/voice.js';
 import type { SpeechSegment } from './segments.js';
+import type { WordTrack } from './word-align.js';
 
 export interface SynthesisRequest {
   requestId: string;
@@ -35,6 +36,8 @@ export interface SynthesisRequest {
   /** Whether audio is sent as it is made (affects allowed formats and WAV headers). */
   streaming: boolean;
   wordTimestamps: boolean;
+  /** With `wordTimestamps`, the turn's words this request speaks part of (a WebSocket clause); absent: its own. */
+  words?: WordTrack;
   /** Client-chosen context id, echoed in stream events. */
   contextId: string | null;
   /** Audio this request continues (a WebSocket context's next clause); see EngineInput.playback. */

@@ -18,9 +18,10 @@ import { ApiError } from '../errors/api-error.js';
 import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
-import { expandForSpeech, MAX_EXPANDED_CHARACTERS } from './pronunciation.js';
+import { expandMappedForSpeech, MAX_EXPANDED_CHARACTERS } from './pronunciation.js';
 import { countCharacters } from './characters.js';
-import { parseTags, spellOut } from './tags.js';
+import { parseMappedTags, spellOutMapped } from './tags.js';
+import type { MappedText } from './text-map.js';
 
 export type SpeechSegment =
   | {
@@ -31,6 +32,8 @@ export type SpeechSegment =
       speed: number;
       /** Linear gain applied to the engine's samples (voice loudness × volume × `<volume>`). */
       gain: number;
+      /** `text` with where each part stands in the transcript: word timestamps name the transcript's words. */
+      source: MappedText;
     }
   | { kind: 'silence'; seconds: number };
 
@@ -56,23 +59,20 @@ export function speechSegments(transcript: string, context: SegmentContext): Spe
   const { model, settings, streaming, pronunciation, voiceGain } = context;
   const segments: SpeechSegment[] = [];
   let spoken = 0;
-  for (const part of parseTags(transcript)) {
+  for (const part of parseMappedTags(transcript)) {
     if (part.kind === 'break') {
       if (part.seconds > 0) segments.push({ kind: 'silence', seconds: part.seconds });
       continue;
     }
     // Expanded per run; the cap is on the whole, as for a transcript without tags.
-    const text = part.spell ? spellOut(part.text) : expandRun(part.text, pronunciation);
+    const source = part.spell ? spellOutMapped(part.source) : expandMappedForSpeech(part.source, pronunciation);
+    const text = source.text;
     if (!text.trim()) continue;
     spoken += countCharacters(text);
     if (spoken > MAX_EXPANDED_CHARACTERS) throw new ApiError('transcript_too_long', { count: spoken, max: MAX_EXPANDED_CHARACTERS });
     const speed = !streaming && model.speed ? clamp(settings.speed * part.speed, model.speed) : settings.speed;
     const volume = model.volume ? part.volume : 1;
-    segments.push({ kind: 'text', text, speed, gain: voiceGain * settings.volume * volume });
+    segments.push({ kind: 'text', text, speed, gain: voiceGain * settings.volume * volume, source });
   }
   return segments;
-}
-
-function expandRun(text: string, pronunciation: readonly PronunciationItem[] | null): string {
-  return pronunciation ? expandForSpeech(text, pronunciation) : text;
 }

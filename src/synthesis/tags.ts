@@ -12,6 +12,7 @@
  */
 import { ApiError } from '../errors/api-error.js';
 import { countCharacters } from './characters.js';
+import { MappedText } from './text-map.js';
 
 export type TagSegment =
   | {
@@ -25,6 +26,9 @@ export type TagSegment =
       volume: number;
     }
   | { kind: 'break'; seconds: number };
+
+/** A tag segment whose text knows where in the transcript it came from (`text-map.ts`). */
+export type MappedTagSegment = Exclude<TagSegment, { kind: 'text' }> | (Extract<TagSegment, { kind: 'text' }> & { source: MappedText });
 
 /** Ranges the tags accept (Cartesia's). */
 export const TAG_LIMITS = {
@@ -106,21 +110,29 @@ function breakSeconds(tag: TagToken, attributes: Map<string, string>): number {
  * runs of only whitespace are dropped. Throws `invalid_tag` for a tag whose attributes cannot be read.
  */
 export function parseTags(text: string): TagSegment[] {
-  const segments: TagSegment[] = [];
+  return parseMappedTags(text).map((segment) => (segment.kind === 'text' ? { kind: 'text', text: segment.text, spell: segment.spell, speed: segment.speed, volume: segment.volume } : segment));
+}
+
+/** `parseTags`, each text run with where it stands in `text`. */
+export function parseMappedTags(text: string): MappedTagSegment[] {
+  const segments: MappedTagSegment[] = [];
   let spell = false;
   const speeds = [1];
   const volumes = [1];
-  const pushText = (run: string): void => {
-    if (!run) return;
+  const pushText = (from: number, to: number): void => {
+    if (from >= to) return;
+    const run = text.slice(from, to);
     const speed = speeds.at(-1)!;
     const volume = volumes.at(-1)!;
     const last = segments.at(-1);
-    if (last?.kind === 'text' && last.spell === spell && last.speed === speed && last.volume === volume) last.text += run;
-    else segments.push({ kind: 'text', text: run, spell, speed, volume });
+    if (last?.kind === 'text' && last.spell === spell && last.speed === speed && last.volume === volume) {
+      last.text += run;
+      last.source.copy(run, from);
+    } else segments.push({ kind: 'text', text: run, spell, speed, volume, source: MappedText.copied(run, from) });
   };
   let at = 0;
   for (const tag of tags(text)) {
-    pushText(text.slice(at, tag.index));
+    pushText(at, tag.index);
     at = tag.index + tag.length;
     if (tag.closing) {
       if (tag.name === 'spell') spell = false;
@@ -147,7 +159,7 @@ export function parseTags(text: string): TagSegment[] {
         break;
     }
   }
-  pushText(text.slice(at));
+  pushText(at, text.length);
   return segments.filter((segment) => segment.kind === 'break' || segment.text.trim() !== '');
 }
 
@@ -156,11 +168,18 @@ export function parseTags(text: string): TagSegment[] {
  * as letter names), with a pause where the original had a space or punctuation.
  */
 export function spellOut(text: string): string {
-  const groups: string[] = [];
-  for (const group of text.split(/[^\p{L}\p{N}]+/u)) {
-    if (group) groups.push([...group].map((char) => char.toUpperCase()).join(' '));
+  return spellOutMapped(MappedText.copied(text, 0)).text;
+}
+
+/** `spellOut`, each spelled group standing for the group it spells (word timestamps name the original). */
+export function spellOutMapped(run: MappedText): MappedText {
+  const out = new MappedText();
+  for (const group of run.text.matchAll(/[\p{L}\p{N}]+/gu)) {
+    const source = run.toSource(group.index!, group.index! + group[0].length)!;
+    if (out.text) out.insert(', ');
+    out.replace([...group[0]].map((char) => char.toUpperCase()).join(' '), source.from, source.to);
   }
-  return groups.join(', ');
+  return out;
 }
 
 /**
@@ -174,6 +193,11 @@ export function countTranscriptCharacters(text: string): number {
     if (tag.name === 'break' && !tag.closing) count -= countCharacters(tag.source) - 1;
   }
   return count;
+}
+
+/** Where the tags of `text` stand, `[index, index + length)` in order, and which are `<break>`s (a pause: words end there). */
+export function tagRanges(text: string): { index: number; length: number; pause: boolean }[] {
+  return text.includes('<') ? tags(text).map(({ index, length, name, closing }) => ({ index, length, pause: name === 'break' && !closing })) : [];
 }
 
 /** The spell runs of `text`: closed ones as `[start, end)` from `<spell>` to the end of `</spell>`, and where an unclosed one starts. */

@@ -21,8 +21,9 @@ export function chunkEvent(contextId: string | null, audio: Buffer, stepTime: nu
   return { type: 'chunk', data: audio.toString('base64'), done: false, status_code: 206, step_time: Math.round(stepTime * 100) / 100, context_id: contextId };
 }
 
-export function timestampsEvent(contextId: string | null, words: WordTiming[], offsetSeconds = 0): StreamEvent {
-  const round = (t: number) => Math.round((t + offsetSeconds) * 1000) / 1000;
+/** Word timestamps, already on the request's or turn's clock (`synthesis/word-align`), in milliseconds' precision. */
+export function timestampsEvent(contextId: string | null, words: WordTiming[]): StreamEvent {
+  const round = (t: number) => Math.round(t * 1000) / 1000;
   return {
     type: 'timestamps',
     done: false,

@@ -3,7 +3,9 @@
  * One WebSocket context (a turn): text arriving in messages is buffered to
  * clause boundaries (never inside a tag), spoken segment by segment through
  * the shared pipeline and sent as `chunk` events in order, with
- * `timestamps` offset to the turn's own clock, `flush_done` after a flush
+ * `timestamps` naming the turn's own words on its own clock (one aligner
+ * for the turn, so a word split across messages is reported once),
+ * `flush_done` after a flush
  * (echoing the client's `flush_id`) and `done` at the end.
  *
  * The turn is one synthesis session with the batched billing policy
@@ -13,6 +15,7 @@
  */
 import { bytesPerSample } from '../../audio/format.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
+import type { WordTiming } from '../../engines/engine.js';
 import type { Logger } from '../../log/logger.js';
 import { takeClauses } from '../../synthesis/clauses.js';
 import type { SynthesisRequest } from '../../synthesis/request.js';
@@ -20,6 +23,7 @@ import { speechSegments } from '../../synthesis/segments.js';
 import type { SynthesisSession } from '../../synthesis/session.js';
 import { countTranscriptCharacters, speakablePrefix } from '../../synthesis/tags.js';
 import { TurnBilling } from '../../synthesis/turn-billing.js';
+import { WordAligner } from '../../synthesis/word-align.js';
 import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, timestampsEvent, type StreamEvent } from './events.js';
 
 export interface ContextHost {
@@ -56,6 +60,8 @@ export class TurnContext {
   private readonly lifetimeTimer: NodeJS.Timeout;
   private readonly billing: TurnBilling;
   private readonly template: SynthesisRequest;
+  /** The turn's words, when it asked for timestamps. */
+  private readonly words: WordAligner | null;
   private settled: Promise<void> = Promise.resolve();
 
   constructor(
@@ -65,6 +71,7 @@ export class TurnContext {
     lifetimeMs: number,
   ) {
     this.template = session.synthesis;
+    this.words = this.template.wordTimestamps ? new WordAligner() : null;
     this.billing = new TurnBilling(session, (err) => this.failWith(err, 'could not record a websocket charge'));
     this.lifetimeTimer = setTimeout(
       () => this.fail(new ApiError('context_expired', { id, seconds: Math.round(lifetimeMs / 1000) })),
@@ -151,7 +158,8 @@ export class TurnContext {
   /** Queues everything buffered (a flush, the end of input). */
   private enqueuePending(): void {
     this.clearBufferTimer();
-    if (this.pending.trim()) this.queue.push({ kind: 'text', text: this.pending });
+    // Text of only whitespace is queued too: it still separates the words around it.
+    if (this.pending) this.queue.push({ kind: 'text', text: this.pending });
     this.pending = '';
   }
 
@@ -160,7 +168,7 @@ export class TurnContext {
     this.clearBufferTimer();
     const end = speakablePrefix(this.pending);
     const text = this.pending.slice(0, end);
-    if (text.trim()) this.queue.push({ kind: 'text', text });
+    if (text) this.queue.push({ kind: 'text', text });
     this.pending = this.pending.slice(end);
   }
 
@@ -185,10 +193,15 @@ export class TurnContext {
           await new Promise<void>((resolve) => (this.wake = resolve));
           continue;
         }
-        if (item.kind === 'flush') await this.host.send(flushDoneEvent(this.id, item.id));
-        else await this.speak(item.text);
+        if (item.kind === 'flush') {
+          // A flush ends the word it cuts: its timestamps come before flush_done.
+          this.words?.endWord();
+          await this.sendWords(this.words?.settle(this.offsetSeconds, false));
+          await this.host.send(flushDoneEvent(this.id, item.id));
+        } else await this.speak(item.text);
       }
       if (this.over) return;
+      await this.sendWords(this.words?.settle(this.offsetSeconds, true));
       await this.host.send(doneEvent(this.id));
       this.end();
     } catch (err) {
@@ -200,8 +213,11 @@ export class TurnContext {
     // Billing counts the text as received (in accept); tags and the dictionary change only what is spoken.
     const { model, settings, streaming, pronunciation, voiceGain } = this.template;
     const segments = speechSegments(text, { model, settings, streaming, pronunciation, voiceGain });
+    // Every piece of text joins the turn's words, in order, whether or not it has anything to speak.
+    const textAt = this.words?.addText(text) ?? 0;
     if (segments.length === 0) return;
     const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: countTranscriptCharacters(text) };
+    if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: false };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
     if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
     const { format } = synthesis;
@@ -220,10 +236,15 @@ export class TurnContext {
         this.session.delivered(piece.seconds);
         this.billing.audioDelivered();
       }
-      if (piece.words && synthesis.wordTimestamps) await this.host.send(timestampsEvent(this.id, piece.words, this.offsetSeconds));
+      await this.sendWords(piece.words);
       bytes += piece.audio.length;
     }
     this.offsetSeconds += bytes / bytesPerSecond;
+  }
+
+  /** A `timestamps` event for words already on the turn's clock; none for none. */
+  private async sendWords(words: WordTiming[] | undefined): Promise<void> {
+    if (words && words.length > 0 && !this.over) await this.host.send(timestampsEvent(this.id, words));
   }
 
   private end(): void {

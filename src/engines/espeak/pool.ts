@@ -12,10 +12,10 @@ import type { Logger } from '../../log/logger.js';
 import { espeakLanguageVoices, type EspeakListedVoice } from '../../voices/builtin.js';
 import { ESPEAK_VOICE_LEVELS } from '../../voices/loudness-table.js';
 import type { Voice } from '../../voices/voice.js';
-import type { EngineChunk, EngineInfo, EngineInput } from '../engine.js';
+import type { EngineChunk, EngineInfo, EngineInput, WordTiming } from '../engine.js';
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
 import type { StageCursor, StagedChunk, StagingEngine } from '../staged.js';
-import { sentences, splitHead } from '../sentences.js';
+import { sentenceSpans, splitHead } from '../sentences.js';
 import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
 import { prepareText } from './text.js';
@@ -39,6 +39,8 @@ export const CONTINUATION_LEAD_MS = 100;
 
 interface Piece {
   text: string;
+  /** Where it starts in the engine's input text: word positions count from there. */
+  at: number;
   /** The head of a clause cut at a space: spoken on a continuing pitch. */
   continues: boolean;
 }
@@ -156,7 +158,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
       for await (const chunk of stream) {
         if (chunk.made > 0 && firstAudioAt === 0) firstAudioAt = performance.now();
         samples += chunk.made;
-        yield offset > 0 && chunk.words ? { ...chunk, words: chunk.words.map((w) => ({ ...w, start: w.start + offset, end: w.end + offset })) } : chunk;
+        yield chunk.words && (offset > 0 || piece.at > 0) ? { ...chunk, words: chunk.words.map((w) => shifted(w, offset, piece.at)) } : chunk;
       }
       // The next sentence's stage continues where this one's ended, on whichever worker it runs.
       if (stage) stage.state = stream.stageState();
@@ -167,14 +169,23 @@ export class EspeakPool implements Int16Engine, StagingEngine {
 
   /** The text's sentences; the first one's head on its own when it would wait for a worker (and `mayCut`). */
   private pieces(text: string, mayCut: boolean): Piece[] {
-    const pieces: Piece[] = [...sentences(text)].map((sentence) => ({ text: sentence, continues: false }));
+    const pieces: Piece[] = [...sentenceSpans(text)].map((sentence) => ({ ...sentence, continues: false }));
     // Text with no letters or digits is still eSpeak's to read (or not) as a whole.
-    if (pieces.length === 0) return [{ text, continues: false }];
+    if (pieces.length === 0) return [{ text, at: 0, continues: false }];
     const split = !mayCut || !this.splitFirstSentence || this.pool.hasIdleWorker() ? null : splitHead(pieces[0].text);
     if (split) {
-      pieces.splice(0, 1, { text: split.head, continues: !split.atPunctuation }, { text: split.rest, continues: false });
+      const { at, text: sentence } = pieces[0];
+      pieces.splice(0, 1, { text: split.head, at, continues: !split.atPunctuation }, { text: split.rest, at: at + sentence.length - split.rest.length, continues: false });
       this.firstSentencesSplit++;
     }
     return pieces;
   }
+}
+
+/** A sentence's word, moved to the request's clock and to its place in the whole text. */
+function shifted(word: WordTiming, seconds: number, at: number): WordTiming {
+  const moved = { ...word, start: word.start + seconds, end: word.end + seconds };
+  if (word.from !== undefined) moved.from = word.from + at;
+  if (word.to !== undefined) moved.to = word.to + at;
+  return moved;
 }

@@ -14,6 +14,8 @@ export interface PreparedText {
   sourceIndex: Int32Array;
   /** The original's code points. */
   source: string[];
+  /** For each code point of the original, where it starts in the original's UTF-16 code units. */
+  sourceOffset: Int32Array;
 }
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
@@ -42,13 +44,27 @@ export function prepareText(input: string, { continues = false }: { continues?: 
     out.push(',');
     sourceIndex.push(source.length - 1);
   }
-  return { text: out.join(''), sourceIndex: Int32Array.from(sourceIndex), source };
+  const sourceOffset = new Int32Array(source.length);
+  for (let i = 1; i < source.length; i++) sourceOffset[i] = sourceOffset[i - 1] + source[i - 1].length;
+  return { text: out.join(''), sourceIndex: Int32Array.from(sourceIndex), source, sourceOffset };
+}
+
+/** The original code points an eSpeak word event (1-based position and length in prepared code points) covers. */
+function sourceRange(prepared: PreparedText, position: number, length: number): { first: number; last: number } | null {
+  const first = prepared.sourceIndex[position - 1];
+  const last = prepared.sourceIndex[Math.min(position - 1 + Math.max(length, 1) - 1, prepared.sourceIndex.length - 1)];
+  return first === undefined || last === undefined ? null : { first, last };
 }
 
 /** The original word for an eSpeak word event (1-based position and length in prepared code points). */
 export function wordAt(prepared: PreparedText, position: number, length: number): string {
-  const first = prepared.sourceIndex[position - 1];
-  const last = prepared.sourceIndex[Math.min(position - 1 + Math.max(length, 1) - 1, prepared.sourceIndex.length - 1)];
-  if (first === undefined || last === undefined) return '';
-  return prepared.source.slice(first, last + 1).join('');
+  const range = sourceRange(prepared, position, length);
+  return range ? prepared.source.slice(range.first, range.last + 1).join('') : '';
+}
+
+/** Where an eSpeak word event stands in the original: `[from, to)` in UTF-16 code units; null if outside it. */
+export function spanAt(prepared: PreparedText, position: number, length: number): { from: number; to: number } | null {
+  const range = sourceRange(prepared, position, length);
+  if (!range) return null;
+  return { from: prepared.sourceOffset[range.first], to: prepared.sourceOffset[range.last] + prepared.source[range.last].length };
 }

@@ -3,12 +3,15 @@
  * Turns one eSpeak job's worker chunks into engine chunks: samples in the
  * form asked for, and word timings from eSpeak's word events. eSpeak reports
  * where each word starts; a word's end is the next word's start, and the last
- * word ends with the audio, so it goes out in a final, empty chunk.
+ * word ends with the audio, so it goes out in a final, empty chunk. Each
+ * word carries where it stands in the text (`WordTiming.from`/`to`): eSpeak's
+ * words are its own (numbers, contractions, abbreviations split or merged),
+ * and the pipeline maps them to the client's.
  */
 import type { WordTiming } from '../engine.js';
 import type { ChunkDecoder } from '../worker-pool/stream.js';
 import type { RawWordEvent } from './protocol.js';
-import { wordAt, type PreparedText } from './text.js';
+import { spanAt, wordAt, type PreparedText } from './text.js';
 
 export interface Decoded<T> {
   samples: T;
@@ -18,7 +21,7 @@ export interface Decoded<T> {
 }
 
 export class WordDecoder<S extends Int16Array | Uint8Array, T> implements ChunkDecoder<S, RawWordEvent, Decoded<T>> {
-  private pending: { word: string; start: number } | null = null;
+  private pending: { word: string; start: number; from?: number; to?: number } | null = null;
   private emitted = 0;
 
   constructor(
@@ -36,7 +39,8 @@ export class WordDecoder<S extends Int16Array | Uint8Array, T> implements ChunkD
       for (const event of events) {
         const start = event.ms / 1000;
         if (this.pending) words.push({ ...this.pending, end: start });
-        this.pending = { word: wordAt(this.prepared, event.position, event.length), start };
+        const span = spanAt(this.prepared, event.position, event.length);
+        this.pending = { word: wordAt(this.prepared, event.position, event.length), start, ...span };
       }
       if (words.length) chunk.words = words;
     }

@@ -123,6 +123,9 @@ export class ToneEngine implements Int16Engine {
     let word = '';
     let wordStart = 0;
     let charIndex = 0;
+    /** Where the current character, and the current word, stand in the text (UTF-16 code units). */
+    let at = 0;
+    let wordFrom = 0;
     // Chunks are copied out of the shared table into blocks owned by this request (consumers own their
     // chunks), a few chunks per block so a long text neither allocates per chunk nor all at once.
     const Samples = source.constructor as new (length: number) => T;
@@ -146,14 +149,18 @@ export class ToneEngine implements Int16Engine {
         for (; charIndex < endChar; charIndex++) {
           const ch = chars[charIndex];
           if (/\s/u.test(ch)) {
-            if (word) words.push({ word, start: wordStart, end: (charIndex * perChar) / this.sampleRate });
+            if (word) words.push({ word, start: wordStart, end: (charIndex * perChar) / this.sampleRate, from: wordFrom, to: at });
             word = '';
           } else {
-            if (!word) wordStart = (charIndex * perChar) / this.sampleRate;
+            if (!word) {
+              wordStart = (charIndex * perChar) / this.sampleRate;
+              wordFrom = at;
+            }
             word += ch;
           }
+          at += ch.length;
         }
-        if (offset + samples.length >= total && word) words.push({ word, start: wordStart, end: total / this.sampleRate });
+        if (offset + samples.length >= total && word) words.push({ word, start: wordStart, end: total / this.sampleRate, from: wordFrom, to: at });
         if (words.length) chunk.words = words;
       }
       yield chunk;
