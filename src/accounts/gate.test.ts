@@ -37,7 +37,7 @@ describe('AccountsGate caches', () => {
   let reads: { keys: number; orgs: number };
   let orgId: string;
   let keyId: string;
-  let source: { headers: Record<string, string>; url: string };
+  let key: string;
 
   beforeEach(async () => {
     store = openSqliteStore(':memory:');
@@ -53,33 +53,33 @@ describe('AccountsGate caches', () => {
     const issued = await admin.issueKey(org.id);
     orgId = org.id;
     keyId = issued.record.id;
-    source = { headers: { authorization: `Bearer ${issued.key}` }, url: '/tts/bytes' };
+    key = issued.key;
   });
 
   it('reads the key and the organisation once while they are fresh', async () => {
     reads = { keys: 0, orgs: 0 };
     for (let i = 0; i < 20; i++) {
-      const caller = await gate.authenticate(source);
+      const caller = await gate.authenticate(key);
       await (await gate.admit(caller, synthesis(1), options(1))).release();
     }
     assert.deepEqual(reads, { keys: 1, orgs: 1 });
   });
 
   it('a key revoked through the admin operations stops at once', async () => {
-    await gate.authenticate(source);
+    await gate.authenticate(key);
     await admin.revokeKey(keyId);
-    await assert.rejects(gate.authenticate(source), isCode('invalid_api_key'));
+    await assert.rejects(gate.authenticate(key), isCode('invalid_api_key'));
   });
 
   it('a key revoked in the store directly (as the CLI does) stops within CACHE_MS', async () => {
-    await gate.authenticate(source);
+    await gate.authenticate(key);
     await store.keys.revoke(keyId, new Date().toISOString());
     await sleep(CACHE_MS + 20);
-    await assert.rejects(gate.authenticate(source), isCode('invalid_api_key'));
+    await assert.rejects(gate.authenticate(key), isCode('invalid_api_key'));
   });
 
   it('the cached balance follows each charge; credits added through admin apply at once', async () => {
-    const caller = await gate.authenticate(source);
+    const caller = await gate.authenticate(key);
     const admission = await gate.admit(caller, synthesis(10), options(10));
     const headers = await admission.charge(0, 10);
     await admission.release();
@@ -91,7 +91,7 @@ describe('AccountsGate caches', () => {
   });
 
   it('a batch reserved while the request is being released is dropped, not left holding credits', async () => {
-    const caller = await gate.authenticate(source);
+    const caller = await gate.authenticate(key);
     const admission = await gate.admit(caller, synthesis(5), options(5));
     const reserve = store.ledger.reserve.bind(store.ledger);
     let proceed!: () => void;

@@ -13,13 +13,12 @@
  * from another process (the CLI) within CACHE_MS.
  */
 import { ApiError } from '../errors/api-error.js';
-import type { Admission, AdmitOptions, AuthenticateOptions, Caller, CredentialSource, RequestGate } from '../synthesis/gate.js';
+import type { Admission, AdmitOptions, AuthenticateOptions, Caller, RequestGate } from '../synthesis/gate.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiKeyRecord, Org, Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import { looksLikeToken, type AccessTokens } from './access-tokens.js';
 import { parseKey, secretMatches } from './api-keys.js';
-import { presentedKey } from './credentials.js';
 import type { Lease, LimitCounters } from '../limits/counters.js';
 import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 
@@ -68,8 +67,7 @@ export class AccountsGate implements RequestGate {
     private readonly tokens: AccessTokens | null = null,
   ) {}
 
-  async authenticate(source: CredentialSource, options: AuthenticateOptions = {}): Promise<Caller> {
-    const presented = presentedKey(source.headers, source.url, options.allowQuery ?? false);
+  async authenticate(presented: string | null, options: AuthenticateOptions = {}): Promise<Caller> {
     if (!presented) throw new ApiError('missing_api_key');
     if (looksLikeToken(presented)) return this.authenticateToken(presented, options);
     const parsed = parseKey(presented);

@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { MAX_EXPIRES_IN_S, type AccessTokens } from '../accounts/access-tokens.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestGate } from '../synthesis/gate.js';
+import { authenticateRequest } from '../http/credentials.js';
 
 /** A token lives this long when `expires_in` is not given. */
 export const DEFAULT_EXPIRES_IN_S = 3600;
@@ -35,7 +36,7 @@ function parseBody(body: unknown): { expiresInS: number } {
 export function registerAccessToken(app: FastifyInstance, gate: RequestGate, tokens: AccessTokens): void {
   app.post('/access-token', async (request) => {
     // No `token` use: a token cannot make tokens (nor outlive its own expiry that way).
-    const caller = await gate.authenticate(request);
+    const caller = await authenticateRequest(gate, request);
     if (!caller.orgId || !caller.keyId) throw new ApiError('missing_api_key');
     const { expiresInS } = parseBody(request.body);
     return { token: tokens.issue({ keyId: caller.keyId, orgId: caller.orgId, grants: { tts: true }, expiresInS }).token };

@@ -15,6 +15,7 @@ import type { Services } from '../services.js';
 import { storeUnavailable } from '../store/errors.js';
 import type { Org } from '../store/store.js';
 import type { Activity } from '../concurrency/activity.js';
+import { authenticateRequest } from '../http/credentials.js';
 
 export interface ConcurrencyView {
   tts_requests: { active: number; limit: number | null };
@@ -43,7 +44,7 @@ async function leasesOf(services: Services, orgId: string): Promise<number | nul
 
 export function registerConcurrency(app: FastifyInstance, services: Services, activity: Activity): void {
   app.get('/concurrency', async (request): Promise<ConcurrencyView> => {
-    const caller = await services.gate.authenticate(request);
+    const caller = await authenticateRequest(services.gate, request);
     if (!caller.orgId) throw new ApiError('missing_api_key');
     const org = await orgOf(services, caller.orgId);
     const limit = org?.limits.maxConcurrent ?? null;

@@ -14,6 +14,7 @@ import type { Services } from '../services.js';
 import type { PronunciationDict, PronunciationItem } from '../store/store.js';
 import { countCharacters } from '../synthesis/characters.js';
 import { pageByCursor } from './paging.js';
+import { authenticateRequest } from '../http/credentials.js';
 
 export const MAX_NAME_CHARS = 200;
 export const MAX_ITEMS = 5000;
@@ -85,7 +86,7 @@ export function registerDictionaries(app: FastifyInstance, services: Services): 
 
   /** The caller's dictionary, or 404 whether it is missing or someone else's. */
   async function owned(request: FastifyRequest<ById>): Promise<PronunciationDict> {
-    const orgId = ownerOf(await services.gate.authenticate(request));
+    const orgId = ownerOf(await authenticateRequest(services.gate, request));
     const dict = await dicts.get(request.params.id);
     if (!dict || dict.orgId !== orgId) throw new ApiError('dict_not_found', { id: request.params.id });
     return dict;
@@ -93,7 +94,7 @@ export function registerDictionaries(app: FastifyInstance, services: Services): 
 
   for (const path of ['/pronunciation-dicts/', '/pronunciation-dicts']) {
     app.post(path, async (request) => {
-      const orgId = ownerOf(await services.gate.authenticate(request));
+      const orgId = ownerOf(await authenticateRequest(services.gate, request));
       const body = bodyOf(request);
       const name = parseName(body.name);
       const items = body.items === undefined || body.items === null ? [] : parseItems(body.items);
@@ -102,7 +103,7 @@ export function registerDictionaries(app: FastifyInstance, services: Services): 
       return dictToJson(dict);
     });
     app.get<{ Querystring: Record<string, unknown> }>(path, async (request) => {
-      const orgId = ownerOf(await services.gate.authenticate(request));
+      const orgId = ownerOf(await authenticateRequest(services.gate, request));
       const page = pageByCursor(await dicts.list(orgId), request.query);
       return { data: page.data.map(dictToJson), has_more: page.has_more };
     });

@@ -14,6 +14,7 @@ import type { StoredVoice, VoicePatch } from '../store/store.js';
 import { prepareClip } from '../voices/clip.js';
 import type { Gender, Voice } from '../voices/voice.js';
 import { pageByCursor } from './paging.js';
+import { authenticateRequest } from '../http/credentials.js';
 
 const GENDERS: Gender[] = ['feminine', 'masculine', 'gender_neutral'];
 /** Code units of a clip's transcript, at most. */
@@ -116,21 +117,21 @@ async function readClone(request: FastifyRequest, maxBytes: number): Promise<{ c
 
 export function registerVoices(app: FastifyInstance, services: Services): void {
   app.get<{ Querystring: Record<string, unknown> }>('/voices', async (request) => {
-    const caller = await services.gate.authenticate(request, { token: 'read' });
+    const caller = await authenticateRequest(services.gate, request, { token: 'read' });
     const voices = (await services.voices.list(caller.orgId)).filter((v) => matches(v, request.query, caller.orgId));
     const page = pageByCursor(voices, request.query);
     return { data: page.data.map((v) => voiceToJson(v, caller.orgId)), has_more: page.has_more };
   });
 
   app.get<{ Params: { id: string } }>('/voices/:id', async (request) => {
-    const caller = await services.gate.authenticate(request, { token: 'read' });
+    const caller = await authenticateRequest(services.gate, request, { token: 'read' });
     const voice = await services.voices.get(request.params.id, caller.orgId);
     if (!voice) throw new ApiError('voice_not_found', { id: request.params.id });
     return voiceToJson(voice, caller.orgId);
   });
 
   app.patch<{ Params: { id: string } }>('/voices/:id', async (request) => {
-    const caller = await services.gate.authenticate(request);
+    const caller = await authenticateRequest(services.gate, request);
     await ownVoice(services, request.params.id, caller.orgId);
     const body = (request.body ?? {}) as Record<string, unknown>;
     if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('invalid_json', { reason: '' });
@@ -149,7 +150,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
   });
 
   app.delete<{ Params: { id: string } }>('/voices/:id', async (request, reply) => {
-    const caller = await services.gate.authenticate(request);
+    const caller = await authenticateRequest(services.gate, request);
     await ownVoice(services, request.params.id, caller.orgId);
     await services.store.voices.delete(request.params.id);
     return reply.code(204).send();
@@ -159,7 +160,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
     const { maxClipBytes, clipSampleRate } = services.config.voices;
     await scope.register(multipart, { limits: { fileSize: maxClipBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
     scope.post('/voices/clone', async (request) => {
-      const caller = await services.gate.authenticate(request);
+      const caller = await authenticateRequest(services.gate, request);
       if (!caller.orgId) throw new ApiError('missing_api_key');
       const { clip, fields } = await readClone(request, maxClipBytes);
       const name = text(fields.name, 'name', 200, true)!;

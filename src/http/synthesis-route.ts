@@ -15,6 +15,7 @@ import type { SynthesisServices } from '../synthesis/services.js';
 import { SynthesisSession, type FrameSink, type StreamFraming } from '../synthesis/session.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
 import type { Endpoint } from '../synthesis/gate.js';
+import { presentedKey } from './credentials.js';
 import { decodeJsonObject } from './json-body.js';
 import { clientRequestId } from './request-id.js';
 
@@ -55,7 +56,7 @@ export async function serveSynthesis<I extends SpeechInput>(
     if (!reply.raw.writableFinished) session.leave();
   });
   try {
-    await session.authenticate(request);
+    await session.authenticate(presentedKey(request.headers, request.url, false));
     const input = route.decode(decodeJsonObject(request.body));
     const synthesis = await session.admit(input, route.endpoint(input));
     if (!synthesis.streaming) {

@@ -11,7 +11,6 @@
  * each further batch of a WebSocket turn, and `release` exactly once however
  * the request ends.
  */
-import type { IncomingHttpHeaders } from 'node:http';
 import type { SynthesisRequest } from './request.js';
 
 export interface Caller {
@@ -29,19 +28,11 @@ export interface Caller {
 export type TokenUse = 'tts' | 'read';
 
 export interface AuthenticateOptions {
-  /** Also accept `api_key` / `access_token` in the query (WebSocket upgrades). */
-  allowQuery?: boolean;
   /** Accept an access token for this use; absent: an access token is refused with 403 `access_token_not_allowed`. */
   token?: TokenUse;
 }
 
 export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech' | 'openai.speech.stream';
-
-/** What credentials are read from: an HTTP request or a WebSocket upgrade. */
-export interface CredentialSource {
-  headers: IncomingHttpHeaders;
-  url: string;
-}
 
 export interface AdmitOptions {
   endpoint: Endpoint;
@@ -70,7 +61,8 @@ export interface Admission {
 }
 
 export interface RequestGate {
-  authenticate(source: CredentialSource, options?: AuthenticateOptions): Promise<Caller>;
+  /** The caller a credential (an API key or access token, as presented; null: none) stands for. */
+  authenticate(credential: string | null, options?: AuthenticateOptions): Promise<Caller>;
   admit(caller: Caller, synthesis: SynthesisRequest, options: AdmitOptions): Promise<Admission>;
 }
 

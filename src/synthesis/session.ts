@@ -18,7 +18,7 @@
  *   `reserve()` / `charge()`, driven by `turn-billing.ts`.
  */
 import { ApiError, toApiError } from '../errors/api-error.js';
-import type { Admission, Caller, CredentialSource, Endpoint } from './gate.js';
+import type { Admission, Caller, Endpoint } from './gate.js';
 import { diagnostics, publish, type SynthesisEnd } from './diagnostics.js';
 import { renderClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
@@ -112,9 +112,10 @@ export class SynthesisSession {
     return this.request;
   }
 
-  async authenticate(source: CredentialSource, options?: { allowQuery?: boolean }): Promise<Caller> {
+  /** `credential`: the API key or access token as the transport read it (null: none). */
+  async authenticate(credential: string | null): Promise<Caller> {
     // Every session synthesises: an access token with the tts grant will do.
-    const caller = await this.services.gate.authenticate(source, { ...options, token: 'tts' });
+    const caller = await this.services.gate.authenticate(credential, { token: 'tts' });
     this.useCaller(caller);
     return caller;
   }

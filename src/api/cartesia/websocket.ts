@@ -19,6 +19,7 @@ import { newRequestId } from '../../http/request-id.js';
 import type { Services } from '../../services.js';
 import { diagnostics, publish } from '../../synthesis/diagnostics.js';
 import { WebSocketSession } from './ws-session.js';
+import { authenticateRequest } from '../../http/credentials.js';
 
 export const WEBSOCKET_PATH = '/tts/websocket';
 
@@ -44,7 +45,7 @@ export function registerWebSocket(app: FastifyInstance, services: Services, isCl
     // The query's cartesia_version wins over the header.
     const version = versionProblem(requestedVersion(request.headers, request.url ?? ''));
     if (version) return refuse(socket, request, version, requestId);
-    services.gate.authenticate({ headers: request.headers, url: request.url ?? '' }, { allowQuery: true, token: 'tts' }).then(
+    authenticateRequest(services.gate, { headers: request.headers, url: request.url ?? '' }, { allowQuery: true, token: 'tts' }).then(
       (caller) => {
         wss.handleUpgrade(request, socket, head, (ws) => {
           const log = services.logger.child({ request_id: requestId, org_id: caller.orgId });
