@@ -87,12 +87,13 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     else {
       const accountsGate = new AccountsGate(store, limits, pricing, logger, config.accounts.reservationTtlMs, tokens);
       bus.subscribe((change) => accountsGate.invalidate(change));
+      bus.onMissed(() => accountsGate.forgetAll());
       gate = accountsGate;
     }
   }
   const instanceId = randomUUID();
   const activity = new Activity(instanceId);
-  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store }) : null;
+  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store, limits: accounts?.limits }) : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
   const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics };
   const stopLogging = logSynthesis(logger, instanceId);

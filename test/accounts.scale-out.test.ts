@@ -4,7 +4,8 @@
  * a change through either server's admin API reaches the other server at
  * once (well inside its 500 ms caches) and the CLI announces its changes;
  * the concurrency limit holds for the organisation across both; with Redis
- * unreachable, requests get 503 `limits_unavailable` and nothing is charged.
+ * unreachable, limited requests are served on local counters, or (`refuse`)
+ * get 503 `limits_unavailable` and nothing is charged.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -99,8 +100,10 @@ test('the concurrency limit holds for the organisation across both servers', { t
   await third.arrayBuffer();
 });
 
-test('with Redis unreachable, a request gets 503 limits_unavailable quickly and nothing is charged', { timeout: 30_000 }, async () => {
-  const down = await startServer({ config: { accounts: { enabled: true }, redis: { url: `redis://127.0.0.1:${await closedPort()}`, keyPrefix } } });
+test('with Redis unreachable and limits.whenSharedCountersFail refuse, a request gets 503 limits_unavailable quickly and nothing is charged', { timeout: 30_000 }, async () => {
+  const down = await startServer({
+    config: { accounts: { enabled: true }, redis: { url: `redis://127.0.0.1:${await closedPort()}`, keyPrefix }, limits: { whenSharedCountersFail: 'refuse' } },
+  });
   try {
     for (const limits of [{ maxConcurrent: 2 }, { rateLimit: { requests: 10, per_seconds: 1 } }]) {
       const org = await newOrg(down, { ...limits, credits: 1000 });
@@ -114,6 +117,32 @@ test('with Redis unreachable, a request gets 503 limits_unavailable quickly and 
       const ledger = (await down.app.services.accounts!.store.ledger.list(org.orgId, { limit: 10 })).data;
       assert.equal(ledger.filter((e) => e.kind === 'charge').length, 0, 'nothing charged');
     }
+  } finally {
+    await down.close();
+  }
+});
+
+test('with Redis unreachable (by default), limited requests are served on local counters and charged; /readyz 200, degraded', { timeout: 30_000 }, async () => {
+  const down = await startServer({ config: { accounts: { enabled: true }, redis: { url: `redis://127.0.0.1:${await closedPort()}`, keyPrefix } } });
+  try {
+    const org = await newOrg(down, { maxConcurrent: 1, rateLimit: { requests: 2, per_seconds: 60 }, credits: 1000 });
+    const begun = performance.now();
+    const response = await down.post('/tts/bytes', ttsBody(), org.auth);
+    assert.equal(response.status, 200, await response.clone().text());
+    await response.arrayBuffer();
+    assert.ok(performance.now() - begun < 2500, `answered in ${Math.round(performance.now() - begun)} ms`);
+    const ready = await fetch(`${down.url}/readyz`);
+    assert.equal(ready.status, 200);
+    const { status, limits } = (await ready.json()) as { status: string; limits: string };
+    assert.deepEqual({ status, limits }, { status: 'degraded', limits: 'degraded' });
+    const second = await down.post('/tts/bytes', ttsBody(), org.auth);
+    assert.equal(second.status, 200);
+    await second.arrayBuffer();
+    const third = await down.post('/tts/bytes', ttsBody(), org.auth);
+    assert.equal(third.status, 429, 'the rate limit holds on the local counters');
+    await third.arrayBuffer();
+    const ledger = (await down.app.services.accounts!.store.ledger.list(org.orgId, { limit: 10 })).data;
+    assert.equal(ledger.filter((e) => e.kind === 'charge').length, 2, 'both served requests charged');
   } finally {
     await down.close();
   }

@@ -4,7 +4,8 @@
  * on a free port: requests get `limits_unavailable` quickly (also from a
  * server that accepts connections but never answers), service resumes by
  * itself, a lease held through a Redis restart is counted again, the change
- * bus re-subscribes, and malformed notices on its channel are ignored.
+ * bus re-subscribes and says that notices may have been missed, and
+ * malformed notices on its channel are ignored.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -61,6 +62,8 @@ test('when Redis comes back, counters and the change bus work again by themselve
   const publisher = new RedisChangeBus({ url, keyPrefix, timeoutMs: 500 });
   const heard: AccountsChange[] = [];
   listener.subscribe((change) => heard.push(change));
+  let missed = 0;
+  listener.onMissed(() => missed++);
   let redis: ChildProcess | null = null;
   try {
     await assert.rejects(limits.acquire('org_a', 1), isUnavailable);
@@ -89,6 +92,7 @@ test('when Redis comes back, counters and the change bus work again by themselve
     assert.equal(await limits.active('org_a'), 1);
 
     await listener.ready();
+    assert.ok(await eventually(() => missed === 1, 5000), 'subscribing after an outage reports that changes may have been missed');
     assert.ok(
       await eventually(async () => {
         await publisher.publish({ keyId: 'key_b' }).catch(() => {});
@@ -112,6 +116,7 @@ test('when Redis comes back, counters and the change bus work again by themselve
       }, 10_000, 100),
       'the bus re-subscribed after the restart',
     );
+    assert.equal(missed, 2, 'and so does subscribing again after the restart');
     await (lease as { release(): Promise<void> } | null)?.release();
     assert.equal(await limits.active('org_a'), 0);
   } finally {

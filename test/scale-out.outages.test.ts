@@ -2,11 +2,14 @@
  * @module test/scale-out.outages
  * Two gateway processes under steady load while their PostgreSQL (a private
  * cluster this test starts) is restarted and then their Redis (a private
- * redis-server) is stopped and started again. Requests in each window get a
+ * redis-server) is stopped and started again, with
+ * `limits.whenSharedCountersFail: refuse`. Requests in each window get a
  * documented error — 503 `store_unavailable` or `limits_unavailable` with
- * `Retry-After` — nothing is charged twice or lost (every clip served is
- * one ledger row, every refused request none), and service resumes without
- * restarting the gateways.
+ * `Retry-After` — while `/readyz` stays 200 (`limits: unavailable`), nothing
+ * is charged twice or lost (every clip served is one ledger row, every
+ * refused request none), and service resumes without restarting the
+ * gateways. (The default, counting locally while Redis is away, is
+ * test/scale-out.redis-fallback.)
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -36,6 +39,7 @@ before(async () => {
     ...TONE_MODELS,
     store: { databaseUrl: postgres.url, schema: 'voicegate', poolSize: 4, timeoutMs: 1000 },
     redis: { url: `redis://127.0.0.1:${redisPort}`, keyPrefix: 'outage:', leaseTtlMs: 2000, timeoutMs: 300 },
+    limits: { whenSharedCountersFail: 'refuse' as const },
     accounts: { enabled: true, adminToken: ADMIN_TOKEN, tokenSecret: 'a shared access-token secret of 32+ chars', startingCredits: 0, reservationTtlMs: RESERVATION_TTL_MS },
     metrics: { enabled: false },
   };
@@ -97,6 +101,11 @@ test('PostgreSQL restarted and Redis stopped and started under load: documented 
     const redisDown = performance.now();
     await stopRedis(redis!);
     assert.ok(await eventually(() => refusedSince(redisDown, 'limits_unavailable'), 15_000), 'limits_unavailable while Redis is down');
+    for (const g of gateways) {
+      const ready = await fetch(`${g.url}/readyz`);
+      assert.equal(ready.status, 200, 'still ready: other organisations are served');
+      assert.equal(((await ready.json()) as { limits: string }).limits, 'unavailable');
+    }
     redis = await startRedis(redisPort);
     const redisUp = performance.now();
     assert.ok(await eventually(() => servedSince(redisUp), 20_000), 'both gateways serve again after Redis is back');

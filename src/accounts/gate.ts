@@ -210,6 +210,13 @@ export class AccountsGate implements RequestGate {
     }
   }
 
+  /** Forgets every cached key and organisation (changes may have gone unheard: the change bus lost Redis). */
+  forgetAll(): void {
+    this.generation++;
+    this.keys.clear();
+    this.orgs.clear();
+  }
+
   /** Forgets cached records after an in-process change (revoked key, new limits or credits). */
   invalidate(change: { keyId?: string; orgId?: string }): void {
     this.generation++;

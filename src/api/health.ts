@@ -3,8 +3,10 @@
  * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: every
  * engine a model is bound to is warm and the server is not shutting down;
  * an engine that could not start is listed with its reason as `degraded`
- * rather than making the whole server unready, since other models serve),
- * plus `GET /`, which the Cartesia SDK uses as an API status call.
+ * rather than making the whole server unready, since other models serve;
+ * limit counters that lost Redis make it `degraded` too, never unready:
+ * `limits` says how they stand), plus `GET /`, which the Cartesia SDK uses
+ * as an API status call.
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
@@ -20,6 +22,8 @@ export function registerHealth(app: FastifyInstance, services: Services, isClosi
       return sendError(reply, request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
     }
     const failed = services.engines.failures();
-    return { status: failed.length ? 'degraded' : 'ready', engines, ...(failed.length ? { failed } : {}) };
+    const limits = services.accounts?.limits.status?.().state;
+    const degraded = failed.length > 0 || limits === 'degraded' || limits === 'unavailable';
+    return { status: degraded ? 'degraded' : 'ready', engines, ...(failed.length ? { failed } : {}), ...(limits ? { limits } : {}) };
   });
 }

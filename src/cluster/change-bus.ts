@@ -17,6 +17,11 @@ export interface ChangeBus {
   publish(change: AccountsChange): Promise<void>;
   /** Calls `listener` for every change published by any process; returns the unsubscribe. */
   subscribe(listener: (change: AccountsChange) => void): () => void;
+  /**
+   * Calls `listener` whenever changes may have gone unheard: the bus lost its connection and has
+   * subscribed again (never, for a bus that cannot lose one). Returns the unsubscribe.
+   */
+  onMissed(listener: () => void): () => void;
   close(): Promise<void>;
 }
 

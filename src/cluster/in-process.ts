@@ -21,6 +21,11 @@ export class InProcessChangeBus implements ChangeBus {
     return () => this.listeners.delete(entry);
   }
 
+  /** Nothing is ever missed in one process. */
+  onMissed(): () => void {
+    return () => {};
+  }
+
   async close(): Promise<void> {
     this.listeners.clear();
   }

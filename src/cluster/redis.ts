@@ -6,7 +6,8 @@
  * else), opened only once something subscribes, so the CLI, which only
  * publishes, opens one connection. ioredis re-subscribes after a reconnect;
  * notices sent while a server was cut off are lost, which its caches' short
- * lifetime covers.
+ * lifetime covers, and `onMissed` listeners hear of every re-subscription
+ * (the gate then drops all it cached).
  *
  * A publisher's own listeners hear a change directly, before it is sent, so
  * the admin API takes effect on its own server at once even with Redis down;
@@ -39,6 +40,7 @@ export class RedisChangeBus implements ChangeBus {
   private subscriber: RedisConnection | null = null;
   private subscribed: Promise<void> = Promise.resolve();
   private readonly listeners = new Set<(change: AccountsChange) => void>();
+  private readonly missed = new Set<() => void>();
 
   constructor(private readonly options: RedisChangeBusOptions) {
     this.channel = `${options.keyPrefix}accounts:changes`;
@@ -63,6 +65,12 @@ export class RedisChangeBus implements ChangeBus {
     return () => this.listeners.delete(entry);
   }
 
+  onMissed(listener: () => void): () => void {
+    const entry = () => listener();
+    this.missed.add(entry);
+    return () => this.missed.delete(entry);
+  }
+
   /** Resolves once this bus is subscribed in Redis (at once when nothing subscribed); rejects if it closed first. */
   ready(): Promise<void> {
     return this.subscribed;
@@ -70,6 +78,7 @@ export class RedisChangeBus implements ChangeBus {
 
   async close(): Promise<void> {
     this.listeners.clear();
+    this.missed.clear();
     await Promise.all([this.publisher.close(), this.subscriber?.close()]);
   }
 
@@ -81,6 +90,13 @@ export class RedisChangeBus implements ChangeBus {
     });
     this.subscribed = subscriber.client.subscribe(this.channel).then(() => undefined);
     this.subscribed.catch(() => {});
+    // A 'ready' after the connection closed (or never opened) is a reconnect, on which ioredis subscribes again: notices sent meanwhile were lost.
+    let lost = false;
+    subscriber.client.on('close', () => (lost = true));
+    subscriber.client.on('ready', () => {
+      if (lost) this.reportMissed();
+      lost = false;
+    });
   }
 
   private received(message: string): void {
@@ -92,6 +108,16 @@ export class RedisChangeBus implements ChangeBus {
       return;
     }
     if (parsed.origin !== this.origin) this.deliver(parsed.change);
+  }
+
+  private reportMissed(): void {
+    for (const listener of this.missed) {
+      try {
+        listener();
+      } catch (err) {
+        this.options.logger?.error({ err }, 'account change listener failed');
+      }
+    }
   }
 
   private deliver(change: AccountsChange): void {

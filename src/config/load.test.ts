@@ -77,6 +77,14 @@ test('redis: unset by default (in-process counters); URL, prefix and lease TTL f
   assert.throws(() => loadConfig({ env: { VOICEGATE_REDIS_LEASE_TTL_MS: '60000' } }), /redis\.leaseTtlMs/);
 });
 
+test('limits: local counting when Redis fails by default; refuse and the expected gateways from the environment, checked', () => {
+  assert.deepEqual(loadConfig({ env: {} }).limits, { whenSharedCountersFail: 'local', expectedGateways: null });
+  const config = loadConfig({ env: { VOICEGATE_LIMITS_WHEN_SHARED_COUNTERS_FAIL: 'refuse', VOICEGATE_LIMITS_EXPECTED_GATEWAYS: '3' } });
+  assert.deepEqual(config.limits, { whenSharedCountersFail: 'refuse', expectedGateways: 3 });
+  assert.throws(() => loadConfig({ env: { VOICEGATE_LIMITS_WHEN_SHARED_COUNTERS_FAIL: 'ignore' } }), /limits\.whenSharedCountersFail/);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_LIMITS_EXPECTED_GATEWAYS: '0' } }), /limits\.expectedGateways/);
+});
+
 test('VOICEGATE_PULL binds each model to an engine of its own and the shipped model ids to the first; the config file wins', () => {
   const config = loadConfig({ env: { VOICEGATE_PULL: 'vits-piper-en_US-lessac-medium, kokoro-en-v0_19=/archives/kokoro.tar.bz2', VOICEGATE_DATA_DIR: '/var/lib/voicegate' } });
   assert.deepEqual(config.pull, ['vits-piper-en_US-lessac-medium', 'kokoro-en-v0_19=/archives/kokoro.tar.bz2']);

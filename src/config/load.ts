@@ -41,6 +41,8 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean' | 'list'][] 
   ['VOICEGATE_REDIS_URL', ['redis', 'url'], 'string'],
   ['VOICEGATE_REDIS_KEY_PREFIX', ['redis', 'keyPrefix'], 'string'],
   ['VOICEGATE_REDIS_LEASE_TTL_MS', ['redis', 'leaseTtlMs'], 'number'],
+  ['VOICEGATE_LIMITS_WHEN_SHARED_COUNTERS_FAIL', ['limits', 'whenSharedCountersFail'], 'string'],
+  ['VOICEGATE_LIMITS_EXPECTED_GATEWAYS', ['limits', 'expectedGateways'], 'number'],
 ];
 
 const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };

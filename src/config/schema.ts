@@ -105,6 +105,21 @@ const redisSchema = z
   })
   .strict();
 
+const LIMITS_DEFAULTS = { whenSharedCountersFail: 'local' as const, expectedGateways: null };
+
+/** How the limit counters behave when the shared ones (Redis) cannot be reached. */
+const limitsConfigSchema = z
+  .object({
+    /**
+     * `local`: each server enforces the limits on its own, an organisation's limit divided among the
+     * servers believed alive, until Redis answers again. `refuse`: 503 `limits_unavailable` meanwhile.
+     */
+    whenSharedCountersFail: z.enum(['local', 'refuse']).default(LIMITS_DEFAULTS.whenSharedCountersFail),
+    /** The servers to divide a limit among while Redis is away; null: those that were alive when it last answered. */
+    expectedGateways: z.number().int().min(1).max(10_000).nullable().default(LIMITS_DEFAULTS.expectedGateways),
+  })
+  .strict();
+
 /** HTTPS (and so WSS) on the server's port: PEM files, or a development CA kept under `<dataDir>/tls/`. */
 const tlsSchema = z
   .union([
@@ -238,6 +253,7 @@ export const configSchema = z
       defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
     }),
     redis: redisSchema.default(REDIS_DEFAULTS),
+    limits: limitsConfigSchema.default(LIMITS_DEFAULTS),
     openai: openaiSchema.default(OPENAI_DEFAULTS),
     metrics: metricsSchema.default(METRICS_DEFAULTS),
     voices: voicesSchema.default(VOICES_DEFAULTS),
@@ -255,3 +271,4 @@ export type TlsConfig = z.output<typeof tlsSchema>;
 export type StoreConfig = z.output<typeof storeSchema>;
 export type MetricsConfig = z.output<typeof metricsSchema>;
 export type RedisConfig = z.output<typeof redisSchema>;
+export type LimitsConfig = z.output<typeof limitsConfigSchema>;

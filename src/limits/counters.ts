@@ -12,6 +12,21 @@ export interface Lease {
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterMs: number };
 
+/**
+ * Where the counts are kept now: `local` (one server's own, by configuration), `shared` (Redis
+ * answers), `degraded` (Redis is away and this server enforces the limits on its own share of
+ * them) or `unavailable` (Redis is away and limited requests are refused).
+ */
+export type LimitsState = 'local' | 'shared' | 'degraded' | 'unavailable';
+
+export interface LimitsStatus {
+  state: LimitsState;
+  /** How many times these counters fell back to counting locally (shared counters with a local fallback). */
+  fallbacks?: number;
+  /** The servers an organisation's limits are divided among while degraded. */
+  gateways?: number;
+}
+
 export interface LimitCounters {
   /** Takes one of `max` concurrency slots for the org; null when all are taken. */
   acquire(orgId: string, max: number): Promise<Lease | null>;
@@ -19,6 +34,8 @@ export interface LimitCounters {
   consume(keyId: string, requests: number, perSeconds: number): Promise<RateDecision>;
   /** Active slots of an org (for tests and metrics). */
   active(orgId: string): Promise<number>;
+  /** How the counters stand, for `/readyz` and the metrics (read often: no I/O). */
+  status?(): LimitsStatus;
   /** Stops timers and connections. */
   close(): Promise<void>;
 }

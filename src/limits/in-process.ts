@@ -4,7 +4,7 @@
  * sliding-window log per key, in memory. Right when one process serves all
  * traffic; several processes would each enforce the limits on their own.
  */
-import type { Lease, LimitCounters, RateDecision } from './counters.js';
+import type { Lease, LimitCounters, LimitsStatus, RateDecision } from './counters.js';
 
 export class InProcessLimits implements LimitCounters {
   private readonly slots = new Map<string, number>();
@@ -49,6 +49,10 @@ export class InProcessLimits implements LimitCounters {
 
   async active(orgId: string): Promise<number> {
     return this.slots.get(orgId) ?? 0;
+  }
+
+  status(): LimitsStatus {
+    return { state: 'local' };
   }
 
   async close(): Promise<void> {}

@@ -11,17 +11,21 @@
  * script, atomic in Redis, and times come from Redis's clock, so servers with
  * skewed clocks agree.
  *
- * Both fail closed: when Redis does not answer within the timeout a request
- * gets 503 `limits_unavailable` (Retry-After: 1) before anything is charged.
- * A request must never run outside the concurrency count, and a rate limit
- * that lapsed whenever Redis did would protect nothing exactly when capacity
- * is at risk; see docs/billing.md.
+ * Every call fails with 503 `limits_unavailable` (Retry-After: 1) when Redis
+ * does not answer within the timeout. On their own these counters then
+ * refuse limited requests (`limits.whenSharedCountersFail: refuse`); by
+ * default `FallbackLimits` (fallback.ts) wraps them and counts locally
+ * meanwhile. A release that could not be written is retried with the next
+ * renewals until it is written or its lease has lapsed anyway, so a slot
+ * freed during an outage is free again as soon as Redis answers. Each
+ * server also keeps a heartbeat in Redis, from which the fallback knows how
+ * many servers share the limits; see docs/scale-out.md.
  */
 import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors/api-error.js';
 import type { Logger } from '../log/logger.js';
 import { RedisConnection } from '../redis/connection.js';
-import type { Lease, LimitCounters, RateDecision } from './counters.js';
+import type { Lease, LimitCounters, LimitsStatus, RateDecision } from './counters.js';
 
 export interface RedisLimitsOptions {
   url: string;
@@ -73,6 +77,13 @@ return lapsed`,
 local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZREM', KEYS[1], ARGV[1])`,
+  /** KEYS: live servers · ARGV: server id, ttl → servers whose heartbeat has not lapsed, this one included. */
+  vgHeartbeat: `${PRELUDE}
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+expire_with_last(KEYS[1])
+return redis.call('ZCARD', KEYS[1])`,
   /** KEYS: leases → live leases. */
   vgLeaseCount: `${PRELUDE}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
@@ -98,6 +109,7 @@ type Scripts = {
   vgLeaseRenew(key: string, ttlMs: number, ...ids: string[]): Promise<number>;
   vgLeaseRelease(key: string, id: string): Promise<number>;
   vgLeaseCount(key: string): Promise<number>;
+  vgHeartbeat(key: string, instance: string, ttlMs: number): Promise<number>;
   vgRateConsume(key: string, requests: number, windowMs: number, id: string): Promise<number>;
 };
 
@@ -110,8 +122,11 @@ export class RedisLimits implements LimitCounters {
   private readonly scripts: Scripts;
   /** Leases this process holds: lease id → the organisation's lease key. */
   private readonly held = new Map<string, string>();
+  /** Releases that could not be written: lease id → its key and when the release was tried. Retried with each renewal. */
+  private readonly unreleased = new Map<string, { key: string; at: number }>();
   private renewTimer: NodeJS.Timeout | null = null;
-  private renewing = false;
+  private renewal: Promise<void> | null = null;
+  private heartbeats = false;
   private closed = false;
   /** Unique per process; with a counter it names leases and window entries. */
   private readonly instance = randomBytes(6).toString('hex');
@@ -134,14 +149,65 @@ export class RedisLimits implements LimitCounters {
       taken = await this.call(() => this.scripts.vgLeaseAcquire(key, max, id, this.options.leaseTtlMs));
     } catch (err) {
       // The script may have run after all (a reply that came too late): give the slot back rather than let it sit out its TTL.
-      this.scripts.vgLeaseRelease(key, id).catch(() => {});
+      void this.giveBack(key, id);
       throw err;
     }
     if (taken !== 1) return null;
+    return this.lease(key, id);
+  }
+
+  /**
+   * Takes a slot whatever the cap, for a request that is already running (one admitted while Redis
+   * was away, written back when it answers again); renewed and released like any other lease.
+   */
+  async hold(orgId: string): Promise<Lease> {
+    const key = this.leaseKey(orgId);
+    const id = this.nextId();
+    try {
+      await this.call(() => this.scripts.vgLeaseRenew(key, this.options.leaseTtlMs, id));
+    } catch (err) {
+      void this.giveBack(key, id);
+      throw err;
+    }
+    return this.lease(key, id);
+  }
+
+  /** Marks this server alive for `ttlMs`; returns how many servers are (their heartbeats have not lapsed). */
+  async heartbeat(ttlMs: number): Promise<number> {
+    this.heartbeats = true;
+    return this.call(() => this.scripts.vgHeartbeat(this.gatewaysKey(), this.instance, ttlMs));
+  }
+
+  /**
+   * Renews every lease held and writes the releases that failed, now; rejects if Redis did not take
+   * them all. Leases that lapsed (Redis restarted empty, or was away past their TTL) are taken again.
+   */
+  renewNow(): Promise<void> {
+    if (this.closed) return Promise.reject(unavailable());
+    return (this.renewal ??= this.renew().finally(() => (this.renewal = null)));
+  }
+
+  status(): LimitsStatus {
+    return { state: this.connection.client.status === 'ready' ? 'shared' : 'unavailable' };
+  }
+
+  private lease(key: string, id: string): Lease {
     this.held.set(id, key);
     this.startRenewing();
     let released: Promise<void> | null = null;
     return { release: () => (released ??= this.release(key, id)) };
+  }
+
+  /** Removes a lease id from Redis, or remembers to (never throws). */
+  private async giveBack(key: string, id: string): Promise<void> {
+    try {
+      await this.scripts.vgLeaseRelease(key, id);
+    } catch (err) {
+      this.connection.failed(err);
+      if (this.closed) return;
+      this.unreleased.set(id, { key, at: performance.now() });
+      this.startRenewing();
+    }
   }
 
   async consume(keyId: string, requests: number, perSeconds: number): Promise<RateDecision> {
@@ -153,29 +219,27 @@ export class RedisLimits implements LimitCounters {
     return this.call(() => this.scripts.vgLeaseCount(this.leaseKey(orgId)));
   }
 
-  /** Stops renewing and disconnects. Leases still held are not released: they lapse within the TTL. */
+  /** Stops renewing, takes this server out of the heartbeat set and disconnects. Leases still held are not released: they lapse within the TTL. */
   async close(): Promise<void> {
     this.closed = true;
     this.stopRenewing();
     this.held.clear();
+    this.unreleased.clear();
+    if (this.heartbeats && this.connection.client.status === 'ready') await this.connection.client.zrem(this.gatewaysKey(), this.instance).catch(() => {});
     await this.connection.close();
   }
 
-  /** Gives a slot back; if Redis cannot be reached the lease lapses within the TTL instead (never throws). */
+  /** Gives a slot back; if Redis cannot be reached the release is retried with the renewals until the lease would have lapsed (never throws). */
   private async release(key: string, id: string): Promise<void> {
     this.held.delete(id);
-    if (this.held.size === 0) this.stopRenewing();
+    if (this.held.size === 0 && this.unreleased.size === 0) this.stopRenewing();
     if (this.closed) return;
-    try {
-      await this.scripts.vgLeaseRelease(key, id);
-    } catch (err) {
-      this.connection.failed(err);
-    }
+    await this.giveBack(key, id);
   }
 
   private startRenewing(): void {
     if (this.renewTimer) return;
-    this.renewTimer = setInterval(() => void this.renew(), Math.floor(this.options.leaseTtlMs / 3));
+    this.renewTimer = setInterval(() => void this.renewNow().catch(() => {}), Math.floor(this.options.leaseTtlMs / 3));
     this.renewTimer.unref();
   }
 
@@ -184,27 +248,37 @@ export class RedisLimits implements LimitCounters {
     this.renewTimer = null;
   }
 
-  /** Extends every lease this process holds, one script call per organisation. */
+  /**
+   * Extends every lease this process holds, one script call per organisation, and retries the
+   * releases that failed (those older than twice the TTL have lapsed in Redis and are dropped).
+   * Rejects when any call failed.
+   */
   private async renew(): Promise<void> {
-    if (this.renewing || this.held.size === 0) return;
-    this.renewing = true;
-    try {
-      const byKey = new Map<string, string[]>();
-      for (const [id, key] of this.held) {
-        const ids = byKey.get(key);
-        if (ids) ids.push(id);
-        else byKey.set(key, [id]);
+    const now = performance.now();
+    for (const [id, { at }] of this.unreleased) if (now - at > 2 * this.options.leaseTtlMs) this.unreleased.delete(id);
+    const byKey = new Map<string, string[]>();
+    for (const [id, key] of this.held) {
+      const ids = byKey.get(key);
+      if (ids) ids.push(id);
+      else byKey.set(key, [id]);
+    }
+    const renewals = [...byKey].map(async ([key, ids]) => {
+      const lapsed = await this.scripts.vgLeaseRenew(key, this.options.leaseTtlMs, ...ids);
+      if (lapsed > 0) {
+        // Redis was unreachable or restarted, or this process went unheard past the lease time (a stalled or starved event loop).
+        this.options.logger?.warn({ lapsed }, 'concurrency leases had lapsed before their renewal; taken again, over the cap if need be');
       }
-      const results = await Promise.allSettled([...byKey].map(([key, ids]) => this.scripts.vgLeaseRenew(key, this.options.leaseTtlMs, ...ids)));
-      for (const result of results) {
-        if (result.status === 'rejected') this.connection.failed(result.reason);
-        else if (result.value > 0) {
-          // Redis was unreachable, or this process went unheard past the lease time (a stalled or starved event loop).
-          this.options.logger?.warn({ lapsed: result.value }, 'concurrency leases had lapsed before their renewal; taken again, over the cap if need be');
-        }
-      }
-    } finally {
-      this.renewing = false;
+    });
+    const releases = [...this.unreleased].map(async ([id, { key }]) => {
+      await this.scripts.vgLeaseRelease(key, id);
+      this.unreleased.delete(id);
+    });
+    const results = await Promise.allSettled([...renewals, ...releases]);
+    if (this.held.size === 0 && this.unreleased.size === 0) this.stopRenewing();
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed) {
+      this.connection.failed(failed.reason);
+      throw unavailable();
     }
   }
 
@@ -222,6 +296,10 @@ export class RedisLimits implements LimitCounters {
 
   private leaseKey(orgId: string): string {
     return `${this.options.keyPrefix}limits:leases:${orgId}`;
+  }
+
+  private gatewaysKey(): string {
+    return `${this.options.keyPrefix}limits:gateways`;
   }
 
   private rateKey(keyId: string): string {

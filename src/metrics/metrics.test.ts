@@ -9,11 +9,12 @@ import { test } from 'node:test';
 import { register as globalRegistry } from 'prom-client';
 import { Activity } from '../concurrency/activity.js';
 import type { EngineInfo } from '../engines/engine.js';
+import type { LimitsStatus } from '../limits/counters.js';
 import type { FlushStats } from '../store/store.js';
 import { diagnostics } from '../synthesis/diagnostics.js';
 import { Metrics, upstreamLabel } from './metrics.js';
 
-function setup(instanceId: string, engines: EngineInfo[] = [], store?: { flushStats?(): FlushStats }) {
+function setup(instanceId: string, engines: EngineInfo[] = [], store?: { flushStats?(): FlushStats }, limits?: { status(): LimitsStatus }) {
   const activity = new Activity(instanceId);
   const metrics = new Metrics({
     instanceId,
@@ -22,6 +23,7 @@ function setup(instanceId: string, engines: EngineInfo[] = [], store?: { flushSt
     models: { get: (id) => (id === 'double' ? { creditMultiplier: 2 } : id === 'half' ? { creditMultiplier: 0.5 } : undefined) },
     activity,
     ...(store ? { store } : {}),
+    ...(limits ? { limits } : {}),
     processMetrics: false,
   });
   return {
@@ -151,6 +153,24 @@ test("the store's WAL flushes are read at scrape time, and absent for a store wi
     assert.equal(await a.value('voicegate_store_wal_flush_on_event_loop'), 0);
     assert.equal(await a.value('voicegate_store_wal_flush_average_seconds'), 0.003);
     assert.doesNotMatch(await b.metrics.render(), /voicegate_store_wal/);
+  } finally {
+    a.stop();
+    b.stop();
+  }
+});
+
+test('whether the limit counters lost Redis is read at scrape time', async () => {
+  let status: LimitsStatus = { state: 'shared', fallbacks: 0, gateways: 3 };
+  const a = setup('server-limits', [], undefined, { status: () => status });
+  const b = setup('server-no-limits');
+  try {
+    assert.equal(await a.value('voicegate_limits_degraded'), 0);
+    assert.equal(await a.value('voicegate_limits_fallbacks_total'), 0);
+    status = { state: 'degraded', fallbacks: 1, gateways: 3 };
+    assert.equal(await a.value('voicegate_limits_degraded'), 1);
+    assert.equal(await a.value('voicegate_limits_fallbacks_total'), 1);
+    assert.equal(await a.value('voicegate_limits_gateways'), 3);
+    assert.doesNotMatch(await b.metrics.render(), /voicegate_limits_/, 'accounts off: no limit counters');
   } finally {
     a.stop();
     b.stop();

@@ -13,6 +13,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import { creditsFor } from '../accounts/pricing.js';
 import type { Activity } from '../concurrency/activity.js';
 import type { EngineInfo } from '../engines/engine.js';
+import type { LimitsStatus } from '../limits/counters.js';
 import type { FlushStats } from '../store/store.js';
 import {
   diagnostics,
@@ -35,6 +36,8 @@ export interface MetricsSources {
   /** Credit multipliers of the models, for credits charged. */
   models: { get(id: string): { creditMultiplier: number } | undefined };
   activity: Activity;
+  /** The limit counters (accounts on), for whether they lost Redis. */
+  limits?: { status?(): LimitsStatus } | null;
   /** The store, for its log flushes where it has them (SQLite). */
   store?: { flushStats?(): FlushStats };
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
@@ -179,6 +182,40 @@ export class Metrics {
     });
     this.engineGauges();
     this.storeGauges();
+    this.limitsGauges();
+  }
+
+  /** Whether the limit counters lost Redis, read at scrape time; registered only for counters that report it. */
+  private limitsGauges(): void {
+    const limits = this.sources.limits;
+    if (!limits?.status) return;
+    const status = () => limits.status!();
+    const registers = [this.registry];
+    new Gauge({
+      name: 'voicegate_limits_degraded',
+      help: 'Whether the limit counters cannot reach Redis (1): the limits are enforced on this server alone, or limited requests refused (limits.whenSharedCountersFail).',
+      registers,
+      collect() {
+        this.set(status().state === 'degraded' || status().state === 'unavailable' ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'voicegate_limits_fallbacks_total',
+      help: 'Times this server lost Redis and fell back to counting the limits locally.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(status().fallbacks ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'voicegate_limits_gateways',
+      help: 'The servers an organisation’s limits are divided among while Redis is away (those alive when it last answered, or limits.expectedGateways).',
+      registers,
+      collect() {
+        this.set(status().gateways ?? 1);
+      },
+    });
   }
 
   /** The embedded store's WAL flushes, read at scrape time; registered only for a store that has them (not PostgreSQL). */

@@ -483,7 +483,14 @@ export const concurrencySchema = component(
 export const readySchema = component(
   'Ready',
   z.object({
-    status: z.literal('ready'),
+    status: z.enum(['ready', 'degraded']).describe('`degraded`: an engine could not start, or the limit counters lost Redis; the server serves.'),
     engines: z.array(z.looseObject({ id: z.string(), type: z.string(), sampleRate: z.int(), ready: z.boolean() })).describe('Each engine’s `info()`.'),
+    failed: z.array(z.object({ id: z.string(), type: z.string(), reason: z.string() })).optional().describe('The engines that could not start, with their reasons.'),
+    limits: z
+      .enum(['local', 'shared', 'degraded', 'unavailable'])
+      .optional()
+      .describe(
+        'With accounts on, where the limit counters are kept: `local` (this server alone), `shared` (Redis), `degraded` (Redis is away; this server enforces its share of each limit) or `unavailable` (Redis is away; limited requests get 503).',
+      ),
   }),
 );

@@ -20,6 +20,8 @@ export interface LimitsSubject {
   shared: boolean;
   /** Counters whose backing service cannot be reached (shared counters only). */
   unreachable?(): Promise<LimitCounters>;
+  /** True when unreachable counters fall back to counting locally rather than refusing. */
+  fallsBack?: boolean;
   /** Closes every instance opened and removes whatever the subject left behind. */
   dispose(): Promise<void>;
 }
@@ -194,10 +196,32 @@ export function limitsContract(name: string, open: () => Promise<LimitsSubject>,
       }),
     );
 
-    sharedTest('unreachable counters fail quickly with limits_unavailable', { timeout: 20_000 }, () =>
+    sharedTest('unreachable counters fail quickly with limits_unavailable, or fall back to counting locally', { timeout: 20_000 }, () =>
       withSubject(open, async (subject) => {
         assert.ok(subject.unreachable, 'shared counters can be given an unreachable service');
         const limits = await subject.unreachable();
+        if (subject.fallsBack) {
+          // Never reached: this instance counts itself alone, so the whole limit is its own.
+          const org = id('org');
+          const started = performance.now();
+          const first = await limits.acquire(org, 2);
+          assert.ok(performance.now() - started < 2500, `fell back in ${Math.round(performance.now() - started)} ms`);
+          assert.equal(limits.status?.().state, 'degraded');
+          const second = await limits.acquire(org, 2);
+          assert.ok(first && second, 'two slots of two');
+          assert.equal(await limits.acquire(org, 2), null, 'the cap holds locally');
+          assert.equal(await limits.active(org), 2);
+          await first.release();
+          await first.release();
+          assert.equal(await limits.active(org), 1, 'release is idempotent locally too');
+          const key = id('key');
+          assert.deepEqual(await limits.consume(key, 2, 60), { allowed: true });
+          assert.deepEqual(await limits.consume(key, 2, 60), { allowed: true });
+          assert.equal((await limits.consume(key, 2, 60)).allowed, false, 'the rate holds locally');
+          await second.release();
+          assert.equal(await limits.active(org), 0);
+          return;
+        }
         await expectUnavailable(() => limits.acquire(id('org'), 1), 'acquire');
         await expectUnavailable(() => limits.consume(id('key'), 1, 1), 'consume');
         await expectUnavailable(() => limits.active(id('org')), 'active');
