@@ -82,11 +82,12 @@ export class AudioCache {
   /** The flight in progress for `id` (`leader: false`), or a new one made from `source` (`leader: true`). */
   flight(id: string, source: (signal: AbortSignal) => AsyncIterable<FlightPiece>): { flight: Flight; leader: boolean } {
     const running = this.flights.get(id);
-    if (running && !running.signal.aborted) return { flight: running, leader: false };
-    const flight = new Flight(source);
+    if (running?.joinable) return { flight: running, leader: false };
+    const flight = new Flight(source, this.options.maxEntryBytes);
     this.flights.set(id, flight);
     void flight.completed.then((completed) => {
-      if (completed) this.keep(id, flight.pieces);
+      const pieces = flight.recorded();
+      if (completed && pieces) this.keep(id, pieces);
       if (this.flights.get(id) === flight) this.flights.delete(id);
     });
     return { flight, leader: true };

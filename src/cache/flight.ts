@@ -8,6 +8,9 @@
  * while the slowest follower is more than `HIGH_WATER` pieces behind, so a
  * slow reader still pauses the engine. When the last follower leaves before
  * the end, the flight is aborted (the engine job stops) and nothing is kept.
+ * A flight whose audio grows past what an entry may hold (`maxBytes`) can no
+ * longer be kept or joined: it stops taking followers, and the pieces every
+ * follower has read are let go, so a long synthesis is not held in memory.
  */
 import type { CachedPiece } from './entry.js';
 
@@ -16,14 +19,19 @@ export interface FlightPiece extends CachedPiece {
   stepTime: number;
 }
 
-const HIGH_WATER = 32;
+const HIGH_WATER = 4;
 
 interface Follower {
   at: number;
 }
 
 export class Flight {
-  readonly pieces: FlightPiece[] = [];
+  /** The pieces from the `dropped`-th on (all of them, unless the flight grew too large to keep). */
+  private readonly pieces: FlightPiece[] = [];
+  private dropped = 0;
+  private bytes = 0;
+  /** Grew past `maxBytes`: it will not be kept, and no new follower may join. */
+  oversize = false;
   private readonly controller = new AbortController();
   private readonly followers = new Set<Follower>();
   private finished = false;
@@ -32,8 +40,21 @@ export class Flight {
   /** Resolves when the synthesis ended: true when it completed, false when it failed or was abandoned. */
   readonly completed: Promise<boolean>;
 
-  constructor(source: (signal: AbortSignal) => AsyncIterable<FlightPiece>) {
+  constructor(
+    source: (signal: AbortSignal) => AsyncIterable<FlightPiece>,
+    private readonly maxBytes = Infinity,
+  ) {
     this.completed = this.run(source);
+  }
+
+  /** Every piece, once the synthesis completed and was not too large (what the cache keeps). */
+  recorded(): FlightPiece[] | null {
+    return this.oversize ? null : this.pieces;
+  }
+
+  /** Whether a new follower may still join (it would read from the first piece). */
+  get joinable(): boolean {
+    return !this.oversize && !this.signal.aborted;
   }
 
   get signal(): AbortSignal {
@@ -54,8 +75,8 @@ export class Flight {
     try {
       for (;;) {
         signal.throwIfAborted();
-        if (me.at < this.pieces.length) {
-          const piece = this.pieces[me.at++];
+        if (me.at < this.dropped + this.pieces.length) {
+          const piece = this.pieces[me.at++ - this.dropped];
           this.wake();
           yield piece;
           continue;
@@ -84,9 +105,18 @@ export class Flight {
     while (!this.signal.aborted) {
       let slowest = Infinity;
       for (const follower of this.followers) slowest = Math.min(slowest, follower.at);
-      if (slowest === Infinity || this.pieces.length - slowest <= HIGH_WATER) return;
+      if (this.oversize) this.letGo(slowest);
+      if (slowest === Infinity || this.dropped + this.pieces.length - slowest <= HIGH_WATER) return;
       await new Promise<void>((resolve) => this.waiters.push(resolve));
     }
+  }
+
+  /** Drops the pieces every follower has read (only once the flight cannot be kept or joined). */
+  private letGo(slowest: number): void {
+    const upTo = Math.min(slowest === Infinity ? this.dropped + this.pieces.length : slowest, this.dropped + this.pieces.length);
+    if (upTo <= this.dropped) return;
+    this.pieces.splice(0, upTo - this.dropped);
+    this.dropped = upTo;
   }
 
   private async run(source: (signal: AbortSignal) => AsyncIterable<FlightPiece>): Promise<boolean> {
@@ -95,6 +125,8 @@ export class Flight {
     try {
       for await (const piece of source(this.signal)) {
         this.pieces.push(piece);
+        this.bytes += piece.audio.length;
+        if (this.bytes > this.maxBytes) this.oversize = true;
         this.wake();
         await this.slack();
         this.signal.throwIfAborted();

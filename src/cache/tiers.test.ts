@@ -215,3 +215,21 @@ test('single flight: when every follower leaves the run is aborted and nothing i
   assert.equal(await again.flight.completed, false);
   assert.equal(await cache.lookup(id), null);
 });
+
+test('single flight: a run larger than an entry may be is neither joined once it has grown so, nor kept', async () => {
+  const cache = new AudioCache({ memoryBytes: 1 << 20, diskBytes: 0, maxEntryBytes: 250, blobs: null });
+  const id = entryId('org_a', 'jordan', 'c'.repeat(64));
+  const big = controlledSource();
+  const { flight } = cache.flight(id, big.source);
+  const reading = drain(flight.follow(new AbortController().signal));
+  for (let i = 0; i < 3; i++) {
+    await big.step();
+    await until(() => big.state.made === i + 1, `piece ${i + 1}`);
+  }
+  await until(() => flight.oversize, 'the run to outgrow an entry');
+  assert.equal(cache.flight(id, controlledSource().source).leader, true, 'a new request runs on its own');
+  for (let i = 3; i < 5; i++) await big.step();
+  assert.equal((await reading).length, 500, 'its follower still hears all of it');
+  assert.equal(await flight.completed, true);
+  assert.equal(cache.memory.size, 0);
+});
