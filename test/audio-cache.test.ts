@@ -9,19 +9,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { randomUUID } from 'node:crypto';
+import { engineJobs, fresh } from './helpers/cache.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 import { TestSocket, type Event } from './helpers/ws-client.js';
-
-/** Jobs submitted to the engine's worker pool so far (`info().jobs`). */
-export function engineJobs(server: TestServer, engine = 'espeak'): number {
-  const info = server.app.services.engines.get(engine)!.info() as unknown as { jobs: { submitted: number } };
-  return info.jobs.submitted;
-}
-
-/** A transcript no other test speaks, so its first request is a miss. */
-export function fresh(text = 'The quick brown fox jumps over the lazy dog.'): string {
-  return `${text} ${randomUUID().slice(0, 8).replace(/[0-9]/g, '')}.`;
-}
 
 interface SseResult {
   status: number;

@@ -449,6 +449,19 @@ export const creditsAddSchema = component(
   z.object({ amount: z.int().describe('Non-zero; negative takes credits away.'), reason: z.string().min(1) }),
 );
 
+export const cachePurgeSchema = component(
+  'CachePurge',
+  z
+    .object({
+      organisation_id: z.string().min(1).optional().describe('That organisation’s entries (its own; shared entries belong to none).'),
+      voice_id: z.string().min(1).optional().describe('That voice’s entries (with `organisation_id`: only that organisation’s).'),
+      all: z.boolean().optional().describe('`true` with neither id: every entry.'),
+    })
+    .describe('What to remove from this server’s audio cache; an empty body is refused.'),
+);
+
+export const cachePurgedSchema = component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }));
+
 export const accessTokenRequestSchema = component(
   'AccessTokenRequest',
   z
