@@ -114,6 +114,8 @@ export class AudioCache {
       const [, s, v] = id.split('/');
       return (org === null || s === org) && (voice === null || v === voice);
     };
+    // A synthesis still running for a purged id is heard by its followers but not kept.
+    for (const [id, flight] of this.flights) if (pick(id)) flight.discard();
     const removed = new Set([...this.memory.purge(pick), ...((await this.disk?.purge(pick)) ?? [])]);
     return removed.size;
   }

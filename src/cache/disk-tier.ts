@@ -79,11 +79,12 @@ export class DiskTier {
     });
   }
 
-  /** Removes every entry whose id the predicate picks; returns their ids. */
+  /** Removes every entry whose id the predicate picks, after the writes queued before it; returns their ids. */
   async purge(pick: (id: string) => boolean): Promise<string[]> {
-    const ids = [...this.index.keys()].filter(pick);
-    for (const id of ids) this.forget(id);
+    let ids: string[] = [];
     await this.queue(async () => {
+      ids = [...this.index.keys()].filter(pick);
+      for (const id of ids) this.forget(id);
       for (const id of ids) await this.blobs.delete(id);
     });
     return ids;

@@ -47,14 +47,22 @@ export class Flight {
     this.completed = this.run(source);
   }
 
-  /** Every piece, once the synthesis completed and was not too large (what the cache keeps). */
+  /** Purged while it ran: its followers still hear it, but it is not kept and no one new joins. */
+  private discarded = false;
+
+  /** Every piece, once the synthesis completed and was not too large or purged (what the cache keeps). */
   recorded(): FlightPiece[] | null {
-    return this.oversize ? null : this.pieces;
+    return this.oversize || this.discarded ? null : this.pieces;
   }
 
   /** Whether a new follower may still join (it would read from the first piece). */
   get joinable(): boolean {
-    return !this.oversize && !this.signal.aborted;
+    return !this.oversize && !this.discarded && !this.signal.aborted;
+  }
+
+  /** A purge reached it while it ran: what it makes is not kept. */
+  discard(): void {
+    this.discarded = true;
   }
 
   get signal(): AbortSignal {
