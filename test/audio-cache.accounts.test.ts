@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { runCacheCommand } from '../src/cli/cache.js';
+import { UsageError } from '../src/cli/accounts.js';
 import { countTranscriptCharacters } from '../src/synthesis/tags.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
@@ -108,6 +110,7 @@ describe('audio cache with accounts', () => {
     const emma = { ...body, voice: { mode: 'id', id: 'emma' } };
     await get(server, body, org.auth);
     await get(server, emma, org.auth);
+    await until(() => server.app.services.cache!.store.inFlight === 0, 'the entries to be kept');
     const purge = (what: unknown, token = ADMIN) => server.post('/admin/cache/purge', what, { authorization: `Bearer ${token}` });
     assert.equal((await purge({}, 'wrong')).status, 401);
     assert.equal((await purge({ voice_id: 7 })).status, 400);
@@ -121,6 +124,19 @@ describe('audio cache with accounts', () => {
     assert.equal((await get(server, body, org.auth)).headers.get('x-cache'), 'miss');
     assert.equal((await purge({ all: true })).status, 200);
     assert.equal(server.app.services.cache!.store.stats().memory.entries, 0);
+  });
+
+  test('voicegate cache purge asks the server, with the admin token', async () => {
+    const body = ttsBody({ transcript: fresh(), output_format: RAW });
+    await get(server, body, org.auth);
+    await until(() => server.app.services.cache!.store.inFlight === 0, 'the entry to be kept');
+    const config = server.app.services.config;
+    const lines: string[] = [];
+    await runCacheCommand(config, ['cache', 'purge', '--org', org.orgId, '--url', server.url], (line) => lines.push(line));
+    assert.match(lines[0], /^purged [1-9]\d* entries$/);
+    assert.equal((await get(server, body, org.auth)).headers.get('x-cache'), 'miss');
+    await assert.rejects(runCacheCommand(config, ['cache', 'purge', '--url', server.url]), UsageError);
+    await assert.rejects(runCacheCommand({ ...config, accounts: { ...config.accounts, adminToken: null } }, ['cache', 'purge', '--all', '--url', server.url]), /admin token/);
   });
 });
 
