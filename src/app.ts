@@ -19,6 +19,10 @@ import { openChangeBus } from './cluster/open.js';
 import type { Config } from './config/schema.js';
 import type { Engine } from './engines/engine.js';
 import { EngineRegistry } from './engines/registry.js';
+import { join, resolve } from 'node:path';
+import { AudioCache } from './cache/audio-cache.js';
+import type { SynthesisCache } from './synthesis/services.js';
+import { FileBlobStorage } from './cache/blob-storage.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { buildHttpServer } from './http/server.js';
 import type { LimitCounters } from './limits/counters.js';
@@ -91,11 +95,25 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       gate = accountsGate;
     }
   }
+  const cache: SynthesisCache | null = config.cache.enabled
+    ? {
+        store: new AudioCache({
+          memoryBytes: config.cache.memoryBytes,
+          diskBytes: config.cache.diskBytes,
+          maxEntryBytes: config.cache.maxEntryBytes,
+          blobs: config.cache.diskBytes > 0 ? new FileBlobStorage(resolve(config.cache.dir ?? join(config.dataDir, 'cache'))) : null,
+          logger,
+        }),
+        billHits: config.cache.billHits,
+        shareAcrossOrganisations: config.cache.shareAcrossOrganisations,
+        version: VERSION,
+      }
+    : null;
   const instanceId = randomUUID();
   const activity = new Activity(instanceId);
-  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store, limits: accounts?.limits }) : null;
+  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store, limits: accounts?.limits, cache: cache?.store ?? null }) : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
-  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics };
+  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache };
   const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
   let draining = false;
@@ -116,7 +134,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
           if (!(await store.orgs.get(LOCAL_ORG_ID))) throw err;
         });
       }
-      await engines.start();
+      await Promise.all([engines.start(), cache?.store.open()]);
       voices.addBuiltin(engines.builtinVoices());
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       if (metricsServer) {
@@ -137,6 +155,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       } finally {
         clearTimeout(force);
         await engines.stop();
+        // Entries being written to disk are finished, so a restart finds them whole.
+        await cache?.store.settled();
         await Promise.all([accounts?.limits.close(), changes?.close()]);
         await store.close();
         stopLogging();

@@ -10,6 +10,7 @@ import { ACCOUNT_COMMANDS, ACCOUNTS_USAGE, runAccountsCommand, UsageError } from
 import { MODELS_USAGE, ModelsError, runModels } from './cli/models/command.js';
 import { SAY_USAGE, SayError, runSay } from './cli/say/command.js';
 import { HEALTHCHECK_USAGE, runHealthcheck } from './cli/healthcheck.js';
+import { CACHE_USAGE, runCacheCommand } from './cli/cache.js';
 import { serve } from './cli/serve.js';
 import { ConfigError, loadConfig } from './config/load.js';
 
@@ -18,6 +19,7 @@ const USAGE = `Usage: voicegate [serve] [--config path.json] [--tls self-signed]
        ${SAY_USAGE.split('\n')[0]}
        voicegate models list|pull|verify|remove
        voicegate healthcheck
+       voicegate cache purge
 
 Starts the Voicegate text-to-speech server, speaks text into a file, manages its accounts or
 installs local neural voices.
@@ -31,7 +33,9 @@ ${SAY_USAGE}
 
 ${MODELS_USAGE}
 
-${HEALTHCHECK_USAGE}`;
+${HEALTHCHECK_USAGE}
+
+${CACHE_USAGE}`;
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -59,6 +63,7 @@ async function main(): Promise<void> {
     process.exitCode = await runHealthcheck(config);
     return;
   }
+  if (command === 'cache') return runCacheCommand(config, argv);
   if (ACCOUNT_COMMANDS.has(command)) return runAccountsCommand(config, argv);
   throw new UsageError(`unknown command ${command}\n\n${USAGE}`);
 }

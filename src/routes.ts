@@ -54,7 +54,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);
     registerAccessToken(app, services.gate, tokens);
-    registerAdmin(app, admin, services.config.accounts.adminToken, pricing);
+    registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null);
   }
   registerWebSocket(app, services, isClosing);
   app.register(async (tts) => {

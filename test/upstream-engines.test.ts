@@ -75,6 +75,8 @@ describe('a model served by a pool of two inference servers', () => {
           peer: { type: 'cartesia-upstream', upstreams: [{ url: b.url }], model: 'sonic-x', sampleRate: 24000, voices: { sarah: 'remote-sarah' } },
         },
         models: { omnivoice: { engine: 'gpu' }, 'peer-model': { extends: 'gepard-1.0', engine: 'peer' } },
+        // Routing and faults are the subject: every request must reach an inference server.
+        cache: { enabled: false },
       },
     });
   });

@@ -8,6 +8,7 @@ import type { AccountsAdmin } from '../accounts/admin.js';
 import { tokensEqual } from '../accounts/api-keys.js';
 import type { PricingConfig } from '../accounts/pricing.js';
 import { keyView, ledgerView, orgView } from '../accounts/views.js';
+import type { AudioCache } from '../cache/audio-cache.js';
 import { ApiError } from '../errors/api-error.js';
 
 type Body = Record<string, unknown>;
@@ -19,7 +20,20 @@ function body(request: FastifyRequest): Body {
   return value as Body;
 }
 
-export function registerAdmin(app: FastifyInstance, admin: AccountsAdmin, adminToken: string | null, pricing: PricingConfig): void {
+/** What a purge names: an organisation's entries, a voice's (in one organisation or all), or everything (`all: true`). */
+function purgeScope(input: Body): { orgId?: string; voiceId?: string } {
+  const { organisation_id: orgId, voice_id: voiceId, all } = input;
+  for (const [name, value] of [['organisation_id', orgId], ['voice_id', voiceId]] as const) {
+    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new ApiError('invalid_request', { reason: `${name} must be a non-empty string` });
+  }
+  if (all !== undefined && typeof all !== 'boolean') throw new ApiError('invalid_request', { reason: 'all must be a boolean' });
+  if (orgId === undefined && voiceId === undefined && all !== true) {
+    throw new ApiError('invalid_request', { reason: 'name organisation_id, voice_id or both, or send {"all": true} to purge everything' });
+  }
+  return { ...(orgId !== undefined ? { orgId: orgId as string } : {}), ...(voiceId !== undefined ? { voiceId: voiceId as string } : {}) };
+}
+
+export function registerAdmin(app: FastifyInstance, admin: AccountsAdmin, adminToken: string | null, pricing: PricingConfig, cache: AudioCache | null = null): void {
   app.register(
     async (scope) => {
       scope.addHook('onRequest', async (request) => {
@@ -46,6 +60,11 @@ export function registerAdmin(app: FastifyInstance, admin: AccountsAdmin, adminT
         return reply.code(201).send({ ...keyView(issued.record), key: issued.key });
       });
       scope.delete<Id>('/keys/:id', async (request) => keyView(await admin.revokeKey(request.params.id)));
+      // The audio cache of this server (memory and disk tiers); each server purges its own.
+      scope.post('/cache/purge', async (request) => {
+        const what = purgeScope(body(request));
+        return { purged: cache ? await cache.purge(what) : 0 };
+      });
       scope.post<Id>('/orgs/:id/credits', async (request, reply) => {
         const input = body(request);
         const { org, entry } = await admin.addCredits(request.params.id, input.amount, input.reason);

@@ -43,6 +43,10 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean' | 'list'][] 
   ['VOICEGATE_REDIS_LEASE_TTL_MS', ['redis', 'leaseTtlMs'], 'number'],
   ['VOICEGATE_LIMITS_WHEN_SHARED_COUNTERS_FAIL', ['limits', 'whenSharedCountersFail'], 'string'],
   ['VOICEGATE_LIMITS_EXPECTED_GATEWAYS', ['limits', 'expectedGateways'], 'number'],
+  ['VOICEGATE_CACHE', ['cache', 'enabled'], 'boolean'],
+  ['VOICEGATE_CACHE_MEMORY_BYTES', ['cache', 'memoryBytes'], 'number'],
+  ['VOICEGATE_CACHE_DISK_BYTES', ['cache', 'diskBytes'], 'number'],
+  ['VOICEGATE_CACHE_BILL_HITS', ['cache', 'billHits'], 'boolean'],
 ];
 
 const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };

@@ -40,6 +40,8 @@ export const modelConfigSchema = z
     streaming: z.boolean().optional(),
     defaultVoice: z.string().nullable().optional(),
     languages: z.array(z.string()).optional(),
+    /** false: this model's responses are never taken from or kept in the audio cache (engines whose output is meant to vary). */
+    cache: z.boolean().optional(),
   })
   .strict();
 
@@ -212,6 +214,36 @@ const openaiSchema = z
   })
   .strict();
 
+const MiB = 1024 * 1024;
+const CACHE_DEFAULTS = {
+  enabled: true,
+  memoryBytes: 64 * MiB,
+  diskBytes: 512 * MiB,
+  maxEntryBytes: 8 * MiB,
+  dir: null,
+  billHits: true,
+  shareAcrossOrganisations: false,
+};
+
+/** The audio cache (docs/operations.md "Audio cache"): repeated requests answered from memory or disk, byte-identical. */
+const cacheSchema = z
+  .object({
+    enabled: z.boolean().default(CACHE_DEFAULTS.enabled),
+    /** Bytes of entries kept in memory, least recently used out first. */
+    memoryBytes: z.number().int().min(0).default(CACHE_DEFAULTS.memoryBytes),
+    /** Bytes of entries kept on disk; 0: no disk tier. */
+    diskBytes: z.number().int().min(0).default(CACHE_DEFAULTS.diskBytes),
+    /** A response larger than this is served but not kept. */
+    maxEntryBytes: z.number().int().min(1024).default(CACHE_DEFAULTS.maxEntryBytes),
+    /** Folder of the disk tier; null: `<dataDir>/cache`. */
+    dir: z.string().min(1).nullable().default(CACHE_DEFAULTS.dir),
+    /** Hits are charged like misses (as hosted APIs would); false: a hit is charged 0 credits. */
+    billHits: z.boolean().default(CACHE_DEFAULTS.billHits),
+    /** Entries of built-in voices are reused across organisations (never those of cloned voices). */
+    shareAcrossOrganisations: z.boolean().default(CACHE_DEFAULTS.shareAcrossOrganisations),
+  })
+  .strict();
+
 export const DEFAULT_DATA_DIR = './data';
 
 export const configSchema = z
@@ -257,6 +289,7 @@ export const configSchema = z
     openai: openaiSchema.default(OPENAI_DEFAULTS),
     metrics: metricsSchema.default(METRICS_DEFAULTS),
     voices: voicesSchema.default(VOICES_DEFAULTS),
+    cache: cacheSchema.default(CACHE_DEFAULTS),
     engines: z.record(z.string(), engineConfigSchema).default({}),
     models: z.record(z.string(), modelConfigSchema).default({}),
   })
@@ -272,3 +305,4 @@ export type StoreConfig = z.output<typeof storeSchema>;
 export type MetricsConfig = z.output<typeof metricsSchema>;
 export type RedisConfig = z.output<typeof redisSchema>;
 export type LimitsConfig = z.output<typeof limitsConfigSchema>;
+export type CacheConfig = z.output<typeof cacheSchema>;

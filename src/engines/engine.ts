@@ -100,6 +100,13 @@ export interface Engine {
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk>;
   info(): EngineInfo;
   /**
+   * What besides its configuration decides this engine's audio, known once started: an embedded
+   * engine's package version, a local model's file digests. The audio cache's key takes it (with
+   * the engine's type and configuration, `EngineRegistry.fingerprint`), so a new model file or
+   * package never answers with the old one's audio.
+   */
+  fingerprint?(): string;
+  /**
    * Voices this engine brings to the catalogue as built-ins (e.g. every voice eSpeak NG ships),
    * read once after `start()`. Engines without voices of their own leave it out.
    */

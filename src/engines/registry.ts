@@ -5,6 +5,7 @@
  * unused engine costs nothing at start-up. An engine that fails to start is
  * replaced by a `FailedEngine` that reports why, so the others keep serving.
  */
+import { createHash } from 'node:crypto';
 import type { Voice } from '../voices/voice.js';
 import type { Engine } from './engine.js';
 import { FailedEngine } from './failed.js';
@@ -21,9 +22,10 @@ export function createEngine(id: string, config: EngineConfig, context: EngineCo
 
 export class EngineRegistry {
   private readonly engines = new Map<string, Engine>();
+  private readonly fingerprints = new Map<string, string>();
 
   constructor(
-    configs: Record<string, EngineConfig>,
+    private readonly configs: Record<string, EngineConfig>,
     bound: Set<string>,
     private readonly context: EngineContext,
     /** Instances that stand in for configured engines of the same id. */
@@ -57,6 +59,23 @@ export class EngineRegistry {
         }
       }),
     );
+  }
+
+  /**
+   * What decides the audio of engine `id`, as a SHA-256 (hex): its type, its whole configuration
+   * entry (a setting that does not change audio changes it too, which only costs cache hits) and
+   * what the engine reports of itself (`Engine.fingerprint`). Made once, after start.
+   */
+  fingerprint(id: string): string | null {
+    const known = this.fingerprints.get(id);
+    if (known) return known;
+    const engine = this.engines.get(id);
+    if (!engine || engine instanceof FailedEngine) return null;
+    const made = createHash('sha256')
+      .update(JSON.stringify({ type: engine.type, config: this.configs[id] ?? null, own: engine.fingerprint?.() ?? null }))
+      .digest('hex');
+    if (engine.isReady()) this.fingerprints.set(id, made);
+    return made;
   }
 
   /** Engines that could not start, with the reason. */

@@ -58,6 +58,8 @@ export async function serveSynthesis<I extends SpeechInput>(
   try {
     await session.authenticate(presentedKey(request.headers, request.url, false));
     const input = route.decode(decodeJsonObject(request.body));
+    // `Cache-Control: no-store`: neither served from the audio cache nor kept in it.
+    if (noStore(request.headers['cache-control'])) input.cache = false;
     const synthesis = await session.admit(input, route.endpoint(input));
     if (!synthesis.streaming) {
       const { audio, headers } = await session.clip();
@@ -72,6 +74,11 @@ export async function serveSynthesis<I extends SpeechInput>(
   } finally {
     await session.end();
   }
+}
+
+function noStore(header: string | string[] | undefined): boolean {
+  const value = Array.isArray(header) ? header.join(',') : header;
+  return value !== undefined && value.split(',').some((directive) => directive.trim().toLowerCase() === 'no-store');
 }
 
 /**

@@ -15,6 +15,7 @@ import type { Activity } from '../concurrency/activity.js';
 import type { EngineInfo } from '../engines/engine.js';
 import type { LimitsStatus } from '../limits/counters.js';
 import type { FlushStats } from '../store/store.js';
+import type { CacheStats } from '../cache/audio-cache.js';
 import {
   diagnostics,
   type SynthesisAdmitted,
@@ -40,6 +41,8 @@ export interface MetricsSources {
   limits?: { status?(): LimitsStatus } | null;
   /** The store, for its log flushes where it has them (SQLite). */
   store?: { flushStats?(): FlushStats };
+  /** The audio cache, read at scrape time; null or absent: no cache metrics. */
+  cache?: { stats(): CacheStats } | null;
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
 }
@@ -183,6 +186,7 @@ export class Metrics {
     this.engineGauges();
     this.storeGauges();
     this.limitsGauges();
+    this.cacheMetrics();
   }
 
   /** Whether the limit counters lost Redis, read at scrape time; registered only for counters that report it. */
@@ -216,6 +220,56 @@ export class Metrics {
         this.set(status().gateways ?? 1);
       },
     });
+  }
+
+  /** The audio cache's counts, read at scrape time; registered only when the cache is on. */
+  private cacheMetrics(): void {
+    const cache = this.sources.cache;
+    if (!cache) return;
+    const registers = [this.registry];
+    const counter = (name: string, help: string, read: (stats: CacheStats) => number) =>
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          this.reset();
+          this.inc(read(cache.stats()));
+        },
+      });
+    counter('voicegate_cache_hits_total', 'Responses served from a stored audio-cache entry.', (s) => s.hits);
+    counter('voicegate_cache_misses_total', 'Cacheable responses whose audio was made (each leads a flight its followers share).', (s) => s.misses);
+    counter('voicegate_cache_followers_total', 'Responses that followed an identical synthesis in flight instead of running the engine (single flight).', (s) => s.followers);
+    counter('voicegate_cache_corrupt_total', 'Disk entries whose digest did not match: removed and treated as misses.', (s) => s.disk?.corrupt ?? 0);
+    new Counter({
+      name: 'voicegate_cache_evictions_total',
+      help: 'Audio-cache entries evicted to stay within a tier’s byte cap, by tier.',
+      labelNames: ['tier'],
+      registers,
+      collect() {
+        this.reset();
+        const stats = cache.stats();
+        this.inc({ tier: 'memory' }, stats.memory.evictions);
+        if (stats.disk) this.inc({ tier: 'disk' }, stats.disk.evictions);
+      },
+    });
+    for (const [name, help, read] of [
+      ['voicegate_cache_bytes', 'Bytes of audio-cache entries kept, by tier.', (t: { bytes: number }) => t.bytes],
+      ['voicegate_cache_entries', 'Audio-cache entries kept, by tier.', (t: { entries: number }) => t.entries],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['tier'],
+        registers,
+        collect() {
+          this.reset();
+          const stats = cache.stats();
+          this.set({ tier: 'memory' }, read(stats.memory));
+          if (stats.disk) this.set({ tier: 'disk' }, read(stats.disk));
+        },
+      });
+    }
   }
 
   /** The embedded store's WAL flushes, read at scrape time; registered only for a store that has them (not PostgreSQL). */

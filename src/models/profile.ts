@@ -46,4 +46,6 @@ export interface ModelProfile {
   /** Voice used when a dialect without a voice field (OpenAI) leaves it out. */
   defaultVoice: string | null;
   languages: string[];
+  /** false: responses of this model never come from or go to the audio cache; absent: they do. */
+  cache?: boolean;
 }

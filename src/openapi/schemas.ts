@@ -108,6 +108,7 @@ export const ttsRequestSchema = component(
       context_id: body.context_id.describe('Echoed in stream events (default: the request id).'),
       add_timestamps: body.add_timestamps.describe('Stream word timestamps (`timestamps` events).'),
       pronunciation_dict_id: body.pronunciation_dict_id.describe('One of the organisation’s pronunciation dictionaries; null or "" for none.'),
+      cache: body.cache.describe('Voicegate’s own: `false` neither serves this request from the audio cache nor keeps it there (as `Cache-Control: no-store`).'),
     })
     .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
 );
@@ -149,6 +150,7 @@ export const openAISpeechRequestSchema = component(
       stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),
       instructions: z.string().optional().describe('Accepted.'),
       pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
+      cache: z.boolean().nullable().optional().describe('As on `/tts/bytes`: `false` keeps this request out of the audio cache.'),
     })
     .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
 );
@@ -446,6 +448,19 @@ export const creditsAddSchema = component(
   'CreditsAdd',
   z.object({ amount: z.int().describe('Non-zero; negative takes credits away.'), reason: z.string().min(1) }),
 );
+
+export const cachePurgeSchema = component(
+  'CachePurge',
+  z
+    .object({
+      organisation_id: z.string().min(1).optional().describe('That organisation’s entries (its own; shared entries belong to none).'),
+      voice_id: z.string().min(1).optional().describe('That voice’s entries (with `organisation_id`: only that organisation’s).'),
+      all: z.boolean().optional().describe('`true` with neither id: every entry.'),
+    })
+    .describe('What to remove from this server’s audio cache; an empty body is refused.'),
+);
+
+export const cachePurgedSchema = component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }));
 
 export const accessTokenRequestSchema = component(
   'AccessTokenRequest',

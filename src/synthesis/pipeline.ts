@@ -152,21 +152,31 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   }
 }
 
+/** The request a clip is made from: not streamed, and without timestamps (a clip carries none, so the engine need not report words). */
+export function clipRequest(request: SynthesisRequest): SynthesisRequest {
+  return { ...request, streaming: false, wordTimestamps: false };
+}
+
 /**
- * Runs the whole synthesis and returns the finished clip (WAV with its real size). One piece is
- * returned as is; several are joined once: one copy costs less than writing them out one by one.
+ * Collects a clip's pieces (from the pipeline or the audio cache) into the finished clip (WAV with
+ * its real size). One piece is returned as is; several are joined once: one copy costs less than
+ * writing them out one by one.
  */
-export async function renderClip(request: SynthesisRequest, signal: AbortSignal): Promise<{ audio: Buffer; seconds: number }> {
+export async function collectClip(source: AsyncIterable<AudioPiece>, format: SynthesisRequest['format']): Promise<{ audio: Buffer; seconds: number }> {
   const pieces: Buffer[] = [];
   let size = 0;
   let seconds = 0;
-  // A clip carries no timestamps: the engine need not report words.
-  for await (const piece of synthesizeAudio({ ...request, streaming: false, wordTimestamps: false }, signal)) {
+  for await (const piece of source) {
     seconds += piece.seconds;
     if (piece.audio.length === 0) continue;
     pieces.push(piece.audio);
     size += piece.audio.length;
   }
-  if (request.format.container === 'wav') pieces.unshift(finalWavHeader(request.format, size));
+  if (format.container === 'wav') pieces.unshift(finalWavHeader(format, size));
   return { audio: pieces.length === 1 ? pieces[0] : Buffer.concat(pieces), seconds };
+}
+
+/** Runs the whole synthesis and returns the finished clip. */
+export function renderClip(request: SynthesisRequest, signal: AbortSignal): Promise<{ audio: Buffer; seconds: number }> {
+  return collectClip(synthesizeAudio(clipRequest(request), signal), request.format);
 }

@@ -5,6 +5,7 @@
  * diagnostics events carry. A server's `Services` (src/services.ts) extend these, so the server
  * hands its own; a synthesis that no HTTP request carries needs no more than these.
  */
+import type { AudioCache } from '../cache/audio-cache.js';
 import type { EngineRegistry } from '../engines/registry.js';
 import type { Logger } from '../log/logger.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
@@ -22,4 +23,16 @@ export interface SynthesisServices {
   gate: RequestGate;
   /** Tells this server's diagnostics events from another's in the same process (tests run several). */
   instanceId: string;
+  /** The audio cache and how it is used; null or absent: no cache. */
+  cache?: SynthesisCache | null;
+}
+
+export interface SynthesisCache {
+  store: AudioCache;
+  /** Hits are charged like misses; false: a hit is charged 0 credits. */
+  billHits: boolean;
+  /** Entries of built-in voices are shared by every organisation (never those of cloned voices). */
+  shareAcrossOrganisations: boolean;
+  /** The server's version: part of every key, so audio made by an older release is not served by a newer one. */
+  version: string;
 }

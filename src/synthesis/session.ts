@@ -20,7 +20,8 @@
 import { ApiError, toApiError } from '../errors/api-error.js';
 import type { Admission, Caller, Endpoint } from './gate.js';
 import { diagnostics, publish, type SynthesisEnd } from './diagnostics.js';
-import { renderClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
+import { cacheEntryOf } from './cache-entry.js';
+import { clipRequest, collectClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
 import { resolveSpeech } from './resolve.js';
 import type { SynthesisServices } from './services.js';
@@ -82,6 +83,12 @@ export class SynthesisSession {
   /** Pipelines of this session still running; only they need the abort at the end. */
   private running = 0;
   private ending: Promise<void> | null = null;
+  /** The client and the model allow the audio cache for this request. */
+  private cacheAllowed = false;
+  /** How the audio was served: from the cache or a synthesis in flight (`hit`), made here (`miss`); null: the cache took no part. */
+  cacheStatus: 'hit' | 'miss' | null = null;
+  /** A hit while `cache.billHits` is off: charges are made for 0 characters. */
+  private freeAudio = false;
 
   constructor(options: SessionOptions) {
     this.services = options.services;
@@ -141,6 +148,7 @@ export class SynthesisSession {
       allowEmptyTranscript: options.allowEmptyTranscript,
     });
     this.request = request;
+    this.cacheAllowed = input.cache !== false && !!this.services.cache;
     this.throwIfOver();
     const admission = await this.services.gate.admit(this.caller, request, {
       endpoint,
@@ -167,11 +175,56 @@ export class SynthesisSession {
     return request;
   }
 
-  /** The pipeline for this session's request (or a WebSocket segment of it), stopped by the session's signal. */
-  pieces(request: SynthesisRequest = this.synthesis, signal: AbortSignal = this.signal): AsyncGenerator<AudioPiece> {
+  /**
+   * The pipeline for this session's request (or a WebSocket segment of it), stopped by the session's
+   * signal. `cache`: the request is a whole response (a WebSocket turn in one message), so it may be
+   * served from, and kept in, the audio cache.
+   */
+  pieces(request: SynthesisRequest = this.synthesis, signal: AbortSignal = this.signal, options: { cache?: boolean } = {}): AsyncGenerator<AudioPiece> {
     // Its caller may not finish it: the end's abort must reach it.
     this.running = Infinity;
-    return synthesizeAudio(request, signal);
+    return this.source(request, signal, options.cache === true);
+  }
+
+  /** `x-cache` for the response's headers once its source is known; none when the cache took no part. */
+  cacheHeaders(): Record<string, string> {
+    return this.cacheStatus ? { 'x-cache': this.cacheStatus } : {};
+  }
+
+  /**
+   * Where the pieces come from: the pipeline, or, when the cache may answer, a stored entry (a hit),
+   * the identical synthesis already in flight (a follower, also a hit), or a new flight this request
+   * leads (a miss, kept once it completes). Every one is framed, billed and limited alike.
+   */
+  private async *source(request: SynthesisRequest, signal: AbortSignal, cacheable: boolean): AsyncGenerator<AudioPiece> {
+    const cache = this.services.cache;
+    const id = cache && cacheable && this.cacheAllowed ? cacheEntryOf(request, this.caller?.orgId ?? null, this.services) : null;
+    if (!cache || !id) {
+      yield* synthesizeAudio(request, signal);
+      return;
+    }
+    const stored = await cache.store.lookup(id);
+    signal.throwIfAborted();
+    if (stored) {
+      cache.store.hits++;
+      this.served('hit', cache.billHits);
+      for (const piece of stored.pieces) {
+        signal.throwIfAborted();
+        yield piece.words ? { audio: piece.audio, words: piece.words, seconds: piece.seconds, stepTime: 0 } : { audio: piece.audio, seconds: piece.seconds, stepTime: 0 };
+      }
+      return;
+    }
+    const { flight, leader } = cache.store.flight(id, (flightSignal) => synthesizeAudio(request, flightSignal));
+    if (leader) cache.store.misses++;
+    else cache.store.followers++;
+    this.served(leader ? 'miss' : 'hit', cache.billHits);
+    yield* flight.follow(signal);
+  }
+
+  private served(status: 'hit' | 'miss', billHits: boolean): void {
+    // A WebSocket turn is served once; the first answer is the turn's.
+    this.cacheStatus ??= status;
+    if (status === 'hit' && !billHits) this.freeAudio = true;
   }
 
   /** Clip policy: the whole clip, charged once it exists and before any of it is sent. */
@@ -180,7 +233,7 @@ export class SynthesisSession {
     this.running++;
     let clip: { audio: Buffer; seconds: number };
     try {
-      clip = await renderClip(request, this.signal);
+      clip = await collectClip(this.source(clipRequest(request), this.signal, true), request.format);
     } finally {
       this.running--;
     }
@@ -188,7 +241,7 @@ export class SynthesisSession {
     this.throwIfOver();
     const headers = await this.charge(0, request.characters);
     this.delivered(seconds);
-    return { audio, headers };
+    return { audio, headers: { ...headers, ...this.cacheHeaders() } };
   }
 
   /**
@@ -198,7 +251,7 @@ export class SynthesisSession {
    */
   async stream(framing: StreamFraming, sink: FrameSink): Promise<void> {
     const request = this.synthesis;
-    const pieces = synthesizeAudio(request, this.signal);
+    const pieces = this.source(request, this.signal, true);
     this.running++;
     let opened = false;
     let charged = false;
@@ -208,7 +261,13 @@ export class SynthesisSession {
         if (frames.length === 0) continue;
         if (!opened) {
           this.throwIfOver();
-          sink.open(this.admission?.quote ?? {});
+          let headers = this.admission?.quote ?? {};
+          // A free hit is charged its 0 credits before it opens: its headers say so, not the quote.
+          if (this.freeAudio) {
+            charged = true;
+            headers = await this.charge(0, request.characters);
+          }
+          sink.open({ ...headers, ...this.cacheHeaders() });
           opened = true;
         }
         for (const frame of frames) await sink.write(frame);
@@ -246,6 +305,8 @@ export class SynthesisSession {
   async charge(index: number, characters: number): Promise<Record<string, string>> {
     const admission = this.admission;
     if (!admission) throw new Error('session not admitted');
+    // A hit given away (`cache.billHits` off) is still recorded, as a charge of nothing.
+    if (this.freeAudio) characters = 0;
     try {
       const headers = await admission.charge(index, characters);
       this.charactersCharged += characters;

@@ -22,4 +22,6 @@ export interface SpeechInput {
   wordTimestamps: boolean;
   contextId: string | null;
   pronunciationDictId: string | null;
+  /** false: the client asked not to be served from, or kept in, the audio cache (`Cache-Control: no-store`, `"cache": false`). */
+  cache?: boolean;
 }

@@ -12,6 +12,7 @@
  * under a new id), so a kept entry cannot go stale; the transcript can be
  * edited, so it is taken from the voice record of each request instead.
  */
+import { createHash } from 'node:crypto';
 import { decodeToFloat } from '../audio/decode.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Store } from '../store/store.js';
@@ -27,6 +28,8 @@ export interface VoiceReference {
   sampleRate: number;
   /** The clip's transcript, when the voice has one. */
   text?: string;
+  /** SHA-256 of the stored clip, hex: what the audio cache's voice revision takes from the clip. */
+  digest?: string;
 }
 
 export interface ReferenceCacheLimits {
@@ -41,6 +44,7 @@ export const REFERENCE_CACHE_DEFAULTS: ReferenceCacheLimits = { maxEntries: 64, 
 interface Decoded {
   audio: Float32Array;
   sampleRate: number;
+  digest: string;
 }
 
 export class ReferenceClips {
@@ -60,7 +64,8 @@ export class ReferenceClips {
   async get(voice: Voice): Promise<VoiceReference> {
     const decoded = await this.decoded(voice.id);
     const text = voice.transcript?.trim();
-    return text ? { audio: decoded.audio, sampleRate: decoded.sampleRate, text } : { audio: decoded.audio, sampleRate: decoded.sampleRate };
+    const { audio, sampleRate, digest } = decoded;
+    return text ? { audio, sampleRate, text, digest } : { audio, sampleRate, digest };
   }
 
   /** Voices and bytes kept now. */
@@ -97,8 +102,9 @@ export class ReferenceClips {
     const { samples, sampleRate } = decoded;
     const audio = new Float32Array(new SharedArrayBuffer(samples.byteLength));
     audio.set(samples);
-    this.keep(id, { audio, sampleRate });
-    return { audio, sampleRate };
+    const digest = createHash('sha256').update(clip).digest('hex');
+    this.keep(id, { audio, sampleRate, digest });
+    return { audio, sampleRate, digest };
   }
 
   private keep(id: string, decoded: Decoded): void {

@@ -63,6 +63,13 @@ export class TurnContext {
   /** The turn's words, when it asked for timestamps. */
   private readonly words: WordAligner | null;
   private settled: Promise<void> = Promise.resolve();
+  /** Messages taken so far. */
+  private messages = 0;
+  /**
+   * The turn came whole in its first message (neither `continue` nor `flush`): it is one response,
+   * which the audio cache may answer and keep. A turn built from several messages never is.
+   */
+  private wholeTurn = false;
 
   constructor(
     readonly id: string,
@@ -109,6 +116,7 @@ export class TurnContext {
     }
     if (!accepted) return this.fail(new ApiError('insufficient_credits', { balance: '≤ 0' }));
     if (this.over) return;
+    if (this.messages++ === 0 && !input.continue && !input.flush) this.wholeTurn = true;
     this.pending += input.transcript;
     if (input.flush) {
       this.enqueuePending();
@@ -217,13 +225,14 @@ export class TurnContext {
     const textAt = this.words?.addText(text) ?? 0;
     if (segments.length === 0) return;
     const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: countTranscriptCharacters(text) };
-    if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: false };
+    // A whole turn's text is all there is: its last word is complete once spoken, as an HTTP request's.
+    if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: this.wholeTurn };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
     if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
     const { format } = synthesis;
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;
-    for await (const piece of this.session.pieces(synthesis, this.abort.signal)) {
+    for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
       if (this.over) return;
       if (piece.audio.length > 0) {
         // Only audio the socket took counts as delivered (a closing socket drops it).

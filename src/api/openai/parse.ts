@@ -62,6 +62,7 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   if (body.instructions !== undefined && typeof body.instructions !== 'string') throw invalid('invalid_request', 'instructions must be a string', 'instructions');
   const dict = body.pronunciation_dict_id;
   if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
+  if (body.cache !== undefined && body.cache !== null && typeof body.cache !== 'boolean') throw invalid('invalid_request', 'cache must be a boolean', 'cache');
   return {
     modelId: model,
     transcript: body.input,
@@ -75,5 +76,7 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
     contextId: null,
     // Not an OpenAI field: lets OpenAI-shaped clients use a dictionary too.
     pronunciationDictId: dict || null,
+    // Not an OpenAI field either: false keeps this request out of the audio cache.
+    cache: body.cache !== false,
   };
 }

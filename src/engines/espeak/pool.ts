@@ -20,6 +20,9 @@ import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
 import { prepareText } from './text.js';
 import { WordDecoder, type Decoded } from './words.js';
+import { packageVersion } from '../fingerprint.js';
+
+const ESPEAK_PACKAGE = packageVersion('@echogarden/espeak-ng-emscripten');
 
 /** `highWater` counts chunks (~100 ms each) a worker may run ahead of a slow consumer. */
 export interface EspeakPoolOptions extends PoolLimits {
@@ -88,6 +91,11 @@ export class EspeakPool implements Int16Engine, StagingEngine {
 
   isReady(): boolean {
     return this.pool.isReady();
+  }
+
+  /** The eSpeak NG build the workers run (engines/fingerprint). */
+  fingerprint(): string {
+    return ESPEAK_PACKAGE;
   }
 
   supportsVoice(voice: Voice): boolean {

@@ -28,6 +28,9 @@ import { probeModel } from './probe.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { validateLayout } from './validate.js';
 import { builtinSpeakerVoices, speakerFor, type SpeakerMap } from './voices.js';
+import { packageVersion, pathsDigest } from '../fingerprint.js';
+
+const SHERPA_PACKAGE = packageVersion('sherpa-onnx-node');
 
 /** `highWater` counts half-second pieces a worker may run ahead of a slow consumer. */
 export interface SherpaEngineOptions extends PoolLimits {
@@ -60,6 +63,7 @@ export class SherpaEngine implements Engine, StagingEngine {
   sampleRate = 22050;
   numSpeakers = 0;
   private layout: ModelLayout | null = null;
+  private modelDigest: string | null = null;
   /** Workers post the model's samples, or the bytes of a job's output stage (Uint8Array). */
   private pool: WorkerPool<SherpaJob, Float32Array | Uint8Array, never, SherpaReady> | null = null;
 
@@ -74,6 +78,8 @@ export class SherpaEngine implements Engine, StagingEngine {
     }
     const problems = validateLayout(layout);
     if (problems.length) throw new Error(problems.join('; '));
+    // Every file the model is made of, hashed: a swapped file makes new audio-cache keys.
+    this.modelDigest = `${SHERPA_PACKAGE} ${layout.family} ${await pathsDigest(layout.files)}`;
     const config = sherpaConfig(layout, { numThreads: this.options.numThreads, lang: this.options.lang });
     const probed = await probeModel(config, this.options.probeTimeoutMs);
     this.layout = layout;
@@ -99,6 +105,11 @@ export class SherpaEngine implements Engine, StagingEngine {
       },
     });
     await this.pool.start();
+  }
+
+  /** The sherpa-onnx build, the model's family and the digest of its files (engines/fingerprint). */
+  fingerprint(): string {
+    return this.modelDigest ?? 'not started';
   }
 
   async stop(): Promise<void> {

@@ -1,0 +1,161 @@
+/**
+ * @module cache/blob-storage
+ * A small store of named byte blobs: put, get, delete, stat and list by key.
+ * The audio cache keeps its disk tier on it (`disk-tier.ts`); long-form jobs'
+ * segment outputs and results are meant to go on it too, so a shared folder
+ * or an object store is one more implementation, not a change to its users.
+ *
+ * Keys are `/`-separated names of `[A-Za-z0-9._-]` parts (no part `.` or
+ * `..`, no empty part). A put replaces the blob whole: a reader sees the old
+ * bytes or the new, never a part. Every implementation passes the contract
+ * suite in `test/helpers/blob-storage-contract.ts`.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join, sep } from 'node:path';
+
+export interface BlobInfo {
+  key: string;
+  size: number;
+  /** Epoch milliseconds of the last put. */
+  modifiedAt: number;
+}
+
+export interface BlobStorage {
+  /** Stores `data` under `key`, replacing what was there, atomically. */
+  put(key: string, data: Buffer): Promise<void>;
+  /** The blob's bytes; null when there is none. */
+  get(key: string): Promise<Buffer | null>;
+  /** Removes the blob; false when there was none. */
+  delete(key: string): Promise<boolean>;
+  stat(key: string): Promise<BlobInfo | null>;
+  /** Every blob whose key starts with `prefix` (a whole part or more: `a/b` lists `a/b/…`, not `a/bc`). */
+  list(prefix?: string): AsyncIterable<BlobInfo>;
+}
+
+const PART = /^[A-Za-z0-9._-]+$/;
+
+export function checkBlobKey(key: string): void {
+  const parts = key.split('/');
+  if (parts.some((part) => !PART.test(part) || part === '.' || part === '..')) throw new Error(`invalid blob key: ${JSON.stringify(key)}`);
+}
+
+/** Blobs as files under a folder (by default under the data directory); a put writes a temporary file and renames it. */
+export class FileBlobStorage implements BlobStorage {
+  constructor(readonly root: string) {}
+
+  private path(key: string): string {
+    checkBlobKey(key);
+    return join(this.root, ...key.split('/'));
+  }
+
+  async put(key: string, data: Buffer): Promise<void> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    // Written beside its place and renamed over it: a reader never sees half a blob.
+    const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    const file = await open(temp, 'w');
+    try {
+      await file.writeFile(data);
+    } finally {
+      await file.close();
+    }
+    try {
+      await rename(temp, path);
+    } catch (err) {
+      await unlink(temp).catch(() => {});
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    try {
+      return await readFile(this.path(key));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<boolean> {
+    try {
+      await unlink(this.path(key));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw err;
+    }
+  }
+
+  async stat(key: string): Promise<BlobInfo | null> {
+    try {
+      const info = await stat(this.path(key));
+      return info.isFile() ? { key, size: info.size, modifiedAt: info.mtimeMs } : null;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw err;
+    }
+  }
+
+  async *list(prefix = ''): AsyncIterable<BlobInfo> {
+    if (prefix) checkBlobKey(prefix);
+    yield* this.walk(prefix ? this.path(prefix) : this.root);
+  }
+
+  private async *walk(dir: string): AsyncIterable<BlobInfo> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return;
+      throw err;
+    }
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) yield* this.walk(path);
+      else if (entry.isFile() && !entry.name.endsWith('.tmp')) {
+        const info = await stat(path).catch(() => null);
+        if (info) yield { key: path.slice(this.root.length + 1).split(sep).join('/'), size: info.size, modifiedAt: info.mtimeMs };
+      }
+    }
+  }
+
+  /** Removes the whole folder (tests). */
+  async destroy(): Promise<void> {
+    await rm(this.root, { recursive: true, force: true });
+  }
+}
+
+/** Blobs in memory: for tests, and the reference the contract suite holds every implementation to. */
+export class MemoryBlobStorage implements BlobStorage {
+  private readonly blobs = new Map<string, { data: Buffer; modifiedAt: number }>();
+
+  async put(key: string, data: Buffer): Promise<void> {
+    checkBlobKey(key);
+    this.blobs.set(key, { data: Buffer.from(data), modifiedAt: Date.now() });
+  }
+
+  async get(key: string): Promise<Buffer | null> {
+    checkBlobKey(key);
+    const blob = this.blobs.get(key);
+    return blob ? Buffer.from(blob.data) : null;
+  }
+
+  async delete(key: string): Promise<boolean> {
+    checkBlobKey(key);
+    return this.blobs.delete(key);
+  }
+
+  async stat(key: string): Promise<BlobInfo | null> {
+    checkBlobKey(key);
+    const blob = this.blobs.get(key);
+    return blob ? { key, size: blob.data.length, modifiedAt: blob.modifiedAt } : null;
+  }
+
+  async *list(prefix = ''): AsyncIterable<BlobInfo> {
+    if (prefix) checkBlobKey(prefix);
+    for (const [key, blob] of [...this.blobs]) {
+      if (!prefix || key.startsWith(`${prefix}/`)) yield { key, size: blob.data.length, modifiedAt: blob.modifiedAt };
+    }
+  }
+}
