@@ -17,7 +17,8 @@ import { reportReady } from './lib/child.js';
 
 const overrides = JSON.parse(process.argv[2] ?? '{}') as Record<string, unknown>;
 const dataDir = mkdtempSync(join(tmpdir(), 'voicegate-bench-'));
-const config = loadConfig({ env: {}, overrides: { dataDir, ...overrides, server: { host: '127.0.0.1', port: 0 } } });
+// The audio cache off unless a benchmark asks for it: the benchmarks repeat their texts, and measure synthesis.
+const config = loadConfig({ env: {}, overrides: { dataDir, cache: { enabled: false }, ...overrides, server: { host: '127.0.0.1', port: 0 } } });
 const app = await createApp(config, createLogger('silent'));
 const url = await app.listen();
 
