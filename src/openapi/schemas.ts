@@ -98,7 +98,7 @@ export const ttsRequestSchema = component(
     .extend({
       model_id: body.model_id.describe('A model id from `GET /models`.'),
       transcript: body.transcript.describe(
-        'The text to speak: 1 to the model’s limit of Unicode code points, counted as sent (a `<break>` tag counts one); may hold the inline tags `<break>`, `<speed>`, `<volume>`, `<spell>`, `<emotion>` (docs/api.md).',
+        'The text to speak: 1 to the model’s limit of Unicode code points, counted as sent (a `<break>` tag counts one); may hold the inline tags `<break>`, `<speed>`, `<volume>`, `<spell>`, `<emotion>` (docs/api.md). Or an SSML document (`<speak>…</speak>`), counted by its spoken text.',
       ),
       voice: body.voice.describe('The voice id: `"<voice-id>"`, `{"id": "<voice-id>"}` or `{"mode": "id", "id": "<voice-id>"}`.'),
       output_format: outputFormatSchema,
@@ -108,6 +108,7 @@ export const ttsRequestSchema = component(
       context_id: body.context_id.describe('Echoed in stream events (default: the request id).'),
       add_timestamps: body.add_timestamps.describe('Stream word timestamps (`timestamps` events).'),
       pronunciation_dict_id: body.pronunciation_dict_id.describe('One of the organisation’s pronunciation dictionaries; null or "" for none.'),
+      transcript_type: body.transcript_type.describe('`ssml` reads the transcript as SSML, `text` as text with inline tags; absent: SSML when it starts with `<speak`.'),
     })
     .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
 );
@@ -149,6 +150,7 @@ export const openAISpeechRequestSchema = component(
       stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),
       instructions: z.string().optional().describe('Accepted.'),
       pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
+      transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`: `ssml` reads `input` as SSML.'),
     })
     .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
 );

@@ -77,7 +77,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     return joined;
   };
   // The words of the request, or of the turn this request is part of (a WebSocket clause).
-  const track = request.wordTimestamps ? (request.words ?? requestWords(request.transcript)) : null;
+  const track = request.wordTimestamps ? (request.words ?? requestWords(request.transcript, request.markup)) : null;
   let samples = 0;
   /** Seconds of audio before the current segment: later segments' word timings count from the start. */
   let offset = 0;

@@ -22,4 +22,6 @@ export interface SpeechInput {
   wordTimestamps: boolean;
   contextId: string | null;
   pronunciationDictId: string | null;
+  /** `"ssml"` or `"text"` as the client said (`transcript_type`); absent: SSML when the transcript starts with `<speak` (`ssml.ts`). */
+  transcriptType?: 'text' | 'ssml';
 }

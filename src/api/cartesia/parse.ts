@@ -29,6 +29,8 @@ export const cartesiaBodySchema = z.looseObject({
   context_id: z.string().max(256).nullish(),
   add_timestamps: z.boolean().optional(),
   pronunciation_dict_id: z.string().nullish(),
+  /** `"ssml"` (Polly's `TextType`) or `"text"`; absent: SSML when the transcript starts with `<speak`. */
+  transcript_type: z.enum(['text', 'ssml']).nullish(),
 });
 
 /** A WebSocket message: an empty transcript is allowed (it ends or flushes a context). */
@@ -37,7 +39,7 @@ const cartesiaMessageSchema = cartesiaBodySchema.extend({ transcript: z.string()
 export type CartesiaBody = z.infer<typeof cartesiaBodySchema>;
 
 /** Order in which field problems are reported when several are present. */
-const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps', 'pronunciation_dict_id'];
+const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps', 'pronunciation_dict_id', 'transcript_type'];
 
 function describe(value: unknown): string {
   if (value === undefined) return '';
@@ -94,6 +96,7 @@ export function parseCartesiaBody(body: unknown, options: { alwaysStreaming?: bo
     wordTimestamps: data.add_timestamps === true,
     contextId: data.context_id ?? null,
     pronunciationDictId: data.pronunciation_dict_id ?? null,
+    ...(data.transcript_type ? { transcriptType: data.transcript_type } : {}),
   };
 }
 

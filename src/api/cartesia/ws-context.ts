@@ -19,8 +19,9 @@ import type { WordTiming } from '../../engines/engine.js';
 import type { Logger } from '../../log/logger.js';
 import { takeClauses } from '../../synthesis/clauses.js';
 import type { SynthesisRequest } from '../../synthesis/request.js';
-import { speechSegments } from '../../synthesis/segments.js';
+import { segmentsOf, speechSegments } from '../../synthesis/segments.js';
 import type { SynthesisSession } from '../../synthesis/session.js';
+import { readSsml } from '../../synthesis/ssml.js';
 import { countTranscriptCharacters, speakablePrefix } from '../../synthesis/tags.js';
 import { TurnBilling } from '../../synthesis/turn-billing.js';
 import { WordAligner } from '../../synthesis/word-align.js';
@@ -36,6 +37,10 @@ export interface ContextHost {
 
 export interface ContextInput {
   transcript: string;
+  /** The transcript is a whole SSML document: spoken as one piece, never cut into clauses. */
+  ssml: boolean;
+  /** Its characters for limits and billing (`tags.ts`, or the spoken text of SSML). */
+  characters: number;
   continue: boolean;
   flush: boolean;
   /** The client's own `flush_id`, echoed in `flush_done`; absent: the context counts flushes from 1. */
@@ -43,7 +48,7 @@ export interface ContextInput {
   maxBufferDelayMs: number;
 }
 
-type Item = { kind: 'text'; text: string } | { kind: 'flush'; id: number | string };
+type Item = { kind: 'text'; text: string; ssml?: boolean } | { kind: 'flush'; id: number | string };
 
 export class TurnContext {
   private pending = '';
@@ -100,15 +105,22 @@ export class TurnContext {
    */
   async accept(input: ContextInput): Promise<void> {
     if (this.over) return;
-    const characters = countTranscriptCharacters(input.transcript);
     let accepted: boolean;
     try {
-      accepted = await this.billing.accept(characters);
+      accepted = await this.billing.accept(input.characters);
     } catch (err) {
       return this.failWith(err, 'could not reserve credits for a websocket turn');
     }
     if (!accepted) return this.fail(new ApiError('insufficient_credits', { balance: '≤ 0' }));
     if (this.over) return;
+    if (input.ssml) {
+      // A whole document: what was buffered before it is spoken first, then the document as one piece.
+      this.enqueuePending();
+      this.queue.push({ kind: 'text', text: input.transcript, ssml: true });
+      if (input.flush) this.queue.push({ kind: 'flush', id: input.flushId ?? ++this.flushes });
+      else if (!input.continue) this.inputClosed = true;
+      return this.notify();
+    }
     this.pending += input.transcript;
     if (input.flush) {
       this.enqueuePending();
@@ -198,7 +210,7 @@ export class TurnContext {
           this.words?.endWord();
           await this.sendWords(this.words?.settle(this.offsetSeconds, false));
           await this.host.send(flushDoneEvent(this.id, item.id));
-        } else await this.speak(item.text);
+        } else await this.speak(item.text, item.ssml === true);
       }
       if (this.over) return;
       await this.sendWords(this.words?.settle(this.offsetSeconds, true));
@@ -209,14 +221,18 @@ export class TurnContext {
     }
   }
 
-  private async speak(text: string): Promise<void> {
+  private async speak(text: string, ssml: boolean): Promise<void> {
     // Billing counts the text as received (in accept); tags and the dictionary change only what is spoken.
     const { model, settings, streaming, pronunciation, voiceGain } = this.template;
-    const segments = speechSegments(text, { model, settings, streaming, pronunciation, voiceGain });
+    const context = { model, settings, streaming, pronunciation, voiceGain };
+    const reading = ssml ? readSsml(text) : null;
+    const segments = reading ? segmentsOf(reading.segments, context) : speechSegments(text, context);
     // Every piece of text joins the turn's words, in order, whether or not it has anything to speak.
-    const textAt = this.words?.addText(text) ?? 0;
+    const textAt = this.words?.addText(text, reading?.markup) ?? 0;
     if (segments.length === 0) return;
-    const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: countTranscriptCharacters(text) };
+    const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: reading ? reading.characters : countTranscriptCharacters(text) };
+    if (reading) synthesis.markup = reading.markup;
+    else delete synthesis.markup;
     if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: false };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
     if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };

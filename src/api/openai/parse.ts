@@ -62,7 +62,10 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   if (body.instructions !== undefined && typeof body.instructions !== 'string') throw invalid('invalid_request', 'instructions must be a string', 'instructions');
   const dict = body.pronunciation_dict_id;
   if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
+  const transcriptType = body.transcript_type ?? undefined;
+  if (transcriptType !== undefined && transcriptType !== 'text' && transcriptType !== 'ssml') throw invalid('invalid_request', 'transcript_type must be text or ssml', 'transcript_type');
   return {
+    ...(transcriptType ? { transcriptType } : {}),
     modelId: model,
     transcript: body.input,
     voiceId: voiceAliases[voice] ?? voice,
