@@ -30,6 +30,8 @@ export interface SynthesisRequest {
   voiceGain: number;
   /** The dictionary items to apply to any text this request speaks (WebSocket segments too); null without a dictionary. */
   pronunciation: PronunciationItem[] | null;
+  /** Text is normalised before the engine speaks it (the engine's `normalize` setting): WebSocket segments too. */
+  normalize?: boolean;
   voice: Voice;
   /** The voice's clip and transcript when the engine clones and the voice is a cloned one; else null. */
   reference: VoiceReference | null;

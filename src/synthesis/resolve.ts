@@ -69,7 +69,8 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const reference: VoiceReference | null = clones ? await voices.reference(voice) : null;
   const gain = await voiceGain(engine, voice, reference);
   // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
-  const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain };
+  const normalize = engines.normalizes(model.engine);
+  const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };
   const segments = reading ? segmentsOf(reading.segments, segmentContext) : speechSegments(input.transcript, segmentContext);
   // Only tags, or only whitespace: nothing to speak (a WebSocket context may open so).
   if (segments.length === 0 && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
@@ -83,6 +84,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     segments,
     voiceGain: gain,
     pronunciation,
+    normalize,
     voice,
     reference,
     format,

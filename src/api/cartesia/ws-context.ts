@@ -17,12 +17,12 @@ import { bytesPerSample } from '../../audio/format.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
 import type { WordTiming } from '../../engines/engine.js';
 import type { Logger } from '../../log/logger.js';
-import { takeClauses } from '../../synthesis/clauses.js';
+import { beforeUnfinishedNumber, takeClauses } from '../../synthesis/clauses.js';
 import type { SynthesisRequest } from '../../synthesis/request.js';
 import { segmentsOf, speechSegments } from '../../synthesis/segments.js';
 import type { SynthesisSession } from '../../synthesis/session.js';
 import { readSsml } from '../../synthesis/ssml.js';
-import { countTranscriptCharacters, speakablePrefix } from '../../synthesis/tags.js';
+import { countTranscriptCharacters, cutAllowed, speakablePrefix } from '../../synthesis/tags.js';
 import { TurnBilling } from '../../synthesis/turn-billing.js';
 import { WordAligner } from '../../synthesis/word-align.js';
 import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, timestampsEvent, type StreamEvent } from './events.js';
@@ -175,10 +175,13 @@ export class TurnContext {
     this.pending = '';
   }
 
-  /** Queues what is buffered but a tag or `<spell>` run still arriving, which waits for its rest. */
+  /** Queues what is buffered but a tag, a `<spell>` run or a number still arriving, which waits for its rest. */
   private enqueueSpeakable(): void {
     this.clearBufferTimer();
-    const end = speakablePrefix(this.pending);
+    // A number still arriving waits for its rest too, so it is read whole (never cutting a tag for it).
+    const speakable = speakablePrefix(this.pending);
+    const beforeNumber = beforeUnfinishedNumber(this.pending.slice(0, speakable));
+    const end = cutAllowed(this.pending, beforeNumber) ? beforeNumber : speakable;
     const text = this.pending.slice(0, end);
     if (text) this.queue.push({ kind: 'text', text });
     this.pending = this.pending.slice(end);
@@ -223,8 +226,8 @@ export class TurnContext {
 
   private async speak(text: string, ssml: boolean): Promise<void> {
     // Billing counts the text as received (in accept); tags and the dictionary change only what is spoken.
-    const { model, settings, streaming, pronunciation, voiceGain } = this.template;
-    const context = { model, settings, streaming, pronunciation, voiceGain };
+    const { model, settings, streaming, pronunciation, voiceGain, normalize } = this.template;
+    const context = { model, settings, streaming, pronunciation, voiceGain, normalize };
     const reading = ssml ? readSsml(text) : null;
     const segments = reading ? segmentsOf(reading.segments, context) : speechSegments(text, context);
     // Every piece of text joins the turn's words, in order, whether or not it has anything to speak.
