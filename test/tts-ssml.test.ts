@@ -238,3 +238,42 @@ describe('SSML: word timestamps name the words of the text content', () => {
     for (let i = 1; i < starts.length; i++) assert.ok(starts[i] >= starts[i - 1]);
   });
 });
+
+describe('SSML: marks', () => {
+  const events = async (transcript: string) => {
+    const response = await server.post('/tts/sse', { model_id: 'gepard-1.0', transcript, voice: 'sarah', output_format: raw(RATE) }, org.auth);
+    assert.equal(response.status, 200);
+    return (await response.text()).split('\n\n').filter(Boolean).map((block) => JSON.parse(block.slice(6)));
+  };
+
+  test('each mark is reported where it falls in the audio, before the audio that starts there', { timeout: 20_000 }, async () => {
+    const list = await events('<speak><mark name="start"/>One two three.<mark name="a"/><break time="1s"/><mark name="b"/>Four.<mark name="end"/></speak>');
+    const marks = list.filter((e) => e.type === 'mark_timestamps');
+    const names = marks.flatMap((e) => e.mark_timestamps.marks);
+    const times = marks.flatMap((e) => e.mark_timestamps.time as number[]);
+    assert.deepEqual(names, ['start', 'a', 'b', 'end']);
+    const first = (await clip('<speak>One two three.</speak>')).samples.length / RATE;
+    const total = Buffer.concat(list.filter((e) => e.type === 'chunk').map((e) => Buffer.from(e.data, 'base64'))).length / 2 / RATE;
+    assert.equal(times[0], 0);
+    assert.ok(Math.abs(times[1] - first) < 0.02, `a at ${times[1]}, the first words last ${first}`);
+    assert.ok(Math.abs(times[2] - times[1] - 1) < 0.002, `${times[2] - times[1]}`);
+    assert.ok(Math.abs(times[3] - total) < 0.002, `end at ${times[3]} of ${total}`);
+    // The first mark comes before any audio: it opens nothing on its own.
+    assert.equal(list[0].type, 'mark_timestamps');
+    assert.equal(list[1].type, 'chunk');
+  });
+
+  test('on the WebSocket, marks are on the context’s clock', { timeout: 20_000 }, async () => {
+    const socket = await TestSocket.open(server.url, org.auth);
+    const ctx = { model_id: 'gepard-1.0', voice: 'sarah', output_format: raw(RATE), context_id: 'marks' };
+    socket.send({ ...ctx, transcript: 'First words here. ', continue: true, flush: true });
+    await socket.waitFor((e) => e.type === 'flush_done' && e.context_id === 'marks');
+    const before = socket.audio('marks').length / 2 / RATE;
+    socket.send({ ...ctx, transcript: '<speak><mark name="second"/>Then more.</speak>', continue: false });
+    await socket.waitFor((e) => e.type === 'done' && e.context_id === 'marks');
+    const mark = socket.of('marks', 'mark_timestamps')[0];
+    assert.deepEqual(mark.mark_timestamps.marks, ['second']);
+    assert.ok(Math.abs(mark.mark_timestamps.time[0] - before) < 0.002, `${mark.mark_timestamps.time[0]} vs ${before}`);
+    socket.close();
+  });
+});

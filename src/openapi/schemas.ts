@@ -182,6 +182,17 @@ export const timestampsEventSchema = component(
   }),
 );
 
+export const markTimestampsEventSchema = component(
+  'MarkTimestampsEvent',
+  z.object({
+    type: z.literal('mark_timestamps'),
+    done: z.literal(false),
+    status_code: z.literal(206),
+    context_id: contextId,
+    mark_timestamps: z.object({ marks: z.array(z.string()), time: z.array(z.number()) }).describe('Each SSML `<mark>` name, with where it falls in the audio: seconds from the start.'),
+  }),
+);
+
 export const doneEventSchema = component(
   'DoneEvent',
   z.object({ type: z.literal('done'), done: z.literal(true), status_code: z.literal(200), context_id: contextId }),
@@ -220,14 +231,14 @@ export const errorEventSchema = component(
 export const streamEventSchema = component(
   'StreamEvent',
   z
-    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, doneEventSchema, errorEventSchema])
+    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, markTimestampsEventSchema, doneEventSchema, errorEventSchema])
     .describe('One `data:` line of `/tts/sse`: JSON, followed by a blank line.'),
 );
 
 export const webSocketEventSchema = component(
   'WebSocketEvent',
   z
-    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, doneEventSchema, flushDoneEventSchema, errorEventSchema])
+    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, markTimestampsEventSchema, doneEventSchema, flushDoneEventSchema, errorEventSchema])
     .describe('A server message on `/tts/websocket`.'),
 );
 

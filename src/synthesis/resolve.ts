@@ -73,7 +73,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };
   const segments = reading ? segmentsOf(reading.segments, segmentContext) : speechSegments(input.transcript, segmentContext);
   // Only tags, or only whitespace: nothing to speak (a WebSocket context may open so).
-  if (segments.length === 0 && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
+  if (segments.every((segment) => segment.kind === 'mark') && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
   return {
     requestId: context.requestId,
     model,

@@ -37,7 +37,9 @@ export type SpeechSegment =
       /** `text` with where each part stands in the transcript: word timestamps name the transcript's words. */
       source: MappedText;
     }
-  | { kind: 'silence'; seconds: number };
+  | { kind: 'silence'; seconds: number }
+  /** An SSML `<mark>`: its name is reported where it falls in the audio. */
+  | { kind: 'mark'; name: string };
 
 export interface SegmentContext {
   model: ModelProfile;
@@ -91,7 +93,10 @@ export function segmentsOf(parts: readonly MappedTagSegment[], context: SegmentC
       lastReadAs = false;
       continue;
     }
-    if (part.kind === 'mark') continue;
+    if (part.kind === 'mark') {
+      segments.push({ kind: 'mark', name: part.name });
+      continue;
+    }
     // Expanded per run; the cap is on the whole, as for a transcript without tags.
     const source = spokenText(part, context);
     const text = source.text;

@@ -25,7 +25,7 @@ import { readSsml } from '../../synthesis/ssml.js';
 import { countTranscriptCharacters, cutAllowed, speakablePrefix } from '../../synthesis/tags.js';
 import { TurnBilling } from '../../synthesis/turn-billing.js';
 import { WordAligner } from '../../synthesis/word-align.js';
-import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, timestampsEvent, type StreamEvent } from './events.js';
+import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
 
 export interface ContextHost {
   /** Sends an event; resolves true once the socket has taken it, false if the socket is not open. */
@@ -242,8 +242,11 @@ export class TurnContext {
     const { format } = synthesis;
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;
+    const clauseAt = this.offsetSeconds;
     for await (const piece of this.session.pieces(synthesis, this.abort.signal)) {
       if (this.over) return;
+      // Marks on the turn's clock, before the audio that starts where they stand.
+      if (piece.marks) await this.host.send(markTimestampsEvent(this.id, piece.marks.map((m) => ({ name: m.name, time: clauseAt + m.time }))));
       if (piece.audio.length > 0) {
         // Only audio the socket took counts as delivered (a closing socket drops it).
         if (!(await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime)))) {
