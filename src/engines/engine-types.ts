@@ -18,12 +18,22 @@ export const ENGINE_TYPES = [
   sherpaEngine,
 ] as const;
 
-type ConfigSchemas<T extends readonly { configSchema: unknown }[]> = { -readonly [K in keyof T]: T[K]['configSchema'] };
+/** Each type's entry schema with the settings every entry takes. */
+type ConfigSchemas<T extends readonly { configSchema: z.ZodObject }[]> = {
+  -readonly [K in keyof T]: z.ZodObject<T[K]['configSchema']['shape'] & typeof COMMON_ENGINE_SETTINGS, z.core.$strict>;
+};
+
+/**
+ * Settings every engine entry takes, whatever its type: `normalize` rewrites numbers, dates, money
+ * and the like as words before the engine speaks (synthesis/normalize); absent, the type's default
+ * (`EngineRegistration.normalize`).
+ */
+export const COMMON_ENGINE_SETTINGS = { normalize: z.boolean().optional() };
 
 /** One configured engine: the entry of whichever type it names. */
 export const engineConfigSchema = z.discriminatedUnion(
   'type',
-  ENGINE_TYPES.map((registration) => registration.configSchema) as ConfigSchemas<typeof ENGINE_TYPES>,
+  ENGINE_TYPES.map((registration) => registration.configSchema.extend(COMMON_ENGINE_SETTINGS)) as unknown as ConfigSchemas<typeof ENGINE_TYPES>,
 );
 
 export type EngineConfig = z.output<typeof engineConfigSchema>;

@@ -23,6 +23,12 @@ export type EngineConfigSchema<T extends string> = z.ZodObject<{ type: z.ZodLite
 export interface EngineRegistration<T extends string = string, S extends EngineConfigSchema<T> = EngineConfigSchema<T>> {
   type: T;
   configSchema: S;
+  /**
+   * Whether text is normalised (numbers, dates, money… as words) before this type speaks it, unless
+   * an entry's `normalize` says otherwise: on for engines that speak here, off for remote servers,
+   * which normalise themselves, and for test signals. Absent: off.
+   */
+  normalize?: boolean;
   create(id: string, config: z.output<S>, context: EngineContext): Engine;
 }
 

@@ -17,7 +17,14 @@ const BY_TYPE = new Map<string, EngineRegistration>(ENGINE_TYPES.map((registrati
 export function createEngine(id: string, config: EngineConfig, context: EngineContext): Engine {
   const registration = BY_TYPE.get(config.type);
   if (!registration) throw new Error(`engine ${id}: unknown engine type ${config.type}`);
-  return registration.create(id, config as never, context);
+  // The settings every type takes are the registry's, not the engine's.
+  const { normalize: _normalize, ...own } = config;
+  return registration.create(id, own as never, context);
+}
+
+/** Whether the entry's text is normalised before it is spoken: its `normalize`, else its type's default. */
+export function normalizes(config: EngineConfig): boolean {
+  return config.normalize ?? BY_TYPE.get(config.type)?.normalize ?? false;
 }
 
 export class EngineRegistry {
@@ -39,6 +46,12 @@ export class EngineRegistry {
 
   get(id: string): Engine | undefined {
     return this.engines.get(id);
+  }
+
+  /** Whether text for engine `id` is normalised before it is spoken (`normalize`, else its type's default). */
+  normalizes(id: string): boolean {
+    const config = this.configs[id];
+    return config ? normalizes(config) : false;
   }
 
   list(): Engine[] {

@@ -36,6 +36,7 @@ export const ERRORS = {
     message: 'the transcript is {count} characters after pronunciation dictionary expansion; the maximum is {max}',
   },
   invalid_tag: { status: 400, title: 'Invalid tag', message: 'the transcript tag {tag} cannot be read: {reason}' },
+  invalid_ssml: { status: 400, title: 'Invalid SSML', message: 'the SSML cannot be read at line {line}, column {column}: {reason}' },
   unsupported_version: {
     status: 400,
     title: 'Unsupported version',

@@ -98,7 +98,7 @@ export const ttsRequestSchema = component(
     .extend({
       model_id: body.model_id.describe('A model id from `GET /models`.'),
       transcript: body.transcript.describe(
-        'The text to speak: 1 to the model’s limit of Unicode code points, counted as sent (a `<break>` tag counts one); may hold the inline tags `<break>`, `<speed>`, `<volume>`, `<spell>`, `<emotion>` (docs/api.md).',
+        'The text to speak: 1 to the model’s limit of Unicode code points, counted as sent (a `<break>` tag counts one); may hold the inline tags `<break>`, `<speed>`, `<volume>`, `<spell>`, `<emotion>` (docs/api.md). Or an SSML document (`<speak>…</speak>`), counted by its spoken text.',
       ),
       voice: body.voice.describe('The voice id: `"<voice-id>"`, `{"id": "<voice-id>"}` or `{"mode": "id", "id": "<voice-id>"}`.'),
       output_format: outputFormatSchema,
@@ -109,6 +109,7 @@ export const ttsRequestSchema = component(
       add_timestamps: body.add_timestamps.describe('Stream word timestamps (`timestamps` events).'),
       pronunciation_dict_id: body.pronunciation_dict_id.describe('One of the organisation’s pronunciation dictionaries; null or "" for none.'),
       cache: body.cache.describe('Voicegate’s own: `false` neither serves this request from the audio cache nor keeps it there (as `Cache-Control: no-store`).'),
+      transcript_type: body.transcript_type.describe('`ssml` reads the transcript as SSML, `text` as text with inline tags; absent: SSML when it starts with `<speak`.'),
     })
     .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
 );
@@ -151,6 +152,7 @@ export const openAISpeechRequestSchema = component(
       instructions: z.string().optional().describe('Accepted.'),
       pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
       cache: z.boolean().nullable().optional().describe('As on `/tts/bytes`: `false` keeps this request out of the audio cache.'),
+      transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`: `ssml` reads `input` as SSML.'),
     })
     .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
 );
@@ -179,6 +181,17 @@ export const timestampsEventSchema = component(
     status_code: z.literal(206),
     context_id: contextId,
     word_timestamps: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('Seconds from the start.'),
+  }),
+);
+
+export const markTimestampsEventSchema = component(
+  'MarkTimestampsEvent',
+  z.object({
+    type: z.literal('mark_timestamps'),
+    done: z.literal(false),
+    status_code: z.literal(206),
+    context_id: contextId,
+    mark_timestamps: z.object({ marks: z.array(z.string()), time: z.array(z.number()) }).describe('Each SSML `<mark>` name, with where it falls in the audio: seconds from the start.'),
   }),
 );
 
@@ -220,14 +233,14 @@ export const errorEventSchema = component(
 export const streamEventSchema = component(
   'StreamEvent',
   z
-    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, doneEventSchema, errorEventSchema])
+    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, markTimestampsEventSchema, doneEventSchema, errorEventSchema])
     .describe('One `data:` line of `/tts/sse`: JSON, followed by a blank line.'),
 );
 
 export const webSocketEventSchema = component(
   'WebSocketEvent',
   z
-    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, doneEventSchema, flushDoneEventSchema, errorEventSchema])
+    .discriminatedUnion('type', [chunkEventSchema, timestampsEventSchema, markTimestampsEventSchema, doneEventSchema, flushDoneEventSchema, errorEventSchema])
     .describe('A server message on `/tts/websocket`.'),
 );
 

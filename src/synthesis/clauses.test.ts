@@ -1,7 +1,7 @@
 /** @module synthesis/clauses.test — clause boundaries for streamed-in text. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { takeClauses } from './clauses.js';
+import { beforeUnfinishedNumber, takeClauses } from './clauses.js';
 
 test('sentences and clauses are taken off the front; the unfinished rest stays', () => {
   assert.deepEqual(takeClauses('Hello there. How are'), { clauses: ['Hello there. '], rest: 'How are' });
@@ -22,4 +22,17 @@ test('commas split only long clauses', () => {
 
 test('whitespace-only pieces are not clauses', () => {
   assert.deepEqual(takeClauses('\n\n'), { clauses: [], rest: '' });
+});
+
+test('no cut after a title or an abbreviation that does not end a sentence', () => {
+  assert.deepEqual(takeClauses('Ask Dr. Smith. Then'), { clauses: ['Ask Dr. Smith. '], rest: 'Then' });
+  assert.deepEqual(takeClauses('Fruit, e.g. apples; pears'), { clauses: ['Fruit, e.g. apples; '], rest: 'pears' });
+  assert.deepEqual(takeClauses('See No. 5. Done'), { clauses: ['See No. 5. '], rest: 'Done' });
+});
+
+test('a number at the end of buffered text may still be arriving', () => {
+  assert.equal(beforeUnfinishedNumber('It costs $1,2'), 'It costs '.length);
+  assert.equal(beforeUnfinishedNumber('Pi is 3.'), 'Pi is '.length);
+  assert.equal(beforeUnfinishedNumber('Pi is 3.14 '), 'Pi is 3.14 '.length);
+  assert.equal(beforeUnfinishedNumber('No digits here'), 'No digits here'.length);
 });

@@ -4,7 +4,10 @@
  * by word is spoken in natural units (not word by word) and the first audio
  * starts as soon as the first clause is complete. A cut never falls inside
  * an inline tag or a `<spell>` run (`tags.ts`): `<speed ratio="1.5"/>`
- * holds a full stop, and spelled letters may carry punctuation.
+ * holds a full stop, and spelled letters may carry punctuation. Nor after
+ * an abbreviation that does not end a sentence (`Dr. Smith`, `e.g. this`),
+ * nor inside a number still arriving (`3.` before `14`), so the normaliser
+ * sees each number and title whole.
  */
 import { cutAllowed } from './tags.js';
 
@@ -13,6 +16,8 @@ const BOUNDARY = /[.!?;:…]+["'”’)\]]*\s+|\n+/g;
 /** A comma ends a clause only once the clause is long enough to be worth speaking alone. */
 const COMMA = /,\s+/g;
 const COMMA_MIN_CHARS = 60;
+/** Abbreviations whose full stop does not end a sentence: a cut after one would part it from what it names. */
+const NO_STOP = /(?:^|[\s(])(?:Mr|Mrs|Ms|Dr|St|Prof|Mt|Capt|Gen|Lt|Sgt|No|vs|e\.g|i\.e|approx)\.\s+$/u;
 
 /**
  * Takes the complete clauses off the front of `text`.
@@ -28,10 +33,21 @@ export function takeClauses(text: string): { clauses: string[]; rest: string } {
   for (const cut of cuts) {
     if (cut <= start || !cutAllowed(text, cut)) continue;
     const piece = text.slice(start, cut);
+    if (NO_STOP.test(piece)) continue;
     const isComma = /,\s+$/.test(piece) && !/[.!?;:…\n]["'”’)\]]*\s+$/.test(piece);
     if (isComma && piece.length < COMMA_MIN_CHARS) continue;
     if (piece.trim()) clauses.push(piece);
     start = cut;
   }
   return { clauses, rest: text.slice(start) };
+}
+
+/**
+ * Where the speakable front of buffered text ends if a number may still be arriving: before a last
+ * token with a digit in it and nothing after it (`$1,2` may become `$1,200`, `3.` may become `3.14`);
+ * else the whole text.
+ */
+export function beforeUnfinishedNumber(text: string): number {
+  const last = /[^\s]*$/u.exec(text)!;
+  return /\d/u.test(last[0]) ? last.index : text.length;
 }

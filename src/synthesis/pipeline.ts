@@ -34,6 +34,13 @@ export interface AudioPiece {
   stepTime: number;
   /** Seconds of audio the engine made for this piece. */
   seconds: number;
+  /** SSML marks passed before this piece's audio, each at its time on the request's clock (seconds from its start). */
+  marks?: MarkTiming[];
+}
+
+export interface MarkTiming {
+  name: string;
+  time: number;
 }
 
 /** An engine that answers with no audio at all has failed; nothing is charged for it. */
@@ -77,7 +84,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     return joined;
   };
   // The words of the request, or of the turn this request is part of (a WebSocket clause).
-  const track = request.wordTimestamps ? (request.words ?? requestWords(request.transcript)) : null;
+  const track = request.wordTimestamps ? (request.words ?? requestWords(request.transcript, request.markup)) : null;
   let samples = 0;
   /** Seconds of audio before the current segment: later segments' word timings count from the start. */
   let offset = 0;
@@ -85,8 +92,15 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   let firstAudioAt = request.playback?.startedAt ?? 0;
   const before = request.playback?.seconds ?? 0;
   let started = performance.now();
+  /** Marks passed and not yet handed on: they go with the next piece, so none opens a stream before its audio. */
+  const marks: MarkTiming[] = [];
+  const withMarks = (piece: AudioPiece): AudioPiece => (marks.length > 0 ? { ...piece, marks: marks.splice(0) } : piece);
   try {
     for (const segment of request.segments) {
+      if (segment.kind === 'mark') {
+        marks.push({ name: segment.name, time: offset });
+        continue;
+      }
       if (segment.kind === 'silence') {
         let left = Math.round(segment.seconds * rate);
         offset += left / rate;
@@ -98,7 +112,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
           const audio = await encodeHere(asMade ? new Int16Array(length) : new Float32Array(length), 1);
           if (audio.length === 0) continue;
           if (firstAudioAt === 0) firstAudioAt = performance.now();
-          yield { audio: withHeader(audio), stepTime: performance.now() - started, seconds: length / rate };
+          yield withMarks({ audio: withHeader(audio), stepTime: performance.now() - started, seconds: length / rate });
           started = performance.now();
         }
         continue;
@@ -130,7 +144,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         const seconds = from / rate;
         const words = track && chunk.words ? track.aligner.add(segmentUnits(chunk.words, segment.source, track, track.secondsAt + offset, located)) : [];
         if (audio.length === 0 && words.length === 0) continue;
-        yield words.length > 0 ? { audio: withHeader(audio), words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds };
+        yield withMarks(words.length > 0 ? { audio: withHeader(audio), words, stepTime, seconds } : { audio: withHeader(audio), stepTime, seconds });
         started = performance.now();
       }
       // Silence and the tail continue where the engine's workers left the stream.
@@ -145,7 +159,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     const words = track ? track.aligner.settle(track.secondsAt + offset, track.last) : [];
     const piece: AudioPiece = { audio: withHeader(tail), stepTime: performance.now() - started, seconds: 0 };
     if (words.length > 0) piece.words = words;
-    if (tail.length > 0 || piece.audio.length > 0 || words.length > 0) yield piece;
+    if (tail.length > 0 || piece.audio.length > 0 || words.length > 0 || marks.length > 0) yield withMarks(piece);
   } finally {
     resampler?.destroy();
     encoder.close?.();

@@ -11,6 +11,7 @@ import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import type { Voice } from '../voices/voice.js';
 import type { SpeechSegment } from './segments.js';
+import type { MarkupRange } from './ssml.js';
 import type { WordTrack } from './word-align.js';
 
 export interface SynthesisRequest {
@@ -19,14 +20,18 @@ export interface SynthesisRequest {
   engine: Engine;
   /** The transcript exactly as sent: what limits and billing count. */
   transcript: string;
-  /** Characters of `transcript` for limits and billing: code points, a `<break>` tag counting one (`tags.ts`). */
+  /** Characters of `transcript` for limits and billing: code points, a `<break>` tag counting one (`tags.ts`); of an SSML transcript, its spoken text (`ssml.ts`). */
   characters: number;
+  /** The transcript is SSML: the markup its words leave out (`ssml.ts`); absent for text with inline tags. */
+  markup?: MarkupRange[];
   /** What the pipeline runs: text for the engine (tags read, dictionary applied) and silences. */
   segments: SpeechSegment[];
   /** The voice's fixed loudness gain on this engine (`voice-gain.ts`), part of every text segment's gain. */
   voiceGain: number;
   /** The dictionary items to apply to any text this request speaks (WebSocket segments too); null without a dictionary. */
   pronunciation: PronunciationItem[] | null;
+  /** Text is normalised before the engine speaks it (the engine's `normalize` setting): WebSocket segments too. */
+  normalize?: boolean;
   voice: Voice;
   /** The voice's clip and transcript when the engine clones and the voice is a cloned one; else null. */
   reference: VoiceReference | null;

@@ -15,7 +15,8 @@ import { resolveGenerationConfig } from '../models/generation-config.js';
 import { resolveOutputFormat } from '../models/output-format.js';
 import type { PronunciationItem } from '../store/store.js';
 import type { SynthesisRequest } from './request.js';
-import { speechSegments } from './segments.js';
+import { segmentsOf, speechSegments } from './segments.js';
+import { isSsml, readSsml } from './ssml.js';
 import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
 import { hasClip } from '../voices/voice.js';
@@ -38,7 +39,9 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     throw new ApiError('model_not_found', { reason: `model ${input.modelId} does not exist; available: ${models.list().map((m) => m.id).join(', ')}` });
   }
   if (!input.transcript && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
-  const characters = countTranscriptCharacters(input.transcript);
+  // SSML is read first: a document that cannot be read is refused before anything else is looked up.
+  const reading = isSsml(input.transcript, input.transcriptType) ? readSsml(input.transcript) : null;
+  const characters = reading ? reading.characters : countTranscriptCharacters(input.transcript);
   if (characters > model.maxTranscriptChars) throw new ApiError('input_too_long', { count: characters, max: model.maxTranscriptChars });
 
   if (input.streaming && !model.streaming) throw new ApiError('invalid_request', { reason: `model ${model.id} does not offer streaming` });
@@ -66,18 +69,22 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const reference: VoiceReference | null = clones ? await voices.reference(voice) : null;
   const gain = await voiceGain(engine, voice, reference);
   // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
-  const segments = speechSegments(input.transcript, { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain });
+  const normalize = engines.normalizes(model.engine);
+  const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };
+  const segments = reading ? segmentsOf(reading.segments, segmentContext) : speechSegments(input.transcript, segmentContext);
   // Only tags, or only whitespace: nothing to speak (a WebSocket context may open so).
-  if (segments.length === 0 && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
+  if (segments.every((segment) => segment.kind === 'mark') && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
   return {
     requestId: context.requestId,
     model,
     engine,
     transcript: input.transcript,
     characters,
+    ...(reading ? { markup: reading.markup } : {}),
     segments,
     voiceGain: gain,
     pronunciation,
+    normalize,
     voice,
     reference,
     format,

@@ -20,8 +20,10 @@ import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import { expandMappedForSpeech, MAX_EXPANDED_CHARACTERS } from './pronunciation.js';
 import { countCharacters } from './characters.js';
-import { parseMappedTags, spellOutMapped } from './tags.js';
-import type { MappedText } from './text-map.js';
+import { normalizeMapped, sayAs } from './normalize/english.js';
+import { readSsml } from './ssml.js';
+import { parseMappedTags, spellOutMapped, type MappedTagSegment } from './tags.js';
+import { MappedText } from './text-map.js';
 
 export type SpeechSegment =
   | {
@@ -35,7 +37,9 @@ export type SpeechSegment =
       /** `text` with where each part stands in the transcript: word timestamps name the transcript's words. */
       source: MappedText;
     }
-  | { kind: 'silence'; seconds: number };
+  | { kind: 'silence'; seconds: number }
+  /** An SSML `<mark>`: its name is reported where it falls in the audio. */
+  | { kind: 'mark'; name: string };
 
 export interface SegmentContext {
   model: ModelProfile;
@@ -44,6 +48,10 @@ export interface SegmentContext {
   pronunciation: readonly PronunciationItem[] | null;
   /** The voice's loudness gain on this engine (`voice-gain.ts`). */
   voiceGain: number;
+  /** The transcript is SSML (`ssml.ts`) rather than text with Cartesia's tags. */
+  ssml?: boolean;
+  /** Numbers, dates, money and the like are rewritten as words (`normalize/english.ts`): the engine's `normalize` setting. */
+  normalize?: boolean;
 }
 
 function clamp(value: number, range: { min: number; max: number }): number {
@@ -56,23 +64,57 @@ function clamp(value: number, range: { min: number; max: number }): number {
  * dictionary makes the spoken text longer than its cap.
  */
 export function speechSegments(transcript: string, context: SegmentContext): SpeechSegment[] {
-  const { model, settings, streaming, pronunciation, voiceGain } = context;
+  return segmentsOf(context.ssml ? readSsml(transcript).segments : parseMappedTags(transcript), context);
+}
+
+/** What a text run speaks: spelled, read as its `say-as` asks, or with the dictionary and then the normaliser applied. */
+function spokenText(part: Extract<MappedTagSegment, { kind: 'text' }>, context: SegmentContext): MappedText {
+  if (part.spell) return spellOutMapped(part.source);
+  if (part.sayAs) {
+    const said = sayAs(part.text, part.sayAs);
+    const first = part.text.search(/\S/u);
+    const range = first < 0 ? null : part.source.toSource(first, part.text.trimEnd().length);
+    // A reading that does not fit the text leaves it to be read as plain text.
+    if (said !== null && range) return new MappedText().replace(said, range.from, range.to);
+  }
+  const expanded = expandMappedForSpeech(part.source, context.pronunciation);
+  return context.normalize ? normalizeMapped(expanded) : expanded;
+}
+
+/** The segments for what a reader of markup made (Cartesia's tags or SSML): the same for both. */
+export function segmentsOf(parts: readonly MappedTagSegment[], context: SegmentContext): SpeechSegment[] {
+  const { model, settings, streaming, voiceGain } = context;
   const segments: SpeechSegment[] = [];
   let spoken = 0;
-  for (const part of parseMappedTags(transcript)) {
+  let lastReadAs = false;
+  for (const part of parts) {
     if (part.kind === 'break') {
       if (part.seconds > 0) segments.push({ kind: 'silence', seconds: part.seconds });
+      lastReadAs = false;
+      continue;
+    }
+    if (part.kind === 'mark') {
+      segments.push({ kind: 'mark', name: part.name });
       continue;
     }
     // Expanded per run; the cap is on the whole, as for a transcript without tags.
-    const source = part.spell ? spellOutMapped(part.source) : expandMappedForSpeech(part.source, pronunciation);
+    const source = spokenText(part, context);
     const text = source.text;
     if (!text.trim()) continue;
     spoken += countCharacters(text);
     if (spoken > MAX_EXPANDED_CHARACTERS) throw new ApiError('transcript_too_long', { count: spoken, max: MAX_EXPANDED_CHARACTERS });
     const speed = !streaming && model.speed ? clamp(settings.speed * part.speed, model.speed) : settings.speed;
     const volume = model.volume ? part.volume : 1;
-    segments.push({ kind: 'text', text, speed, gain: voiceGain * settings.volume * volume, source });
+    const gain = voiceGain * settings.volume * volume;
+    const last = segments.at(-1);
+    // A `say-as` run joins the text around it when they sound alike: the engine speaks the sentence
+    // as one, not in pieces.
+    const joins = part.sayAs !== undefined || lastReadAs;
+    lastReadAs = part.sayAs !== undefined;
+    if (joins && last?.kind === 'text' && last.speed === speed && last.gain === gain) {
+      last.source = new MappedText().append(last.source).append(source);
+      last.text = last.source.text;
+    } else segments.push({ kind: 'text', text, speed, gain, source });
   }
   return segments;
 }

@@ -24,4 +24,6 @@ export interface SpeechInput {
   pronunciationDictId: string | null;
   /** false: the client asked not to be served from, or kept in, the audio cache (`Cache-Control: no-store`, `"cache": false`). */
   cache?: boolean;
+  /** `"ssml"` or `"text"` as the client said (`transcript_type`); absent: SSML when the transcript starts with `<speak` (`ssml.ts`). */
+  transcriptType?: 'text' | 'ssml';
 }

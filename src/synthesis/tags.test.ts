@@ -132,7 +132,7 @@ describe('speechSegments', () => {
     const pronunciation = [{ text: 'time', alias: 'TIME-ALIAS' }, { text: 'AB', alias: 'ALPHA-BRAVO' }, { text: 'ratio', alias: 'RATIO' }];
     const segments = speechSegments('time <break time="1s"/> <speed ratio="1.1"/>AB <spell>AB</spell>', { ...base, pronunciation });
     assert.deepEqual(
-      segments.map((s) => (s.kind === 'text' ? s.text : `[${s.seconds}]`)),
+      segments.map((s) => (s.kind === 'text' ? s.text : s.kind === 'silence' ? `[${s.seconds}]` : s.name)),
       ['TIME-ALIAS ', '[1]', 'ALPHA-BRAVO ', 'A B'],
     );
   });

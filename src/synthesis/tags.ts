@@ -12,6 +12,7 @@
  */
 import { ApiError } from '../errors/api-error.js';
 import { countCharacters } from './characters.js';
+import type { SayAs } from './normalize/english.js';
 import { MappedText } from './text-map.js';
 
 export type TagSegment =
@@ -27,8 +28,15 @@ export type TagSegment =
     }
   | { kind: 'break'; seconds: number };
 
-/** A tag segment whose text knows where in the transcript it came from (`text-map.ts`). */
-export type MappedTagSegment = Exclude<TagSegment, { kind: 'text' }> | (Extract<TagSegment, { kind: 'text' }> & { source: MappedText });
+/**
+ * A tag segment whose text knows where in the transcript it came from (`text-map.ts`): what both
+ * readers of markup produce, Cartesia's tags here and SSML (`ssml.ts`). SSML adds a `say-as`
+ * reading on a text run and `mark`s, which name a point in the audio.
+ */
+export type MappedTagSegment =
+  | Exclude<TagSegment, { kind: 'text' }>
+  | (Extract<TagSegment, { kind: 'text' }> & { source: MappedText; sayAs?: SayAs })
+  | { kind: 'mark'; name: string };
 
 /** Ranges the tags accept (Cartesia's). */
 export const TAG_LIMITS = {
@@ -110,7 +118,9 @@ function breakSeconds(tag: TagToken, attributes: Map<string, string>): number {
  * runs of only whitespace are dropped. Throws `invalid_tag` for a tag whose attributes cannot be read.
  */
 export function parseTags(text: string): TagSegment[] {
-  return parseMappedTags(text).map((segment) => (segment.kind === 'text' ? { kind: 'text', text: segment.text, spell: segment.spell, speed: segment.speed, volume: segment.volume } : segment));
+  return parseMappedTags(text).flatMap((segment): TagSegment[] =>
+    segment.kind === 'text' ? [{ kind: 'text', text: segment.text, spell: segment.spell, speed: segment.speed, volume: segment.volume }] : segment.kind === 'mark' ? [] : [segment],
+  );
 }
 
 /** `parseTags`, each text run with where it stands in `text`. */
@@ -160,7 +170,7 @@ export function parseMappedTags(text: string): MappedTagSegment[] {
     }
   }
   pushText(at, text.length);
-  return segments.filter((segment) => segment.kind === 'break' || segment.text.trim() !== '');
+  return segments.filter((segment) => segment.kind !== 'text' || segment.text.trim() !== '');
 }
 
 /**

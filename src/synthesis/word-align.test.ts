@@ -120,7 +120,7 @@ describe('segmentUnits', () => {
     const out: WordTiming[] = [];
     let seconds = 0;
     for (const segment of speechSegments(transcript, { ...context, pronunciation })) {
-      if (segment.kind === 'silence') continue;
+      if (segment.kind !== 'text') continue;
       const units = segmentUnits(engineWords(segment.text, positions), segment.source, track, seconds, { at: 0 });
       out.push(...track.aligner.add(units));
       seconds += 1;

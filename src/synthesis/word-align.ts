@@ -17,6 +17,7 @@
  * units gets no timestamps rather than guesses.
  */
 import type { WordTiming } from '../engines/engine.js';
+import type { MarkupRange } from './ssml.js';
 import { tagRanges } from './tags.js';
 import type { MappedText } from './text-map.js';
 
@@ -61,33 +62,43 @@ export class WordAligner {
   private lastStart = 0;
   private lastEnd = 0;
 
-  /** Adds the next piece of the transcript (inline tags and all); returns where it starts in the aligner's text. */
-  addText(text: string): number {
+  /**
+   * Adds the next piece of the transcript (inline tags and all, or an SSML document with its
+   * `markup`); returns where it starts in the aligner's text.
+   */
+  addText(text: string, markup: readonly MarkupRange[] = tagRanges(text)): number {
     const at = this.length;
-    const tags = tagRanges(text);
+    const tags = markup;
     let tag = 0;
     for (let i = 0; i < text.length; i++) {
-      // Tags are removed: a `<break>` ends a word as a space would, the others join the text around them.
+      // Tags are removed: a `<break>` ends a word as a space would, the others join the text around
+      // them; an SSML entity is the character it stands for.
       while (tag < tags.length && tags[tag].index + tags[tag].length <= i) tag++;
       if (tag < tags.length && i >= tags[tag].index) {
-        if (tags[tag].pause) this.open = false;
-        i = tags[tag].index + tags[tag].length - 1;
+        const range = tags[tag];
+        if (range.pause) this.open = false;
+        i = range.index + range.length - 1;
+        if (range.text) this.character(range.text, at + range.index, at + i + 1);
         continue;
       }
-      const ch = text[i];
-      if (SPACE.test(ch)) {
-        this.open = false;
-      } else if (this.open) {
-        const last = this.words.at(-1)!;
-        last.word += ch;
-        last.to = at + i + 1;
-      } else {
-        this.words.push({ word: ch, from: at + i, to: at + i + 1, start: 0, end: 0, timed: false });
-        this.open = true;
-      }
+      this.character(text[i], at + i, at + i + 1);
     }
     this.length += text.length;
     return at;
+  }
+
+  /** One character of the client's text, standing at `[from, to)` of the aligner's text. */
+  private character(ch: string, from: number, to: number): void {
+    if (SPACE.test(ch)) {
+      this.open = false;
+    } else if (this.open) {
+      const last = this.words.at(-1)!;
+      last.word += ch;
+      last.to = to;
+    } else {
+      this.words.push({ word: ch, from, to, start: 0, end: 0, timed: false });
+      this.open = true;
+    }
   }
 
   /** A boundary the client made (a flush): the last word ends here even if the next text does not start with a space. */
@@ -202,9 +213,9 @@ export interface WordTrack {
 }
 
 /** The words of a request that is the whole text (an HTTP request). */
-export function requestWords(transcript: string): WordTrack {
+export function requestWords(transcript: string, markup?: readonly MarkupRange[]): WordTrack {
   const aligner = new WordAligner();
-  return { aligner, textAt: aligner.addText(transcript), secondsAt: 0, last: true };
+  return { aligner, textAt: aligner.addText(transcript, markup), secondsAt: 0, last: true };
 }
 
 /** Where `word` is in `text` at or after `from`: as it is, else its letters and digits without the punctuation around them. */

@@ -33,6 +33,17 @@ export function timestampsEvent(contextId: string | null, words: WordTiming[]): 
   };
 }
 
+/** SSML marks, each at its time on the request's or turn's clock, in milliseconds' precision. */
+export function markTimestampsEvent(contextId: string | null, marks: readonly { name: string; time: number }[]): StreamEvent {
+  return {
+    type: 'mark_timestamps',
+    done: false,
+    status_code: 206,
+    context_id: contextId,
+    mark_timestamps: { marks: marks.map((m) => m.name), time: marks.map((m) => Math.round(m.time * 1000) / 1000) },
+  };
+}
+
 export function doneEvent(contextId: string | null): StreamEvent {
   return { type: 'done', done: true, status_code: 200, context_id: contextId };
 }

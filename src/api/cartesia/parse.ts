@@ -31,6 +31,8 @@ export const cartesiaBodySchema = z.looseObject({
   pronunciation_dict_id: z.string().nullish(),
   /** Voicegate's own: false keeps this request out of the audio cache. */
   cache: z.boolean().optional(),
+  /** `"ssml"` (Polly's `TextType`) or `"text"`; absent: SSML when the transcript starts with `<speak`. */
+  transcript_type: z.enum(['text', 'ssml']).nullish(),
 });
 
 /** A WebSocket message: an empty transcript is allowed (it ends or flushes a context). */
@@ -39,7 +41,7 @@ const cartesiaMessageSchema = cartesiaBodySchema.extend({ transcript: z.string()
 export type CartesiaBody = z.infer<typeof cartesiaBodySchema>;
 
 /** Order in which field problems are reported when several are present. */
-const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps', 'pronunciation_dict_id', 'cache'];
+const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps', 'pronunciation_dict_id', 'cache', 'transcript_type'];
 
 function describe(value: unknown): string {
   if (value === undefined) return '';
@@ -97,6 +99,7 @@ export function parseCartesiaBody(body: unknown, options: { alwaysStreaming?: bo
     contextId: data.context_id ?? null,
     pronunciationDictId: data.pronunciation_dict_id ?? null,
     cache: data.cache !== false,
+    ...(data.transcript_type ? { transcriptType: data.transcript_type } : {}),
   };
 }
 

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { postOnly } from '../../http/json-body.js';
 import { serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { chunkEvent, doneEvent, errorEvent, eventJson, timestampsEvent, type StreamEvent } from './events.js';
+import { chunkEvent, doneEvent, errorEvent, eventJson, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
 
 function frame(event: StreamEvent): string {
@@ -33,6 +33,8 @@ export function registerTtsSse(scope: FastifyInstance, services: Services): void
           framing: {
             piece(piece) {
               const frames: string[] = [];
+              // A mark comes before the audio that starts where it stands.
+              if (piece.marks) frames.push(frame(markTimestampsEvent(contextId, piece.marks)));
               if (piece.audio.length > 0) frames.push(frame(chunkEvent(contextId, piece.audio, piece.stepTime)));
               if (piece.words && synthesis.wordTimestamps) frames.push(frame(timestampsEvent(contextId, piece.words)));
               return frames;

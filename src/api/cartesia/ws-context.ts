@@ -17,14 +17,15 @@ import { bytesPerSample } from '../../audio/format.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
 import type { WordTiming } from '../../engines/engine.js';
 import type { Logger } from '../../log/logger.js';
-import { takeClauses } from '../../synthesis/clauses.js';
+import { beforeUnfinishedNumber, takeClauses } from '../../synthesis/clauses.js';
 import type { SynthesisRequest } from '../../synthesis/request.js';
-import { speechSegments } from '../../synthesis/segments.js';
+import { segmentsOf, speechSegments } from '../../synthesis/segments.js';
 import type { SynthesisSession } from '../../synthesis/session.js';
-import { countTranscriptCharacters, speakablePrefix } from '../../synthesis/tags.js';
+import { readSsml } from '../../synthesis/ssml.js';
+import { countTranscriptCharacters, cutAllowed, speakablePrefix } from '../../synthesis/tags.js';
 import { TurnBilling } from '../../synthesis/turn-billing.js';
 import { WordAligner } from '../../synthesis/word-align.js';
-import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, timestampsEvent, type StreamEvent } from './events.js';
+import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
 
 export interface ContextHost {
   /** Sends an event; resolves true once the socket has taken it, false if the socket is not open. */
@@ -36,6 +37,10 @@ export interface ContextHost {
 
 export interface ContextInput {
   transcript: string;
+  /** The transcript is a whole SSML document: spoken as one piece, never cut into clauses. */
+  ssml: boolean;
+  /** Its characters for limits and billing (`tags.ts`, or the spoken text of SSML). */
+  characters: number;
   continue: boolean;
   flush: boolean;
   /** The client's own `flush_id`, echoed in `flush_done`; absent: the context counts flushes from 1. */
@@ -43,7 +48,7 @@ export interface ContextInput {
   maxBufferDelayMs: number;
 }
 
-type Item = { kind: 'text'; text: string } | { kind: 'flush'; id: number | string };
+type Item = { kind: 'text'; text: string; ssml?: boolean } | { kind: 'flush'; id: number | string };
 
 export class TurnContext {
   private pending = '';
@@ -107,16 +112,23 @@ export class TurnContext {
    */
   async accept(input: ContextInput): Promise<void> {
     if (this.over) return;
-    const characters = countTranscriptCharacters(input.transcript);
     let accepted: boolean;
     try {
-      accepted = await this.billing.accept(characters);
+      accepted = await this.billing.accept(input.characters);
     } catch (err) {
       return this.failWith(err, 'could not reserve credits for a websocket turn');
     }
     if (!accepted) return this.fail(new ApiError('insufficient_credits', { balance: '≤ 0' }));
     if (this.over) return;
     if (this.messages++ === 0 && !input.continue && !input.flush) this.wholeTurn = true;
+    if (input.ssml) {
+      // A whole document: what was buffered before it is spoken first, then the document as one piece.
+      this.enqueuePending();
+      this.queue.push({ kind: 'text', text: input.transcript, ssml: true });
+      if (input.flush) this.queue.push({ kind: 'flush', id: input.flushId ?? ++this.flushes });
+      else if (!input.continue) this.inputClosed = true;
+      return this.notify();
+    }
     this.pending += input.transcript;
     if (input.flush) {
       this.enqueuePending();
@@ -171,10 +183,13 @@ export class TurnContext {
     this.pending = '';
   }
 
-  /** Queues what is buffered but a tag or `<spell>` run still arriving, which waits for its rest. */
+  /** Queues what is buffered but a tag, a `<spell>` run or a number still arriving, which waits for its rest. */
   private enqueueSpeakable(): void {
     this.clearBufferTimer();
-    const end = speakablePrefix(this.pending);
+    // A number still arriving waits for its rest too, so it is read whole (never cutting a tag for it).
+    const speakable = speakablePrefix(this.pending);
+    const beforeNumber = beforeUnfinishedNumber(this.pending.slice(0, speakable));
+    const end = cutAllowed(this.pending, beforeNumber) ? beforeNumber : speakable;
     const text = this.pending.slice(0, end);
     if (text) this.queue.push({ kind: 'text', text });
     this.pending = this.pending.slice(end);
@@ -206,7 +221,7 @@ export class TurnContext {
           this.words?.endWord();
           await this.sendWords(this.words?.settle(this.offsetSeconds, false));
           await this.host.send(flushDoneEvent(this.id, item.id));
-        } else await this.speak(item.text);
+        } else await this.speak(item.text, item.ssml === true);
       }
       if (this.over) return;
       await this.sendWords(this.words?.settle(this.offsetSeconds, true));
@@ -217,14 +232,18 @@ export class TurnContext {
     }
   }
 
-  private async speak(text: string): Promise<void> {
+  private async speak(text: string, ssml: boolean): Promise<void> {
     // Billing counts the text as received (in accept); tags and the dictionary change only what is spoken.
-    const { model, settings, streaming, pronunciation, voiceGain } = this.template;
-    const segments = speechSegments(text, { model, settings, streaming, pronunciation, voiceGain });
+    const { model, settings, streaming, pronunciation, voiceGain, normalize } = this.template;
+    const context = { model, settings, streaming, pronunciation, voiceGain, normalize };
+    const reading = ssml ? readSsml(text) : null;
+    const segments = reading ? segmentsOf(reading.segments, context) : speechSegments(text, context);
     // Every piece of text joins the turn's words, in order, whether or not it has anything to speak.
-    const textAt = this.words?.addText(text) ?? 0;
+    const textAt = this.words?.addText(text, reading?.markup) ?? 0;
     if (segments.length === 0) return;
-    const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: countTranscriptCharacters(text) };
+    const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: reading ? reading.characters : countTranscriptCharacters(text) };
+    if (reading) synthesis.markup = reading.markup;
+    else delete synthesis.markup;
     // A whole turn's text is all there is: its last word is complete once spoken, as an HTTP request's.
     if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: this.wholeTurn };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
@@ -232,8 +251,11 @@ export class TurnContext {
     const { format } = synthesis;
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;
+    const clauseAt = this.offsetSeconds;
     for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
       if (this.over) return;
+      // Marks on the turn's clock, before the audio that starts where they stand.
+      if (piece.marks) await this.host.send(markTimestampsEvent(this.id, piece.marks.map((m) => ({ name: m.name, time: clauseAt + m.time }))));
       if (piece.audio.length > 0) {
         // Only audio the socket took counts as delivered (a closing socket drops it).
         if (!(await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime)))) {

@@ -15,6 +15,7 @@ import { newRequestId } from '../../http/request-id.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
 import { SynthesisSession } from '../../synthesis/session.js';
+import { isSsml, readSsml } from '../../synthesis/ssml.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
 import { errorEvent, doneEvent, eventJson, type StreamEvent } from './events.js';
@@ -148,7 +149,11 @@ export class WebSocketSession implements ContextHost {
   private input(fields: Record<string, unknown>, maxChars: number): ContextInput {
     const transcript = fields.transcript ?? '';
     if (typeof transcript !== 'string') throw new ApiError('missing_transcript');
-    const characters = countTranscriptCharacters(transcript);
+    const type = fields.transcript_type ?? undefined;
+    if (type !== undefined && type !== 'text' && type !== 'ssml') throw new ApiError('invalid_message', { reason: 'transcript_type must be text or ssml' });
+    // An SSML message is a whole document: read (and refused if it cannot be) before it is billed.
+    const ssml = transcript.trim() !== '' && isSsml(transcript, type);
+    const characters = ssml ? readSsml(transcript).characters : countTranscriptCharacters(transcript);
     if (characters > maxChars) throw new ApiError('input_too_long', { count: characters, max: maxChars });
     for (const flag of ['continue', 'flush'] as const) {
       if (fields[flag] !== undefined && fields[flag] !== null && typeof fields[flag] !== 'boolean') {
@@ -163,7 +168,7 @@ export class WebSocketSession implements ContextHost {
     if (flushId !== undefined && !(typeof flushId === 'number' && Number.isFinite(flushId)) && !(typeof flushId === 'string' && flushId.length <= 256)) {
       throw new ApiError('invalid_message', { reason: 'flush_id must be a number or a string of at most 256 characters' });
     }
-    return { transcript, continue: fields.continue === true, flush: fields.flush === true, flushId, maxBufferDelayMs: delay };
+    return { transcript, ssml, characters, continue: fields.continue === true, flush: fields.flush === true, flushId, maxBufferDelayMs: delay };
   }
 
   private async continueContext(context: TurnContext, fields: Record<string, unknown>): Promise<void> {

@@ -12,6 +12,7 @@ const PARAMS: Partial<Record<ErrorCode, string>> = {
   missing_transcript: 'input',
   input_too_long: 'input',
   transcript_too_long: 'input',
+  invalid_ssml: 'input',
   dict_not_found: 'pronunciation_dict_id',
   missing_voice: 'voice',
   missing_voice_id: 'voice',

@@ -63,7 +63,10 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   const dict = body.pronunciation_dict_id;
   if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
   if (body.cache !== undefined && body.cache !== null && typeof body.cache !== 'boolean') throw invalid('invalid_request', 'cache must be a boolean', 'cache');
+  const transcriptType = body.transcript_type ?? undefined;
+  if (transcriptType !== undefined && transcriptType !== 'text' && transcriptType !== 'ssml') throw invalid('invalid_request', 'transcript_type must be text or ssml', 'transcript_type');
   return {
+    ...(transcriptType ? { transcriptType } : {}),
     modelId: model,
     transcript: body.input,
     voiceId: voiceAliases[voice] ?? voice,

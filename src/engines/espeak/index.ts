@@ -10,6 +10,7 @@ import { EspeakPool } from './pool.js';
 
 export const espeakEngine = defineEngine({
   type: 'espeak',
+  normalize: true,
   configSchema: z
     .object({
       type: z.literal('espeak'),

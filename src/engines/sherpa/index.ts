@@ -13,6 +13,7 @@ import { FAMILIES, FILE_ROLES } from './layout.js';
 
 export const sherpaEngine = defineEngine({
   type: 'sherpa-onnx',
+  normalize: true,
   configSchema: z
     .object({
       type: z.literal('sherpa-onnx'),
