@@ -249,6 +249,16 @@ describe('SSML: marks', () => {
     return (await response.text()).split('\n\n').filter(Boolean).map((block) => JSON.parse(block.slice(6)));
   };
 
+  test('a request with marks is never answered from the audio cache: the second one reports its marks too', { timeout: 20_000 }, async () => {
+    const body = { model_id: 'gepard-1.0', transcript: '<speak>Once.<mark name="m"/> Twice.</speak>', voice: 'sarah', output_format: raw(RATE) };
+    for (let i = 0; i < 2; i++) {
+      const response = await server.post('/tts/sse', body, org.auth);
+      assert.equal(response.headers.get('x-cache'), null, 'not a cacheable request');
+      const list = (await response.text()).split('\n\n').filter(Boolean).map((block) => JSON.parse(block.slice(6)));
+      assert.deepEqual(list.filter((e) => e.type === 'mark_timestamps').flatMap((e) => e.mark_timestamps.marks), ['m'], `request ${i + 1}`);
+    }
+  });
+
   test('each mark is reported where it falls in the audio, before the audio that starts there', { timeout: 20_000 }, async () => {
     const list = await events('<speak><mark name="start"/>One two three.<mark name="a"/><break time="1s"/><mark name="b"/>Four.<mark name="end"/></speak>');
     const marks = list.filter((e) => e.type === 'mark_timestamps');
