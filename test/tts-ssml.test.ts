@@ -154,6 +154,38 @@ describe('SSML: measured', () => {
     }
   });
 
+  test('<prosody pitch> raises and lowers the voice on eSpeak NG (median F0 by autocorrelation); a pitch it cannot read is a 400', { timeout: 20_000 }, async () => {
+    const text = 'This sentence is spoken at different pitches for the comparison.';
+    // The median fundamental of the voiced 40 ms frames: the lag of the autocorrelation's peak between 60 and 500 Hz.
+    const medianF0 = (samples: Int16Array) => {
+      const frame = Math.round(RATE * 0.04);
+      const found: number[] = [];
+      for (let at = 0; at + frame * 2 < samples.length; at += frame) {
+        let energy = 0;
+        for (let i = 0; i < frame; i++) energy += samples[at + i] * samples[at + i];
+        if (energy / frame < 500 ** 2) continue;
+        let best = 0;
+        let bestLag = 0;
+        for (let lag = Math.floor(RATE / 500); lag <= Math.ceil(RATE / 60); lag++) {
+          let sum = 0;
+          for (let i = 0; i < frame; i++) sum += samples[at + i] * samples[at + i + lag];
+          if (sum > best) [best, bestLag] = [sum, lag];
+        }
+        if (best / energy > 0.5) found.push(RATE / bestLag);
+      }
+      found.sort((a, b) => a - b);
+      return found[found.length >> 1];
+    };
+    const normal = medianF0((await clip(`<speak>${text}</speak>`)).samples);
+    const high = medianF0((await clip(`<speak><prosody pitch="x-high">${text}</prosody></speak>`)).samples);
+    const low = medianF0((await clip(`<speak><prosody pitch="-4st">${text}</prosody></speak>`)).samples);
+    assert.ok(high > normal * 1.1, `x-high ${high.toFixed(0)} Hz vs ${normal.toFixed(0)} Hz`);
+    assert.ok(low < normal * 0.92, `-4st ${low.toFixed(0)} Hz vs ${normal.toFixed(0)} Hz`);
+    const bad = await server.post('/tts/bytes', { model_id: 'gepard-1.0', transcript: '<speak><prosody pitch="squeaky">Hi.</prosody></speak>', voice: 'sarah', output_format: raw(RATE) }, org.auth);
+    assert.equal(bad.status, 400);
+    assert.equal(((await bad.json()) as { error_code: string }).error_code, 'invalid_ssml');
+  });
+
   test('say-as and sub change what is said: the clip differs from the text as written', { timeout: 20_000 }, async () => {
     const spelled = (await clip('<speak><say-as interpret-as="characters">NASA</say-as></speak>')).samples.length;
     const word = (await clip('<speak>NASA</speak>')).samples.length;

@@ -25,7 +25,7 @@ import type { OutputFormat } from '../audio/format.js';
 /** Bumped whenever the encoding or the stored entry's meaning changes: every older key is then a miss. */
 const KEY_VERSION = 'voicegate-audio-cache/1';
 
-export type KeySegment = { kind: 'text'; text: string; speed: number; gain: number } | { kind: 'silence'; seconds: number };
+export type KeySegment = { kind: 'text'; text: string; speed: number; gain: number; pitch?: number } | { kind: 'silence'; seconds: number };
 
 export interface CacheKeyIngredients {
   /** The organisation the entry belongs to, or `shared` (built-in voices with sharing on). */
@@ -66,7 +66,7 @@ export function audioCacheKey(ingredients: CacheKeyIngredients): string {
   const { format } = ingredients;
   const normalised = {
     ...ingredients,
-    segments: ingredients.segments.map((s) => (s.kind === 'text' ? { kind: s.kind, text: s.text, speed: s.speed, gain: s.gain } : { kind: s.kind, seconds: s.seconds })),
+    segments: ingredients.segments.map((s) => (s.kind === 'text' ? { kind: s.kind, text: s.text, speed: s.speed, gain: s.gain, pitch: s.pitch } : { kind: s.kind, seconds: s.seconds })),
     format: { container: format.container, encoding: format.encoding ?? null, sampleRate: format.sampleRate, bitRate: format.bitRate ?? null },
   };
   return sha256Hex(`${KEY_VERSION}\n${canonicalJson(normalised)}`);

@@ -36,6 +36,8 @@ export interface EngineInput {
   voice: Voice;
   /** Speaking-rate multiplier, 1 = the voice's own rate. */
   speed: number;
+  /** Pitch multiplier (SSML `<prosody pitch>`), 1 or absent = the voice's own; engines that cannot change pitch ignore it. */
+  pitch?: number;
   language?: string;
   wordTimings: boolean;
   /** Set for an engine that clones (`Engine.cloning`) when the voice is a cloned one. */

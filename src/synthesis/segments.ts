@@ -34,6 +34,8 @@ export type SpeechSegment =
       speed: number;
       /** Linear gain applied to the engine's samples (voice loudness × volume × `<volume>`). */
       gain: number;
+      /** SSML `<prosody pitch>`: a multiplier of the voice's pitch, for engines that can change it (absent: 1). */
+      pitch?: number;
       /** `text` with where each part stands in the transcript: word timestamps name the transcript's words. */
       source: MappedText;
     }
@@ -111,10 +113,11 @@ export function segmentsOf(parts: readonly MappedTagSegment[], context: SegmentC
     // as one, not in pieces.
     const joins = part.sayAs !== undefined || lastReadAs;
     lastReadAs = part.sayAs !== undefined;
-    if (joins && last?.kind === 'text' && last.speed === speed && last.gain === gain) {
+    const pitch = part.pitch !== undefined && part.pitch !== 1 ? part.pitch : undefined;
+    if (joins && last?.kind === 'text' && last.speed === speed && last.gain === gain && last.pitch === pitch) {
       last.source = new MappedText().append(last.source).append(source);
       last.text = last.source.text;
-    } else segments.push({ kind: 'text', text, speed, gain, source });
+    } else segments.push({ kind: 'text', text, speed, gain, ...(pitch !== undefined ? { pitch } : {}), source });
   }
   return segments;
 }

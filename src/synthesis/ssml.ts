@@ -78,6 +78,8 @@ interface Frame {
   name: string;
   speed: number;
   volume: number;
+  /** The `<prosody pitch>` in force, as a multiplier of the voice's pitch. */
+  pitch: number;
   spell: boolean;
   /** Inside `<say-as>` with a reading other than spelling: its text is gathered and read as a whole. */
   sayAs: { how: SayAs; text: MappedText } | null;
@@ -126,6 +128,34 @@ function rate(value: string): number | null {
   const number = NUMBER.exec(value);
   // A bare number is a multiplier (Azure's "1.5").
   if (number && !number[1]) return Number(number[2]);
+  return null;
+}
+
+/** `<prosody pitch>` keywords, as multipliers of the voice's pitch (about ±2.5 and ±5 semitones). */
+const PITCHES: Record<string, number> = { 'x-low': 0.75, low: 0.87, medium: 1, default: 1, high: 1.15, 'x-high': 1.33 };
+const SEMITONES = /^\s*([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)\s*st\s*$/iu;
+const HERTZ = /^\s*([+-]?)(\d+(?:\.\d*)?|\.\d+)\s*Hz\s*$/iu;
+/** Hertz are read against this nominal voice pitch: engines take a relative pitch, not a frequency. */
+const NOMINAL_PITCH_HZ = 200;
+const MIN_PITCH = 0.25;
+const MAX_PITCH = 4;
+
+/** A `<prosody pitch>` as a multiplier of the pitch in force; null if it cannot be read. */
+function pitch(value: string): number | null {
+  const keyword = PITCHES[value.trim().toLowerCase()];
+  if (keyword !== undefined) return keyword;
+  const semitones = SEMITONES.exec(value);
+  if (semitones) return 2 ** (Number(semitones[1]) / 12);
+  const hertz = HERTZ.exec(value);
+  if (hertz) {
+    const n = Number(hertz[2]) / NOMINAL_PITCH_HZ;
+    return hertz[1] === '+' ? 1 + n : hertz[1] === '-' ? 1 - n : n;
+  }
+  const percent = PERCENT.exec(value);
+  if (percent) {
+    const n = Number(percent[2]) / 100;
+    return percent[1] === '+' ? 1 + n : percent[1] === '-' ? 1 - n : n;
+  }
   return null;
 }
 
@@ -191,11 +221,11 @@ export function readSsml(source: string): SsmlReading {
     pause = 0;
     spokeAnything = true;
     const last = segments.at(-1);
-    if (!sayAs && last?.kind === 'text' && !last.sayAs && last.spell === frame.spell && last.speed === frame.speed && last.volume === frame.volume) {
+    if (!sayAs && last?.kind === 'text' && !last.sayAs && last.spell === frame.spell && last.speed === frame.speed && last.volume === frame.volume && (last.pitch ?? 1) === frame.pitch) {
       last.text += run.text;
       last.source.append(run);
     } else {
-      segments.push({ kind: 'text', text: run.text, spell: frame.spell, speed: frame.speed, volume: frame.volume, source: run, ...(sayAs ? { sayAs } : {}) });
+      segments.push({ kind: 'text', text: run.text, spell: frame.spell, speed: frame.speed, volume: frame.volume, ...(frame.pitch !== 1 ? { pitch: frame.pitch } : {}), source: run, ...(sayAs ? { sayAs } : {}) });
     }
   };
   const boundary = (seconds: number): void => {
@@ -257,7 +287,7 @@ export function readSsml(source: string): SsmlReading {
     if (stack.length >= MAX_DEPTH) fail(positioned(parser, `elements nested deeper than ${MAX_DEPTH}`));
     if (stack.length === 0 && name !== 'speak') fail(positioned(parser, `the root element must be <speak>, not <${name}>`));
     if (name === 'audio') fail(positioned(parser, '<audio> is not supported: no audio is fetched'));
-    const parent = stack.at(-1) ?? { name: '', speed: 1, volume: 1, spell: false, sayAs: null, sub: null };
+    const parent = stack.at(-1) ?? { name: '', speed: 1, volume: 1, pitch: 1, spell: false, sayAs: null, sub: null };
     const frame: Frame = { ...parent, name };
     switch (name) {
       case 'p':
@@ -296,6 +326,11 @@ export function readSsml(source: string): SsmlReading {
           const v = volume(attributes.volume);
           if (v === null || !(v >= 0)) fail(positioned(parser, `<prosody volume="${attributes.volume}"> must be silent, x-soft, soft, medium, loud, x-loud, a change in dB ("+6dB") or a percentage`));
           frame.volume = Math.min(MAX_VOLUME, parent.volume * v!);
+        }
+        if (attributes.pitch !== undefined) {
+          const p = pitch(attributes.pitch);
+          if (p === null || !(p > 0)) fail(positioned(parser, `<prosody pitch="${attributes.pitch}"> must be x-low, low, medium, high, x-high, a change in semitones ("+2st"), Hz ("+20Hz") or a percentage`));
+          frame.pitch = Math.min(MAX_PITCH, Math.max(MIN_PITCH, parent.pitch * p!));
         }
         break;
       }

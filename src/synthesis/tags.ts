@@ -35,7 +35,7 @@ export type TagSegment =
  */
 export type MappedTagSegment =
   | Exclude<TagSegment, { kind: 'text' }>
-  | (Extract<TagSegment, { kind: 'text' }> & { source: MappedText; sayAs?: SayAs })
+  | (Extract<TagSegment, { kind: 'text' }> & { source: MappedText; sayAs?: SayAs; /** SSML `<prosody pitch>`: a multiplier of the voice's pitch (absent: 1). */ pitch?: number })
   | { kind: 'mark'; name: string };
 
 /** Ranges the tags accept (Cartesia's). */

@@ -146,6 +146,8 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
     const voice = profile.variant ? `${profile.voice}+${profile.variant}` : profile.voice;
     const rate = Math.round(profile.rate * input.speed);
+    // eSpeak's base pitch runs 0-99.
+    const pitch = Math.max(0, Math.min(99, Math.round(profile.pitch * (input.pitch ?? 1))));
     // Text that continues what its listener is hearing is queued like any later sentence, whole.
     const { playback } = input;
     const pieces = this.pieces(input.text, playback === undefined);
@@ -155,7 +157,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     const before = playback?.seconds ?? 0;
     for (const [index, piece] of pieces.entries()) {
       const prepared = prepareText(piece.text, { continues: piece.continues });
-      const job: SynthesizeJob = { text: prepared.text, voice, pitch: profile.pitch, rate };
+      const job: SynthesizeJob = { text: prepared.text, voice, pitch, rate };
       const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert, () => (stage ? new Uint8Array(0) : new Int16Array(0)));
       let samples = 0;
       // Its listener has heard from firstAudioAt on, in real time, what was sent before and what was made here.
