@@ -5,7 +5,8 @@
  * carries its id, with a TTL; one over the size limit is not sent; a corrupt
  * or truncated value is a miss and is removed; a purge by organisation, voice
  * or everything removes exactly those; with Redis unreachable every call is a
- * miss at once, and a purge rejects. Through `AudioCache`, a third tier: a
+ * miss at once, and a purge rejects; with a Redis that stops answering, one
+ * lookup waits out the timeout and the next ones are misses at once. Through `AudioCache`, a third tier: a
  * second cache with empty memory and disk finds the first one's entry there.
  */
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import { Redis } from 'ioredis';
 import { AudioCache, entryId } from '../src/cache/audio-cache.js';
 import { encodeEntry, makeEntry } from '../src/cache/entry.js';
 import { SharedTier } from '../src/cache/shared-tier.js';
+import { startRedis, stopRedis } from './helpers/private-servers.js';
 import { closedPort, deleteKeys, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
 
 const prefix = testPrefix();
@@ -142,4 +144,30 @@ test('with Redis unreachable, lookups and writes are misses at once, and a purge
   // This server's own tiers are purged; the shared one reports that it could not be reached.
   await assert.rejects(cache.purge({}));
   assert.equal(cache.memory.size, 0);
+});
+
+test('a Redis that accepts but does not answer costs one lookup the timeout, then the tier is skipped for a while', async () => {
+  const port = await closedPort();
+  const server = await startRedis(port);
+  try {
+    const shared = tier({ url: `redis://127.0.0.1:${port}`, timeoutMs: 200 });
+    await shared.open();
+    const id = entryId('org-a', 'sarah', key(40));
+    await shared.put(id, entry(3));
+    assert.ok(await shared.get(id), 'answered while Redis answers');
+    server.kill('SIGSTOP');
+    const first = performance.now();
+    assert.equal(await shared.get(id), null);
+    const waited = performance.now() - first;
+    assert.ok(waited >= 150 && waited < 1000, `the first lookup waited ${waited.toFixed(0)} ms`);
+    const next = performance.now();
+    for (let i = 0; i < 10; i++) assert.equal(await shared.get(id), null);
+    assert.ok(performance.now() - next < 50, 'the next lookups skip the tier');
+    server.kill('SIGCONT');
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    assert.ok(await shared.get(id), 'used again after the back-off once Redis answers');
+  } finally {
+    server.kill('SIGCONT');
+    await stopRedis(server);
+  }
 });

@@ -10,9 +10,11 @@
  * The tier never makes a request fail and never makes it wait long: the
  * connection fails fast (`redis/connection.ts`, its own short timeout), a
  * lookup while Redis is away is a miss without a round trip, a failed one is
- * a miss too, and writes go in the background. Each failure is counted
- * (`unavailable`); the connection logs them at most once per 10 s. ioredis
- * reconnects by itself, and the tier is used again once it has.
+ * a miss too, and writes go in the background. After a failed command (a
+ * Redis that accepts connections but does not answer), the tier is skipped
+ * for a second, so at most one request a second waits out the timeout. Each
+ * failure is counted (`unavailable`); the connection logs them at most once
+ * per 10 s. ioredis reconnects by itself, and the tier is used again once it has.
  *
  * Purge finds entries with SCAN over the id pattern (an entry id carries its
  * scope and voice, see `audio-cache.ts`) and UNLINKs them.
@@ -48,6 +50,9 @@ export interface SharedTierStats {
   unavailable: number;
 }
 
+/** After a failed command the tier is skipped this long before it is tried again. */
+const BACK_OFF_MS = 1000;
+
 /** Glob characters of SCAN's MATCH, escaped so a key prefix is matched as written. */
 const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
 
@@ -55,6 +60,8 @@ export class SharedTier {
   private readonly connection: RedisConnection;
   readonly stats: SharedTierStats = { writes: 0, hits: 0, bytesRead: 0, bytesWritten: 0, corrupt: 0, unavailable: 0 };
   private pending = new Set<Promise<void>>();
+  /** performance.now() before which the tier is skipped (after a failed command). */
+  private skipUntil = 0;
 
   constructor(private readonly options: SharedTierOptions) {
     this.connection = new RedisConnection({ url: options.url, timeoutMs: options.timeoutMs, name: 'cache', logger: options.logger });
@@ -70,7 +77,7 @@ export class SharedTier {
 
   /** Whether commands can be sent now; while not, the tier is skipped without a round trip. */
   get reachable(): boolean {
-    return this.connection.client.status === 'ready';
+    return this.connection.client.status === 'ready' && performance.now() >= this.skipUntil;
   }
 
   /** Waits for the first connection attempt (at most the timeout), so a server just started uses the tier. */
@@ -158,6 +165,7 @@ export class SharedTier {
 
   private unavailable(err: unknown): void {
     this.stats.unavailable++;
+    this.skipUntil = performance.now() + BACK_OFF_MS;
     this.connection.failed(err);
   }
 
