@@ -2,14 +2,16 @@
  * @module test/audio-cache.gateways
  * The audio cache's shared tier across two real gateway processes, each with
  * its own data directory (so only the shared tier can answer one's request
- * from the other's synthesis), accounts off:
- * - on the test Redis under a key prefix of their own, a prompt made on one
- *   gateway is `x-cache: hit` on the other, byte-identical, on `/tts/bytes`
- *   and `/tts/sse`; the metric says the shared tier answered; a purge on
- *   one gateway removes the entry from Redis;
- * - on a redis-server of the test's own that is then killed, requests still
- *   succeed, as misses, without waiting for Redis, and the gateway logs
- *   the outage; once a new one listens on the port, entries are shared again.
+ * from the other's synthesis):
+ * - on the test Redis under a key prefix of their own, with accounts on one
+ *   PostgreSQL schema, a prompt made on one gateway is `x-cache: hit` on the
+ *   other, byte-identical, on `/tts/bytes` and `/tts/sse`, while another
+ *   organisation misses; the metrics say the shared tier answered; a purge
+ *   on one gateway removes the entry from Redis;
+ * - accounts off, on a redis-server of the test's own that is then killed,
+ *   requests still succeed, as misses, without waiting for Redis, and the
+ *   gateway logs the outage; once a new one listens on the port, entries
+ *   are shared again.
  */
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';
@@ -94,6 +96,7 @@ describe('two gateways on the shared Redis and one PostgreSQL schema', () => {
     gateways.push(await startGateway(config(TEST_REDIS_URL, prefix, schema)));
     const [a, b] = gateways;
     const { auth } = await adminOrg(a, ADMIN_TOKEN, { credits: 1_000_000 });
+    const other = await adminOrg(a, ADMIN_TOKEN, { credits: 1_000_000 });
     for (const [path, container] of [
       ['/tts/bytes', 'wav'],
       ['/tts/sse', 'raw'],
@@ -115,6 +118,8 @@ describe('two gateways on the shared Redis and one PostgreSQL schema', () => {
       assert.ok(audioOf(path, miss.body).length > 1000, `${path}: audio`);
       assert.ok(audioOf(path, hit.body).equals(audioOf(path, miss.body)), `${path}: byte-identical audio`);
       assert.deepEqual(eventTypes(hit.body), eventTypes(miss.body), `${path}: the same events`);
+      // Isolation holds across gateways: the entry is the first organisation's alone.
+      assert.equal((await post(b, path, body(transcript, container), other.auth)).cache, 'miss', `${path}: another organisation misses`);
       // Purged on the first gateway, from Redis as well (the second still holds it in memory).
       const purge = await fetch(`${a.url}/admin/cache/purge`, {
         method: 'POST',
@@ -132,6 +137,7 @@ describe('two gateways on the shared Redis and one PostgreSQL schema', () => {
       }
     }
     assert.equal(await metric(b, 'voicegate_cache_tier_hits_total{tier="shared"}'), 2);
+    assert.equal(await metric(b, 'voicegate_cache_hits_total'), 2);
     assert.ok(((await metric(b, 'voicegate_cache_shared_bytes_total{direction="read"}')) ?? 0) > 0);
     assert.ok(((await metric(a, 'voicegate_cache_shared_writes_total')) ?? 0) >= 2);
   });
