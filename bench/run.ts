@@ -1,12 +1,13 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, mixed load, cold start, neural serving, then intelligibility) and
+ * overhead, streaming latency, mixed load, cold start, the audio cache, neural serving, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
  * neural serving without its stand-in model, intelligibility without
  * pocketsphinx and its en-us model.
  */
+import { runCacheBench } from './cache.js';
 import { runColdStart } from './cold-start.js';
 import { runGatewayOverhead } from './gateway-overhead.js';
 import { intelligibilityUnavailable, runIntelligibility } from './intelligibility.js';
@@ -23,6 +24,7 @@ const gateway = await runGatewayOverhead();
 const streaming = await runStreamingLatency();
 const mixed = await runMixedLatency();
 const cold = await runColdStart();
+const cache = await runCacheBench();
 const neural = await runNeuralServing();
 const unavailable = intelligibilityUnavailable();
 if (unavailable) note(`intelligibility skipped: ${unavailable}`);
@@ -44,6 +46,8 @@ console.log(
     mixed.markdown,
     '',
     cold.markdown,
+    '',
+    cache.markdown,
     '',
     neural?.markdown ?? `### Neural serving: skipped (no stand-in model in ${neuralModelDir()}; BENCH_NEURAL_MODEL sets its folder)`,
     '',

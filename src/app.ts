@@ -21,6 +21,7 @@ import type { Engine } from './engines/engine.js';
 import { EngineRegistry } from './engines/registry.js';
 import { join, resolve } from 'node:path';
 import { AudioCache } from './cache/audio-cache.js';
+import { SharedTier } from './cache/shared-tier.js';
 import type { SynthesisCache } from './synthesis/services.js';
 import { FileBlobStorage } from './cache/blob-storage.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
@@ -102,6 +103,17 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
           diskBytes: config.cache.diskBytes,
           maxEntryBytes: config.cache.maxEntryBytes,
           blobs: config.cache.diskBytes > 0 ? new FileBlobStorage(resolve(config.cache.dir ?? join(config.dataDir, 'cache'))) : null,
+          shared:
+            config.cache.shared && config.redis.url
+              ? new SharedTier({
+                  url: config.redis.url,
+                  keyPrefix: config.redis.keyPrefix,
+                  timeoutMs: config.cache.sharedTimeoutMs,
+                  maxEntryBytes: config.cache.sharedMaxEntryBytes,
+                  ttlSeconds: config.cache.sharedTtlSeconds,
+                  logger,
+                })
+              : null,
           logger,
         }),
         billHits: config.cache.billHits,
@@ -157,7 +169,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();
-        await Promise.all([accounts?.limits.close(), changes?.close()]);
+        await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close()]);
         await store.close();
         stopLogging();
         metrics?.stop();

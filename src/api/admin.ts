@@ -60,10 +60,17 @@ export function registerAdmin(app: FastifyInstance, admin: AccountsAdmin, adminT
         return reply.code(201).send({ ...keyView(issued.record), key: issued.key });
       });
       scope.delete<Id>('/keys/:id', async (request) => keyView(await admin.revokeKey(request.params.id)));
-      // The audio cache of this server (memory and disk tiers); each server purges its own.
+      // The audio cache of this server (memory and disk tiers) and the shared tier; each server purges its own tiers.
       scope.post('/cache/purge', async (request) => {
         const what = purgeScope(body(request));
-        return { purged: cache ? await cache.purge(what) : 0 };
+        if (!cache) return { purged: 0 };
+        try {
+          return { purged: await cache.purge(what) };
+        } catch (err) {
+          if (err instanceof ApiError) throw err;
+          request.log.warn({ err }, 'audio cache purge could not reach the shared tier');
+          throw new ApiError('cache_unavailable', {}, { 'retry-after': '1' });
+        }
       });
       scope.post<Id>('/orgs/:id/credits', async (request, reply) => {
         const input = body(request);

@@ -1,12 +1,13 @@
 /**
  * @module cache/audio-cache
  * The audio cache: entries by key (`key.ts`) in a memory tier, then a disk
- * tier on blob storage, and the flights of syntheses in progress (single
+ * tier on blob storage, then (with Redis) a tier shared by every server
+ * (`shared-tier.ts`), and the flights of syntheses in progress (single
  * flight, `flight.ts`). What the session asks of it:
- * - `lookup(id)`: a stored entry (memory first; a disk hit is brought back
- *   into memory), or null;
+ * - `lookup(id)`: a stored entry (memory first; a disk or shared hit is
+ *   brought back into memory), or null;
  * - `flight(id, source)`: the synthesis in flight for this id, or a new one
- *   started from `source`; a flight that completes is stored in both tiers,
+ *   started from `source`; a flight that completes is stored in every tier,
  *   one that fails or is abandoned stores nothing.
  *
  * An entry's id is `audio/<scope>/<voice>/<key>` (scope and voice base64url
@@ -18,6 +19,7 @@ import { DiskTier } from './disk-tier.js';
 import { makeEntry, type CachedAudio } from './entry.js';
 import { Flight, type FlightPiece } from './flight.js';
 import { MemoryTier } from './memory-tier.js';
+import type { SharedTier, SharedTierStats } from './shared-tier.js';
 
 export interface AudioCacheOptions {
   memoryBytes: number;
@@ -27,6 +29,8 @@ export interface AudioCacheOptions {
   maxEntryBytes: number;
   /** Where the disk tier keeps its blobs; null: no disk tier. */
   blobs: BlobStorage | null;
+  /** The tier shared with other servers (Redis); null: none. */
+  shared?: SharedTier | null;
   logger?: Logger;
 }
 
@@ -34,8 +38,11 @@ export interface CacheStats {
   hits: number;
   misses: number;
   followers: number;
+  /** Lookups answered by each tier. */
+  tierHits: { memory: number; disk: number; shared: number };
   memory: { entries: number; bytes: number; evictions: number };
   disk: { entries: number; bytes: number; evictions: number; corrupt: number } | null;
+  shared: SharedTierStats | null;
 }
 
 export interface PurgeScope {
@@ -56,27 +63,42 @@ export function entryId(scope: string, voiceId: string, key: string): string {
 export class AudioCache {
   readonly memory: MemoryTier;
   readonly disk: DiskTier | null;
+  readonly shared: SharedTier | null;
   private readonly flights = new Map<string, Flight>();
   hits = 0;
   misses = 0;
   followers = 0;
+  private readonly tierHits = { memory: 0, disk: 0, shared: 0 };
 
   constructor(private readonly options: AudioCacheOptions) {
     this.memory = new MemoryTier(options.memoryBytes);
     this.disk = options.blobs && options.diskBytes > 0 ? new DiskTier(options.blobs, options.diskBytes, options.logger ?? null) : null;
+    this.shared = options.shared ?? null;
   }
 
-  /** Reads the disk tier's index (entries kept across a restart). */
+  /** Reads the disk tier's index (entries kept across a restart) and waits for the shared tier's first connection attempt. */
   async open(): Promise<void> {
-    await this.disk?.open(ROOT);
+    await Promise.all([this.disk?.open(ROOT), this.shared?.open()]);
   }
 
   async lookup(id: string): Promise<CachedAudio | null> {
     const inMemory = this.memory.get(id);
-    if (inMemory) return inMemory;
+    if (inMemory) {
+      this.tierHits.memory++;
+      return inMemory;
+    }
     const onDisk = (await this.disk?.get(id)) ?? null;
-    if (onDisk) this.memory.set(id, onDisk);
-    return onDisk;
+    if (onDisk) {
+      this.tierHits.disk++;
+      this.memory.set(id, onDisk);
+      return onDisk;
+    }
+    const shared = (await this.shared?.get(id)) ?? null;
+    if (shared) {
+      this.tierHits.shared++;
+      this.memory.set(id, shared);
+    }
+    return shared;
   }
 
   /** The flight in progress for `id` (`leader: false`), or a new one made from `source` (`leader: true`). */
@@ -98,15 +120,20 @@ export class AudioCache {
     return this.flights.size;
   }
 
-  /** Stores a completed synthesis in both tiers (the disk write in the background). */
+  /** Stores a completed synthesis in every tier (the disk and shared writes in the background). */
   keep(id: string, pieces: readonly FlightPiece[]): void {
     const entry = makeEntry(pieces.map((p) => (p.words ? { audio: p.audio, seconds: p.seconds, words: p.words } : { audio: p.audio, seconds: p.seconds })));
     if (entry.size > this.options.maxEntryBytes) return;
     this.memory.set(id, entry);
     void this.disk?.put(id, entry);
+    void this.shared?.put(id, entry);
   }
 
-  /** Removes the entries of an organisation, of a voice (in every scope, or in the organisation's), or all; returns how many ids were removed. */
+  /**
+   * Removes the entries of an organisation, of a voice (in every scope, or in the organisation's), or
+   * all, from this server's tiers and the shared one; returns how many ids were removed. Rejects when
+   * the shared tier cannot be reached (after purging this server's tiers): a retry finishes it.
+   */
   async purge(scope: PurgeScope = {}): Promise<number> {
     const org = scope.orgId !== undefined ? part(scope.orgId) : null;
     const voice = scope.voiceId !== undefined ? part(scope.voiceId) : null;
@@ -117,6 +144,8 @@ export class AudioCache {
     // A synthesis still running for a purged id is heard by its followers but not kept.
     for (const [id, flight] of this.flights) if (pick(id)) flight.discard();
     const removed = new Set([...this.memory.purge(pick), ...((await this.disk?.purge(pick)) ?? [])]);
+    // Parts are base64url (no glob characters) and an id has exactly four parts, so `*` never spans two.
+    if (this.shared) for (const id of await this.shared.purge(`${ROOT}/${org ?? '*'}/${voice ?? '*'}/*`)) removed.add(id);
     return removed.size;
   }
 
@@ -126,13 +155,21 @@ export class AudioCache {
       hits: this.hits,
       misses: this.misses,
       followers: this.followers,
+      tierHits: { ...this.tierHits },
       memory: { entries: memory.size, bytes: memory.bytes, evictions: memory.evictions },
       disk: disk ? { entries: disk.size, bytes: disk.bytes, evictions: disk.evictions, corrupt: disk.corrupt } : null,
+      shared: this.shared ? { ...this.shared.stats } : null,
     };
   }
 
-  /** Resolves once the disk tier's pending writes have run. */
+  /** Resolves once the disk and shared tiers' pending writes have run. */
   async settled(): Promise<void> {
+    await Promise.all([this.disk?.settled(), this.shared?.settled()]);
+  }
+
+  /** Finishes pending writes and closes the shared tier's connection. */
+  async close(): Promise<void> {
     await this.disk?.settled();
+    await this.shared?.close();
   }
 }

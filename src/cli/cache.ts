@@ -2,7 +2,8 @@
  * @module cli/cache
  * `voicegate cache purge`: asks a running server to remove audio-cache
  * entries (`POST /admin/cache/purge` with the admin token), since what a
- * server keeps in memory only it can drop. Each server purges its own.
+ * server keeps in memory only it can drop. Each server purges its own
+ * memory and disk, and the shared tier in Redis when there is one.
  */
 import { parseArgs } from 'node:util';
 import type { Config } from '../config/schema.js';
@@ -10,7 +11,8 @@ import { UsageError } from './accounts.js';
 
 export const CACHE_USAGE = `voicegate cache purge (--org <id> [--voice <id>] | --voice <id> | --all) [--url <server>]
     Removes audio-cache entries of an organisation, of a voice, or all, from the server at --url
-    (default: this config's host and port) through its admin API (VOICEGATE_ADMIN_TOKEN).`;
+    (default: this config's host and port) and from the shared tier in Redis, through the server's
+    admin API (VOICEGATE_ADMIN_TOKEN). Other servers' memory and disk are theirs to purge.`;
 
 /** The server to ask: `--url`, else this config's address as reached from the same machine. */
 function serverUrl(config: Config, given: string | undefined): string {

@@ -77,6 +77,13 @@ test('redis: unset by default (in-process counters); URL, prefix and lease TTL f
   assert.throws(() => loadConfig({ env: { VOICEGATE_REDIS_LEASE_TTL_MS: '60000' } }), /redis\.leaseTtlMs/);
 });
 
+test('cache: the shared tier is on by default (used with redis.url), off from the environment; its limits checked', () => {
+  const cache = loadConfig({ env: {} }).cache;
+  assert.deepEqual([cache.shared, cache.sharedMaxEntryBytes, cache.sharedTtlSeconds, cache.sharedTimeoutMs], [true, 1024 * 1024, 7 * 24 * 3600, 250]);
+  assert.equal(loadConfig({ env: { VOICEGATE_CACHE_SHARED: 'off' } }).cache.shared, false);
+  assert.throws(() => loadConfig({ env: { VOICEGATE_CACHE_SHARED: 'sometimes' } }), /VOICEGATE_CACHE_SHARED must be on or off/);
+});
+
 test('limits: local counting when Redis fails by default; refuse and the expected gateways from the environment, checked', () => {
   assert.deepEqual(loadConfig({ env: {} }).limits, { whenSharedCountersFail: 'local', expectedGateways: null });
   const config = loadConfig({ env: { VOICEGATE_LIMITS_WHEN_SHARED_COUNTERS_FAIL: 'refuse', VOICEGATE_LIMITS_EXPECTED_GATEWAYS: '3' } });

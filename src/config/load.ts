@@ -47,6 +47,7 @@ const ENV_PATHS: [string, string[], 'number' | 'string' | 'boolean' | 'list'][] 
   ['VOICEGATE_CACHE_MEMORY_BYTES', ['cache', 'memoryBytes'], 'number'],
   ['VOICEGATE_CACHE_DISK_BYTES', ['cache', 'diskBytes'], 'number'],
   ['VOICEGATE_CACHE_BILL_HITS', ['cache', 'billHits'], 'boolean'],
+  ['VOICEGATE_CACHE_SHARED', ['cache', 'shared'], 'boolean'],
 ];
 
 const BOOLEANS: Record<string, boolean> = { true: true, on: true, '1': true, yes: true, false: false, off: false, '0': false, no: false };

@@ -223,6 +223,10 @@ const CACHE_DEFAULTS = {
   dir: null,
   billHits: true,
   shareAcrossOrganisations: false,
+  shared: true,
+  sharedMaxEntryBytes: MiB,
+  sharedTtlSeconds: 7 * 24 * 3600,
+  sharedTimeoutMs: 250,
 };
 
 /** The audio cache (docs/operations.md "Audio cache"): repeated requests answered from memory or disk, byte-identical. */
@@ -241,6 +245,14 @@ const cacheSchema = z
     billHits: z.boolean().default(CACHE_DEFAULTS.billHits),
     /** Entries of built-in voices are reused across organisations (never those of cloned voices). */
     shareAcrossOrganisations: z.boolean().default(CACHE_DEFAULTS.shareAcrossOrganisations),
+    /** With `redis.url` set, a third tier in Redis shared by every server; false: each server keeps its own. */
+    shared: z.boolean().default(CACHE_DEFAULTS.shared),
+    /** An entry larger than this (encoded) is not kept in the shared tier. */
+    sharedMaxEntryBytes: z.number().int().min(1024).max(512 * MiB).default(CACHE_DEFAULTS.sharedMaxEntryBytes),
+    /** How long an entry lives in the shared tier after it was written. */
+    sharedTtlSeconds: z.number().int().min(1).default(CACHE_DEFAULTS.sharedTtlSeconds),
+    /** Connect and command timeout of the shared tier; beyond it a lookup is a miss. */
+    sharedTimeoutMs: z.number().int().min(10).max(10_000).default(CACHE_DEFAULTS.sharedTimeoutMs),
   })
   .strict();
 

@@ -100,6 +100,11 @@ export const ERRORS = {
     title: 'Limits unavailable',
     message: 'the shared limit counters could not be reached; nothing was charged — retry later',
   },
+  cache_unavailable: {
+    status: 503,
+    title: 'Cache unavailable',
+    message: "the shared audio cache (Redis) could not be reached; this server's own entries were purged — retry to purge the shared ones",
+  },
   url_too_long: { status: 414, title: 'URL too long', message: 'a path segment is longer than {max} characters' },
   generation_failed: { status: 500, title: 'Generation failed', message: 'generation failed for an unexpected reason; the request id helps the operator find it' },
   missing_api_key: {

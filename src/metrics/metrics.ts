@@ -240,7 +240,40 @@ export class Metrics {
     counter('voicegate_cache_hits_total', 'Responses served from a stored audio-cache entry.', (s) => s.hits);
     counter('voicegate_cache_misses_total', 'Cacheable responses whose audio was made (each leads a flight its followers share).', (s) => s.misses);
     counter('voicegate_cache_followers_total', 'Responses that followed an identical synthesis in flight instead of running the engine (single flight).', (s) => s.followers);
-    counter('voicegate_cache_corrupt_total', 'Disk entries whose digest did not match: removed and treated as misses.', (s) => s.disk?.corrupt ?? 0);
+    counter('voicegate_cache_corrupt_total', 'Disk and shared-tier entries whose digest did not match: removed and treated as misses.', (s) => (s.disk?.corrupt ?? 0) + (s.shared?.corrupt ?? 0));
+    new Counter({
+      name: 'voicegate_cache_tier_hits_total',
+      help: 'Audio-cache lookups answered by each tier (memory, disk, shared).',
+      labelNames: ['tier'],
+      registers,
+      collect() {
+        this.reset();
+        const stats = cache.stats();
+        this.inc({ tier: 'memory' }, stats.tierHits.memory);
+        if (stats.disk) this.inc({ tier: 'disk' }, stats.tierHits.disk);
+        if (stats.shared) this.inc({ tier: 'shared' }, stats.tierHits.shared);
+      },
+    });
+    if (cache.stats().shared) {
+      new Counter({
+        name: 'voicegate_cache_shared_bytes_total',
+        help: 'Bytes this server read from and wrote to the shared audio-cache tier (Redis).',
+        labelNames: ['direction'],
+        registers,
+        collect() {
+          this.reset();
+          const shared = cache.stats().shared!;
+          this.inc({ direction: 'read' }, shared.bytesRead);
+          this.inc({ direction: 'written' }, shared.bytesWritten);
+        },
+      });
+      counter('voicegate_cache_shared_writes_total', 'Entries this server wrote to the shared audio-cache tier (Redis).', (s) => s.shared?.writes ?? 0);
+      counter(
+        'voicegate_cache_shared_unavailable_total',
+        'Shared-tier lookups, writes and purges skipped or failed because Redis did not answer (a lookup is then a miss).',
+        (s) => s.shared?.unavailable ?? 0,
+      );
+    }
     new Counter({
       name: 'voicegate_cache_evictions_total',
       help: 'Audio-cache entries evicted to stay within a tier’s byte cap, by tier.',

@@ -362,7 +362,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     };
     paths['/admin/keys/{id}'] = { delete: admin('Revoke a key', { '200': ok('The revoked key.', 'ApiKey'), ...errors([404]) }, { parameters: [idParam('API key')] }) };
     paths['/admin/cache/purge'] = {
-      post: admin('Purge the audio cache', { '200': ok('How many entries this server removed.', 'CachePurged'), ...errors([400]) }, { body: { required: true, content: json(ref('CachePurge')) } }),
+      post: admin('Purge the audio cache', { '200': ok('How many entries this server removed.', 'CachePurged'), ...errors([400, 503]) }, { body: { required: true, content: json(ref('CachePurge')) } }),
     };
   }
   return paths;
