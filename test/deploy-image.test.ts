@@ -69,7 +69,7 @@ test('the image: non-root, production dependencies only, state in the volume, po
   const healthcheck = await podman(['image', 'inspect', IMAGE, '--format', '{{json .HealthCheck}}']);
   assert.match(healthcheck, /voicegate.*healthcheck/);
   // No dev dependencies, no compiler, no tests in the image.
-  const check = await run('podman', ['run', '--rm', IMAGE, 'sh', '-c', 'test ! -e node_modules/typescript && test ! -e node_modules/@cartesia/cartesia-js && test ! -e node_modules/openai && test ! -e dist/test && test -x "$(command -v voicegate)" && id -u']);
+  const check = await run('podman', ['run', '--rm', '--tmpfs', '/var/lib/voicegate', IMAGE, 'sh', '-c', 'test ! -e node_modules/typescript && test ! -e node_modules/@cartesia/cartesia-js && test ! -e node_modules/openai && test ! -e dist/test && test -x "$(command -v voicegate)" && id -u']);
   assert.equal(check.code, 0, check.stderr);
   assert.equal(check.stdout.trim(), '10001');
 });
