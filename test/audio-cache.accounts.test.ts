@@ -14,6 +14,7 @@ import { countTranscriptCharacters } from '../src/synthesis/tags.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 import { engineJobs, fresh } from './helpers/cache.js';
+import { eventually } from './helpers/redis.js';
 
 const ADMIN = 'admin-token-for-cache-tests';
 const RAW = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 };
@@ -28,12 +29,9 @@ async function charges(server: TestServer, orgId: string) {
   return page.data.filter((e) => e.kind === 'charge');
 }
 
+/** Waits, bounded, for `check`; fails naming `what`. */
 async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  assert.ok(await eventually(check, ms, 5), `timed out waiting for ${what}`);
 }
 
 describe('audio cache with accounts', () => {

@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { engineJobs, fresh } from './helpers/cache.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 import { TestSocket, type Event } from './helpers/ws-client.js';
+import { eventually } from './helpers/redis.js';
 
 interface SseResult {
   status: number;
@@ -181,9 +182,7 @@ describe('audio cache', () => {
     await reader.read();
     await reader.cancel();
     const cache = server.app.services.cache!.store;
-    const deadline = Date.now() + 5000;
-    while (cache.inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    assert.equal(cache.inFlight, 0, 'the flight ended');
+    assert.ok(await eventually(() => cache.inFlight === 0, 5000), 'the flight ended');
     assert.equal((await bytes(server, '/tts/bytes', body)).cache, 'miss');
   });
 });

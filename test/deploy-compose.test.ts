@@ -12,12 +12,12 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { buildImage, buildStandIn, containersUnavailable, IMAGE, podman, REPO, run, runName, until } from './helpers/containers.js';
 import { ttsBody } from './helpers/server.js';
+import { closedPort } from './helpers/redis.js';
 
 const skip = containersUnavailable(['podman', 'runc', 'podman-compose']);
 const project = runName('vgcompose');
@@ -25,22 +25,13 @@ const admin = randomBytes(16).toString('hex');
 let env: Record<string, string>;
 let url: string;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 const compose = (args: string[], timeoutMs = 300_000) => run('podman-compose', ['-p', project, '-f', join(REPO, 'compose.yaml'), ...args], { env, timeoutMs });
 
 before(async () => {
   if (skip) return;
   await buildImage();
   const [postgres, redis, haproxy] = [await buildStandIn('postgres'), await buildStandIn('redis'), await buildStandIn('haproxy')];
-  const port = await freePort();
+  const port = await closedPort();
   url = `http://127.0.0.1:${port}`;
   // What a user's .env holds, and the file's image variables pointing at what this machine can build.
   env = {

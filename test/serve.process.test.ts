@@ -9,25 +9,21 @@
  * before its PostgreSQL server is reachable waits for it.
  */
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
 import { after, test } from 'node:test';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { startGateway, type Gateway } from './helpers/gateways.js';
 import { removeRunDir, standInArchive, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { ttsBody } from './helpers/server.js';
+import { closedPort, eventually } from './helpers/redis.js';
 
 after(() => removeRunDir());
 
 const post = (gateway: Gateway, path: string, body: unknown) =>
   fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-/** Polls until `check` holds, at most `ms`. */
+/** Polls, bounded, until `check` holds; fails naming `what`. */
 async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  assert.ok(await eventually(check, ms, 25), `not within ${ms} ms: ${what}`);
 }
 
 test('SIGTERM: readyz 503 at once, new requests served during the drain delay, the open stream finishes, exit 0', { timeout: 60_000 }, async () => {
@@ -102,12 +98,7 @@ test('a pull entry that names no model stops start-up with the entry named', { t
 
 test('a gateway started before its PostgreSQL server is reachable waits for it', { timeout: 60_000 }, async () => {
   // A port that refuses connections: the gateway waits, logging, until its wait runs out.
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
+  const port = await closedPort();
   const started = Date.now();
   const failure = await startGateway({ store: { databaseUrl: `postgres://postgres@127.0.0.1:${port}/test`, startupWaitMs: 1500 } } as never, 20_000).then(
     () => null,

@@ -115,16 +115,18 @@ const PERCENT = /^\s*([+-]?)(\d+(?:\.\d*)?|\.\d+)\s*%\s*$/u;
 const NUMBER = /^\s*([+-]?)(\d+(?:\.\d*)?|\.\d+)\s*$/u;
 const DECIBELS = /^\s*([+-]?\d+(?:\.\d*)?|[+-]?\.\d+)\s*dB\s*$/iu;
 
+/** A signed share changes the value by that much ("+20%" → ×1.2); an unsigned one sets it ("80%" → ×0.8). */
+function signedShare(sign: string, share: number): number {
+  return sign === '+' ? 1 + share : sign === '-' ? 1 - share : share;
+}
+
 /** A `<prosody rate>` as a multiplier of the rate in force; null if it cannot be read. */
 function rate(value: string): number | null {
   const keyword = RATES[value.trim().toLowerCase()];
   if (keyword !== undefined) return keyword;
+  // "+20%" and "-20%" change the rate (Azure); "80%" sets it (Polly, Google).
   const percent = PERCENT.exec(value);
-  if (percent) {
-    const n = Number(percent[2]) / 100;
-    // "+20%" and "-20%" change the rate (Azure); "80%" sets it (Polly, Google).
-    return percent[1] === '+' ? 1 + n : percent[1] === '-' ? 1 - n : n;
-  }
+  if (percent) return signedShare(percent[1], Number(percent[2]) / 100);
   const number = NUMBER.exec(value);
   // A bare number is a multiplier (Azure's "1.5").
   if (number && !number[1]) return Number(number[2]);
@@ -147,15 +149,9 @@ function pitch(value: string): number | null {
   const semitones = SEMITONES.exec(value);
   if (semitones) return 2 ** (Number(semitones[1]) / 12);
   const hertz = HERTZ.exec(value);
-  if (hertz) {
-    const n = Number(hertz[2]) / NOMINAL_PITCH_HZ;
-    return hertz[1] === '+' ? 1 + n : hertz[1] === '-' ? 1 - n : n;
-  }
+  if (hertz) return signedShare(hertz[1], Number(hertz[2]) / NOMINAL_PITCH_HZ);
   const percent = PERCENT.exec(value);
-  if (percent) {
-    const n = Number(percent[2]) / 100;
-    return percent[1] === '+' ? 1 + n : percent[1] === '-' ? 1 - n : n;
-  }
+  if (percent) return signedShare(percent[1], Number(percent[2]) / 100);
   return null;
 }
 
@@ -167,10 +163,7 @@ function volume(value: string): number | null {
   const db = DECIBELS.exec(value);
   if (db) return 10 ** (Number(db[1]) / 20);
   const percent = PERCENT.exec(value);
-  if (percent) {
-    const n = Number(percent[2]) / 100;
-    return percent[1] === '+' ? 1 + n : percent[1] === '-' ? 1 - n : n;
-  }
+  if (percent) return signedShare(percent[1], Number(percent[2]) / 100);
   // Azure's 0–100 scale, where 100 is the voice's own level; "+10" and "-10" change it.
   const number = NUMBER.exec(value);
   if (number) {

@@ -14,6 +14,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { eventually } from './redis.js';
 
 export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 export const BASE_IMAGE = 'docker.io/library/debian:trixie-slim';
@@ -112,15 +113,11 @@ export async function publishedPort(container: string, port: number): Promise<nu
   return Number(match[1]);
 }
 
-/** Polls until `check` holds, at most `ms`. */
+/** Polls, bounded, until `check` gives a value (a check that throws counts as not yet); fails naming `what`. */
 export async function until<T>(check: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
+  let value: T | null | undefined | false = null;
+  if (!(await eventually(async () => Boolean((value = await check().catch(() => null))), ms, 250))) throw new Error(`not within ${ms} ms: ${what}`);
+  return value as T;
 }
 
 /** Follows a container's logs as they come (for the bootstrap key and progress lines). */
