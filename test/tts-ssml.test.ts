@@ -15,6 +15,7 @@ import { levelDbfs } from '../src/voices/loudness.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
+import { longestZeroRun } from './helpers/audio.js';
 
 let server: TestServer;
 let org: TestOrg;
@@ -32,13 +33,6 @@ async function clip(transcript: string, extra: Record<string, unknown> = {}): Pr
   assert.equal(response.status, 200, await response.clone().text());
   const bytes = Buffer.from(await response.arrayBuffer());
   return { samples: new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2), response };
-}
-
-function longestZeroRun(samples: Int16Array): number {
-  let run = 0;
-  let longest = 0;
-  for (const s of samples) longest = Math.max(longest, (run = s === 0 ? run + 1 : 0));
-  return longest;
 }
 
 const level = (samples: Int16Array) => levelDbfs(Float32Array.from(samples, (s) => s / 32767));

@@ -14,6 +14,7 @@ import { levelDbfs } from '../src/voices/loudness.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
+import { longestZeroRun } from './helpers/audio.js';
 
 let server: TestServer;
 let org: TestOrg;
@@ -34,13 +35,6 @@ async function clip(transcript: string, options: { model?: string; rate?: number
   assert.equal(response.status, 200, await response.clone().text());
   const bytes = Buffer.from(await response.arrayBuffer());
   return { samples: new Int16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2), response };
-}
-
-function longestZeroRun(samples: Int16Array): number {
-  let run = 0;
-  let longest = 0;
-  for (const s of samples) longest = Math.max(longest, (run = s === 0 ? run + 1 : 0));
-  return longest;
 }
 
 async function errorCode(response: Response): Promise<string> {
