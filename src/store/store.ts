@@ -202,6 +202,138 @@ export interface DictRepository {
   delete(id: string): Promise<boolean>;
 }
 
+export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+export const JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
+
+/**
+ * Where a job's money stands: `held` (its reservation) from submit until it ends, then `charged`
+ * (succeeded) or `released` (failed, cancelled). A finished job still `held` is one whose server
+ * stopped between its end and its charge: the reconciler finishes the billing (idempotently).
+ */
+export type JobBilling = 'held' | 'charged' | 'released';
+
+export interface JobResult {
+  contentType: string;
+  bytes: number;
+  durationSeconds: number;
+  /** A timings file was written (word timestamps were asked for, or the SSML has marks). */
+  timestamps: boolean;
+}
+
+export interface JobError {
+  /** A registry code (`src/errors/registry.ts`). */
+  code: string;
+  message: string;
+}
+
+/** Delivery of a job's webhook: `pending` from its end until delivered or given up (`failed`). */
+export type WebhookState = 'none' | 'pending' | 'delivered' | 'failed';
+
+export interface JobRecord {
+  id: string;
+  orgId: string;
+  keyId: string | null;
+  status: JobStatus;
+  /** What the job speaks and how (the jobs module's own JSON), re-read by whichever server runs it. */
+  spec: unknown;
+  model: string;
+  /** Counted as for billing; `credits` is what the job costs (and what is held until it ends). */
+  characters: number;
+  credits: number;
+  segmentsTotal: number;
+  /** Segments persisted so far: a resumed run starts at this one. */
+  segmentsDone: number;
+  charactersDone: number;
+  audioSeconds: number;
+  webhookUrl: string | null;
+  idempotencyKey: string | null;
+  billing: JobBilling;
+  result: JobResult | null;
+  error: JobError | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  /** Set when the job ends: when its audio and row are removed. */
+  expiresAt: string | null;
+  /** The run holding the job, and when its lease lapses (epoch ms); null while none does. */
+  leaseToken: string | null;
+  leaseExpiresAt: number | null;
+  /** Runs started (claims), the first included. */
+  attempts: number;
+  webhookState: WebhookState;
+  webhookAttempts: number;
+  /** Epoch ms when the next delivery attempt is due (also pushed ahead while one is in flight). */
+  webhookNextAt: number | null;
+}
+
+export type NewJob = Pick<
+  JobRecord,
+  'id' | 'orgId' | 'keyId' | 'spec' | 'model' | 'characters' | 'credits' | 'segmentsTotal' | 'webhookUrl' | 'idempotencyKey' | 'createdAt'
+>;
+
+export interface JobEnd {
+  status: 'succeeded' | 'failed';
+  result?: JobResult;
+  error?: JobError;
+  finishedAt: string;
+  expiresAt: string;
+  /** Epoch ms: the webhook (if the job has a URL) becomes due now. */
+  now: number;
+}
+
+/**
+ * The job queue, in the store's own tables: SQLite embedded, PostgreSQL shared. A run holds a job
+ * through a lease (a random token and a lapse time, renewed by heartbeats); every write of a run is
+ * fenced by its token, so a run whose lease lapsed and was taken over can no longer change the job.
+ * Times are passed in (epoch ms), so every server on one store judges leases by its own clock.
+ */
+export interface JobRepository {
+  /** Inserts the job; when the organisation already has one under `idempotencyKey`, writes nothing and returns that one (`created: false`). */
+  create(job: NewJob): Promise<{ job: JobRecord; created: boolean }>;
+  get(id: string): Promise<JobRecord | null>;
+  /** The organisation's jobs, newest first; `startingAfter` is a job id. */
+  list(orgId: string, query: PageQuery): Promise<Page<JobRecord>>;
+  /** The organisation's jobs queued or running. */
+  countUnfinished(orgId: string): Promise<number>;
+  /** Jobs by status over every organisation (metrics). */
+  countByStatus(): Promise<Record<JobStatus, number>>;
+  /**
+   * Leases the oldest job that is queued, or running under a lapsed lease, to `token` until
+   * `now + leaseMs`: status running, `startedAt` set on the first run, `attempts` + 1. Atomic across
+   * every server on the store: two claims never get the same job. Skips organisations that already
+   * hold `maxRunningPerOrg` live leases. Null when there is nothing to run.
+   */
+  claim(token: string, now: number, leaseMs: number, maxRunningPerOrg: number): Promise<JobRecord | null>;
+  /** Renews the lease; false when `token` no longer holds it (it lapsed and was taken, or the job was cancelled): the run must stop. */
+  heartbeat(id: string, token: string, now: number, leaseMs: number): Promise<boolean>;
+  /** Records the segments persisted so far, fenced by the lease; false when the lease is lost. */
+  progress(id: string, token: string, progress: { segmentsDone: number; charactersDone: number; audioSeconds: number }): Promise<boolean>;
+  /** Ends a run (fenced): succeeded with its result or failed with its error; the lease is cleared and a webhook becomes pending. False when the lease is lost. */
+  finish(id: string, token: string, end: JobEnd): Promise<boolean>;
+  /** A queued or running job becomes cancelled (its lease cleared, so its run's next fenced write fails); null when it was neither. */
+  cancel(id: string, at: { finishedAt: string; expiresAt: string; now: number }): Promise<JobRecord | null>;
+  /** held → `billing`; a no-op for a job no longer held. */
+  setBilling(id: string, billing: 'charged' | 'released'): Promise<void>;
+  /** Finished jobs (succeeded, failed, cancelled) whose billing is still held, oldest first. */
+  unbilled(limit: number): Promise<JobRecord[]>;
+  /** Finished jobs whose `expiresAt` is at or before `now` (ISO), oldest first. */
+  expired(now: string, limit: number): Promise<JobRecord[]>;
+  /** Removes the row; false when there was none. */
+  delete(id: string): Promise<boolean>;
+  /**
+   * Takes one due webhook (state pending, `webhookNextAt <= now`) and pushes its `webhookNextAt`
+   * to `now + leaseMs`, atomically, so no other server delivers it meanwhile.
+   */
+  claimWebhook(now: number, leaseMs: number): Promise<JobRecord | null>;
+  /** Records a delivery attempt's outcome: delivered, failed for good, or pending again at `nextAt`. */
+  webhookAttempted(id: string, outcome: { state: 'delivered' | 'failed' | 'pending'; attempts: number; nextAt: number | null }): Promise<void>;
+  /**
+   * A named lease for work one server at a time should do (the retention sweeper): true when
+   * `owner` holds `name` until `now + ttlMs` (taken fresh, renewed, or taken over after it lapsed).
+   */
+  lead(name: string, owner: string, now: number, ttlMs: number): Promise<boolean>;
+}
+
 /** How a store that flushes its own log to disk is doing (the embedded SQLite store; metrics read it at scrape time). */
 export interface FlushStats {
   /** Flushes that completed. */
@@ -218,6 +350,7 @@ export interface Store {
   readonly ledger: LedgerRepository;
   readonly voices: VoiceRepository;
   readonly dicts: DictRepository;
+  readonly jobs: JobRepository;
   /** Only a store that flushes a log of its own has these (SQLite); PostgreSQL's durability is its commit. */
   flushStats?(): FlushStats;
   close(): Promise<void>;
