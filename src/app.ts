@@ -26,6 +26,7 @@ import type { SynthesisCache } from './synthesis/services.js';
 import { FileBlobStorage } from './cache/blob-storage.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { buildHttpServer } from './http/server.js';
+import { JobService } from './jobs/service.js';
 import type { LimitCounters } from './limits/counters.js';
 import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
@@ -125,7 +126,17 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const activity = new Activity(instanceId);
   const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store, limits: accounts?.limits, cache: cache?.store ?? null }) : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
-  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache };
+  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache, jobs: null };
+  const jobs = config.jobs.enabled
+    ? new JobService({
+        config: config.jobs,
+        services,
+        blobs: new FileBlobStorage(resolve(config.jobs.dir ?? join(config.dataDir, 'jobs'))),
+        logger,
+        checkWebhookUrl: async () => {},
+      })
+    : null;
+  services.jobs = jobs;
   const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
   let draining = false;
@@ -148,6 +159,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       }
       await Promise.all([engines.start(), cache?.store.open()]);
       voices.addBuiltin(engines.builtinVoices());
+      jobs?.start();
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       if (metricsServer) {
         app.metricsUrl = await metricsServer.listen(config.metrics.host ?? config.server.host, config.metrics.port!);
@@ -166,6 +178,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         await Promise.all([http.close(), metricsServer?.close()]);
       } finally {
         clearTimeout(force);
+        // Runs stop before the engines they use; their leases are handed back for another server to resume.
+        await jobs?.stop();
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();

@@ -17,6 +17,7 @@ import { registerTtsSse } from './api/cartesia/sse.js';
 import { registerWebSocket } from './api/cartesia/websocket.js';
 import { registerOpenAISpeech } from './api/openai/speech.js';
 import { registerHealth } from './api/health.js';
+import { registerJobs } from './api/jobs.js';
 import { registerMetricsRoute } from './api/metrics.js';
 import { registerModels } from './api/models.js';
 import { registerPlayground } from './api/playground.js';
@@ -56,6 +57,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     registerAccessToken(app, services.gate, tokens);
     registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null);
   }
+  registerJobs(app, services);
   registerWebSocket(app, services, isClosing);
   app.register(async (tts) => {
     acceptRawBodies(tts, server.bodyLimitBytes);

@@ -10,6 +10,7 @@ import type { PricingConfig } from './accounts/pricing.js';
 import type { Activity } from './concurrency/activity.js';
 import type { Config } from './config/schema.js';
 import type { Metrics } from './metrics/metrics.js';
+import type { JobService } from './jobs/service.js';
 import type { Store } from './store/store.js';
 import type { SynthesisServices } from './synthesis/services.js';
 
@@ -32,4 +33,6 @@ export interface Services extends SynthesisServices {
   activity: Activity;
   /** This server's Prometheus metrics; null when `metrics.enabled` is off. */
   metrics: Metrics | null;
+  /** Long-form jobs; null when `jobs.enabled` is off. */
+  jobs: JobService | null;
 }

@@ -13,7 +13,7 @@
  * from another process (the CLI) within CACHE_MS.
  */
 import { ApiError } from '../errors/api-error.js';
-import type { Admission, AdmitOptions, AuthenticateOptions, Caller, RequestGate } from '../synthesis/gate.js';
+import type { Admission, AdmitOptions, AuthenticateOptions, Caller, HeldCharge, RequestGate } from '../synthesis/gate.js';
 import type { Logger } from '../log/logger.js';
 import type { ApiKeyRecord, Org, Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
@@ -126,14 +126,16 @@ export class AccountsGate implements RequestGate {
     const requestId = synthesis.requestId;
     /** Reservation ids (= charge keys) not yet settled. */
     const open = new Set<string>();
-    const keyOf = (index: number) => `${requestId}/${index}`;
+    const hold = options.hold;
+    const keyOf = (index: number) => (hold && index === 0 ? hold.id : `${requestId}/${index}`);
     let released = false;
     const reserve = async (index: number, characters: number) => {
       const id = keyOf(index);
-      const result = await this.guard('store', () =>
-        this.store.ledger.reserve({ id, orgId, credits: creditsFor(characters, multiplier), ttlMs: this.reservationTtlMs }),
-      );
+      const ttlMs = hold && index === 0 ? hold.ttlMs : this.reservationTtlMs;
+      const result = await this.guard('store', () => this.store.ledger.reserve({ id, orgId, credits: creditsFor(characters, multiplier), ttlMs }));
       if (!result.ok) return result;
+      // A job's hold outlives this admission: its end settles or drops it (settleHeld / releaseHeld).
+      if (hold && index === 0 && !released) return result;
       if (released) {
         // The request ended while this reservation was being made: nothing will settle it.
         await this.store.ledger.release(id).catch((err) => this.logger.warn({ err, reservation: id }, 'could not drop a reservation; it lapses on its own'));
@@ -197,6 +199,28 @@ export class AccountsGate implements RequestGate {
       reserve: async (index, characters) => (await reserve(index, characters)).ok,
       release,
     };
+  }
+
+  async settleHeld(charge: HeldCharge): Promise<void> {
+    const entry = {
+      orgId: charge.orgId,
+      kind: 'charge' as const,
+      credits: -creditsFor(charge.characters, charge.creditMultiplier),
+      keyId: charge.keyId,
+      requestId: charge.requestId,
+      chargeKey: charge.id,
+      clientRequestId: null,
+      model: charge.model,
+      endpoint: charge.endpoint,
+      characters: charge.characters,
+      reason: null,
+    };
+    const result = await this.guard('store', () => retry(() => this.store.ledger.settle(charge.id, entry)));
+    this.balanceChanged(charge.orgId, result.balance);
+  }
+
+  async releaseHeld(id: string): Promise<void> {
+    await this.guard('store', () => this.store.ledger.release(id));
   }
 
   /** Store and counter failures reach clients as their registry codes (503, retry later), never as a 500. */

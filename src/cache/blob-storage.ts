@@ -11,7 +11,10 @@
  * suite in `test/helpers/blob-storage-contract.ts`.
  */
 import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { dirname, join, sep } from 'node:path';
 
 export interface BlobInfo {
@@ -19,6 +22,12 @@ export interface BlobInfo {
   size: number;
   /** Epoch milliseconds of the last put. */
   modifiedAt: number;
+}
+
+/** Inclusive byte offsets, as an HTTP `Range` names them. */
+export interface ByteRange {
+  start: number;
+  end: number;
 }
 
 export interface BlobStorage {
@@ -29,6 +38,10 @@ export interface BlobStorage {
   /** Removes the blob; false when there was none. */
   delete(key: string): Promise<boolean>;
   stat(key: string): Promise<BlobInfo | null>;
+  /** Stores the bytes `source` yields under `key`, atomically as `put` does, without holding them all in memory; resolves with their length. */
+  write(key: string, source: AsyncIterable<Buffer>): Promise<number>;
+  /** The blob's bytes from `range.start` to `range.end` inclusive (all of them without a range) as a stream; null when there is none. */
+  read(key: string, range?: ByteRange): Promise<Readable | null>;
   /** Every blob whose key starts with `prefix` (a whole part or more: `a/b` lists `a/b/…`, not `a/bc`). */
   list(prefix?: string): AsyncIterable<BlobInfo>;
 }
@@ -66,6 +79,41 @@ export class FileBlobStorage implements BlobStorage {
       await unlink(temp).catch(() => {});
       throw err;
     }
+  }
+
+  async write(key: string, source: AsyncIterable<Buffer>): Promise<number> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temp = `${path}.${randomBytes(6).toString('hex')}.tmp`;
+    let bytes = 0;
+    try {
+      await pipeline(
+        Readable.from(source),
+        async function* (chunks: AsyncIterable<Buffer>) {
+          for await (const chunk of chunks) {
+            bytes += chunk.length;
+            yield chunk;
+          }
+        },
+        createWriteStream(temp, { flush: true }),
+      );
+      await rename(temp, path);
+    } catch (err) {
+      await unlink(temp).catch(() => {});
+      throw err;
+    }
+    return bytes;
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable | null> {
+    const path = this.path(key);
+    // Opened before the stream is handed on, so a missing blob is null rather than a stream error.
+    const file = await open(path, 'r').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return null;
+      throw err;
+    });
+    if (!file) return null;
+    return createReadStream('', { fd: file.fd, autoClose: true, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -139,6 +187,22 @@ export class MemoryBlobStorage implements BlobStorage {
     checkBlobKey(key);
     const blob = this.blobs.get(key);
     return blob ? Buffer.from(blob.data) : null;
+  }
+
+  async write(key: string, source: AsyncIterable<Buffer>): Promise<number> {
+    checkBlobKey(key);
+    const chunks: Buffer[] = [];
+    for await (const chunk of source) chunks.push(Buffer.from(chunk));
+    const data = Buffer.concat(chunks);
+    this.blobs.set(key, { data, modifiedAt: Date.now() });
+    return data.length;
+  }
+
+  async read(key: string, range?: ByteRange): Promise<Readable | null> {
+    checkBlobKey(key);
+    const blob = this.blobs.get(key);
+    if (!blob) return null;
+    return Readable.from([range ? blob.data.subarray(range.start, range.end + 1) : blob.data]);
   }
 
   async delete(key: string): Promise<boolean> {

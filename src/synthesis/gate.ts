@@ -32,7 +32,7 @@ export interface AuthenticateOptions {
   token?: TokenUse;
 }
 
-export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech' | 'openai.speech.stream';
+export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech' | 'openai.speech.stream' | 'tts.jobs';
 
 export interface AdmitOptions {
   endpoint: Endpoint;
@@ -40,6 +40,25 @@ export interface AdmitOptions {
   clientRequestId: string | null;
   /** Characters whose cost batch 0 reserves: the whole transcript, or a WebSocket turn's first batch. */
   reserveCharacters: number;
+  /**
+   * A long-form job: batch 0's reservation is held under `id` (the job id) for `ttlMs` and outlives
+   * this admission — `release()` leaves it — until `settleHeld` charges it or `releaseHeld` drops it.
+   */
+  hold?: { id: string; ttlMs: number };
+}
+
+/** A held reservation's charge: one ledger row keyed by the hold's id, whichever server makes it. */
+export interface HeldCharge {
+  /** The hold's id (a job id): the reservation and the charge's idempotency key. */
+  id: string;
+  orgId: string;
+  keyId: string | null;
+  model: string;
+  /** The model's credit multiplier. */
+  creditMultiplier: number;
+  characters: number;
+  endpoint: Endpoint;
+  requestId: string;
 }
 
 export interface Admission {
@@ -64,6 +83,10 @@ export interface RequestGate {
   /** The caller a credential (an API key or access token, as presented; null: none) stands for. */
   authenticate(credential: string | null, options?: AuthenticateOptions): Promise<Caller>;
   admit(caller: Caller, synthesis: SynthesisRequest, options: AdmitOptions): Promise<Admission>;
+  /** Charges a hold exactly once (idempotent by its id, safe to retry and to repeat after a crash); resolves with the balance after it. */
+  settleHeld(charge: HeldCharge): Promise<void>;
+  /** Drops a hold without charging; a no-op for one that is gone or held by another server (it lapses there). */
+  releaseHeld(id: string): Promise<void>;
 }
 
 /** The organisation that owns everything when accounts are off. */
@@ -88,4 +111,6 @@ export const localGate: RequestGate = {
   async admit() {
     return FREE;
   },
+  async settleHeld() {},
+  async releaseHeld() {},
 };

@@ -30,6 +30,8 @@ export interface ResolveContext {
   orgId: string | null;
   /** The WebSocket opens a context with an empty transcript; HTTP endpoints never allow one. */
   allowEmptyTranscript?: boolean;
+  /** The most characters allowed instead of the model's per-request limit (a long-form job's segment, checked against the job's own limit). */
+  maxCharacters?: number;
 }
 
 export async function resolveSpeech(input: SpeechInput, context: ResolveContext): Promise<SynthesisRequest> {
@@ -42,7 +44,8 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   // SSML is read first: a document that cannot be read is refused before anything else is looked up.
   const reading = isSsml(input.transcript, input.transcriptType) ? readSsml(input.transcript) : null;
   const characters = reading ? reading.characters : countTranscriptCharacters(input.transcript);
-  if (characters > model.maxTranscriptChars) throw new ApiError('input_too_long', { count: characters, max: model.maxTranscriptChars });
+  const max = context.maxCharacters ?? model.maxTranscriptChars;
+  if (characters > max) throw new ApiError('input_too_long', { count: characters, max });
 
   if (input.streaming && !model.streaming) throw new ApiError('invalid_request', { reason: `model ${model.id} does not offer streaming` });
   const format = resolveOutputFormat(input.outputFormat, model, input.streaming);

@@ -35,6 +35,34 @@ export function blobStorageContract(name: string, open: () => Promise<BlobStorag
       }
     };
 
+    test('a write from a stream is read back whole and by range, and replaces the blob atomically', () =>
+      withStorage(async (storage) => {
+        const parts = [randomBytes(10_000), randomBytes(1), randomBytes(65_537)];
+        async function* chunks() {
+          yield* parts;
+        }
+        assert.equal(await storage.write('w/blob', chunks()), 75_538);
+        const whole = Buffer.concat(parts);
+        assert.deepEqual(await storage.get('w/blob'), whole);
+        const read = async (range?: { start: number; end: number }) => {
+          const stream = await storage.read('w/blob', range);
+          assert.ok(stream);
+          const out: Buffer[] = [];
+          for await (const chunk of stream) out.push(chunk as Buffer);
+          return Buffer.concat(out);
+        };
+        assert.deepEqual(await read(), whole);
+        assert.deepEqual(await read({ start: 9_999, end: 10_001 }), whole.subarray(9_999, 10_002));
+        assert.equal(await storage.read('w/absent'), null);
+        async function* failing() {
+          yield randomBytes(100);
+          throw new Error('source failed');
+        }
+        await assert.rejects(storage.write('w/blob', failing()), /source failed/);
+        assert.deepEqual(await storage.get('w/blob'), whole, 'a failed write leaves the old blob');
+        assert.deepEqual(await listed(storage, 'w'), ['w/blob']);
+      }));
+
     test('a put is read back byte for byte, with its size; a second put replaces it', () =>
       withStorage(async (storage) => {
         const data = randomBytes(70_000);

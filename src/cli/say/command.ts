@@ -19,7 +19,7 @@ import { createLogger } from '../../log/logger.js';
 import { UsageError } from '../accounts.js';
 import { AudioFile, containerFor } from './output.js';
 import { Progress } from './progress.js';
-import { codePoints, splitText } from './split.js';
+import { codePoints, splitText } from '../../synthesis/split.js';
 
 export const SAY_USAGE = `voicegate say "text" -o out.wav [options]
   voicegate say -f chapter.txt -o chapter.mp3 [options]

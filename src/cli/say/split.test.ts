@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AudioFile, fadeEdges } from './output.js';
-import { codePoints, splitText } from './split.js';
+import { codePoints, splitText } from '../../synthesis/split.js';
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

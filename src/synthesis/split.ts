@@ -1,12 +1,12 @@
 /**
- * @module cli/say/split
+ * @module synthesis/split
  * Cuts a long text into pieces no longer than a model's per-request limit
  * (in Unicode code points, as the server counts), at sentence boundaries
  * where it can: clauses from the synthesis clause splitter are packed
  * greedily, a piece ends at its last sentence end when one fits, and only a
  * single overlong clause is cut at a space (or, with none, mid-word).
  */
-import { takeClauses } from '../../synthesis/clauses.js';
+import { takeClauses } from './clauses.js';
 
 const SENTENCE_END = /[.!?…]["'”’)\]]*\s+$|\n\s*$/;
 

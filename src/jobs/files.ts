@@ -1,0 +1,34 @@
+/**
+ * @module jobs/files
+ * Where a job's bytes live in its blob storage (`jobs.dir`, by default
+ * `<dataDir>/jobs`; one folder all gateways mount, or any other
+ * `BlobStorage`): each persisted segment's PCM and timings under
+ * `<job id>/segments/`, then the stitched result and its timings. The
+ * store's row says how far the job got; these hold what it made.
+ */
+import type { BlobStorage } from '../cache/blob-storage.js';
+
+export const segmentAudioKey = (jobId: string, index: number) => `${jobId}/segments/${String(index).padStart(6, '0')}.pcm`;
+export const segmentTimingsKey = (jobId: string, index: number) => `${jobId}/segments/${String(index).padStart(6, '0')}.json`;
+export const resultKey = (jobId: string) => `${jobId}/result`;
+export const timestampsKey = (jobId: string) => `${jobId}/timestamps.json`;
+
+/** Words and marks of one segment, in seconds from the segment's start. */
+export interface SegmentTimings {
+  words: { word: string; start: number; end: number }[];
+  marks: { name: string; time: number }[];
+}
+
+/** Removes every blob of the job; what is already gone is no obstacle. */
+export async function removeJobFiles(blobs: BlobStorage, jobId: string): Promise<void> {
+  const keys: string[] = [];
+  for await (const info of blobs.list(jobId)) keys.push(info.key);
+  await Promise.all(keys.map((key) => blobs.delete(key)));
+}
+
+/** Removes the segments once the result exists: only the result and its timings are kept. */
+export async function removeSegments(blobs: BlobStorage, jobId: string): Promise<void> {
+  const keys: string[] = [];
+  for await (const info of blobs.list(`${jobId}/segments`)) keys.push(info.key);
+  await Promise.all(keys.map((key) => blobs.delete(key)));
+}

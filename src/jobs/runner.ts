@@ -1,0 +1,340 @@
+/**
+ * @module jobs/runner
+ * Runs long-form jobs on this server: claims work from the store's queue
+ * (`JobRepository.claim`, a lease with a heartbeat), speaks each segment
+ * through the same resolve and pipeline every request uses — at background
+ * priority on the engine, so no waiting caller's first audio queues behind a
+ * book — persists it, records the progress under the lease, and at the end
+ * stitches the result, records the end and charges the job's hold once,
+ * under the job id as the charge's key.
+ *
+ * A run holds its job only while its lease holds: a heartbeat that finds the
+ * lease gone (it lapsed and another server took it, or the job was
+ * cancelled) stops the run, and every write after that is refused by the
+ * store. A server that dies mid-job leaves its lease to lapse; the next
+ * claim, here or on another server, starts at the first segment not yet
+ * persisted. A segment whose engine is busy or away is tried again with
+ * backoff; one that cannot be made (its voice deleted meanwhile, say) fails
+ * the job, and the hold is released.
+ *
+ * The reconciler makes each server's share of the bookkeeping exact: a job
+ * that ended but whose charge or release was not recorded (its server
+ * stopped in between) is billed then, idempotently; holds this server made
+ * for jobs that ended elsewhere are dropped; and, on one server at a time
+ * (`JobRepository.lead`), jobs past their retention are removed with their
+ * files.
+ */
+import { randomUUID } from 'node:crypto';
+import type { BlobStorage } from '../cache/blob-storage.js';
+import type { JobsConfig } from '../config/schema.js';
+import { ApiError, toApiError } from '../errors/api-error.js';
+import { isRetryable } from '../errors/registry.js';
+import type { Logger } from '../log/logger.js';
+import type { RequestGate } from '../synthesis/gate.js';
+import { synthesizeAudio } from '../synthesis/pipeline.js';
+import { resolveSpeech } from '../synthesis/resolve.js';
+import type { SynthesisServices } from '../synthesis/services.js';
+import type { SpeechInput } from '../synthesis/speech-input.js';
+import type { JobRecord, JobRepository } from '../store/store.js';
+import { jobDiagnostics, publishJob } from './diagnostics.js';
+import { removeJobFiles, removeSegments, resultKey, segmentAudioKey, segmentTimingsKey, timestampsKey, type SegmentTimings } from './files.js';
+import type { JobSpec, PlannedSegment } from './plan.js';
+import { stitch } from './stitch.js';
+import { CONTENT_TYPES } from '../audio/format.js';
+
+/** Attempts at one segment whose failure a retry can cure (a busy or absent engine) before the job fails. */
+const SEGMENT_ATTEMPTS = 6;
+const RETRY_BASE_MS = 500;
+
+export interface JobRunnerOptions {
+  config: JobsConfig;
+  services: SynthesisServices;
+  blobs: BlobStorage;
+  logger: Logger;
+  /** Called whenever a job this server runs changes (progress, end): watchers here hear it at once. */
+  changed: (jobId: string) => void;
+  /** Called when a job ended, so its webhook goes out without waiting for a poll. */
+  ended: () => void;
+  /** Job holds this server made at submit, dropped once their jobs are billed (`reconcile`). */
+  holds: Set<string>;
+  now?: () => number;
+}
+
+export const retentionMs = (config: JobsConfig) => config.retentionHours * 3_600_000;
+
+export class JobRunner {
+  private readonly config: JobsConfig;
+  private readonly services: SynthesisServices;
+  private readonly jobs: JobRepository;
+  private readonly gate: RequestGate;
+  private readonly blobs: BlobStorage;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly runs = new Map<string, { controller: AbortController; done: Promise<void>; token: string }>();
+  private timer: NodeJS.Timeout | null = null;
+  private reconcileTimer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private stopped = true;
+  /** Identifies this server's sweeper lease. */
+  private readonly owner = randomUUID();
+
+  constructor(private readonly options: JobRunnerOptions) {
+    this.config = options.config;
+    this.services = options.services;
+    this.jobs = options.services.store.jobs;
+    this.gate = options.services.gate;
+    this.blobs = options.blobs;
+    this.logger = options.logger;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Jobs this server is running now. */
+  get running(): number {
+    return this.runs.size;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.kick();
+    const every = Math.max(this.config.pollMs * 5, 2_000);
+    this.reconcileTimer = setInterval(() => void this.reconcile().catch((err) => this.logger.warn({ err }, 'job reconciliation failed')), every);
+    this.reconcileTimer.unref();
+  }
+
+  /** Looks for queued work now rather than at the next poll. */
+  kick(): void {
+    if (this.stopped || this.config.concurrency === 0) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    if (!this.ticking) this.ticking = this.tick().finally(() => (this.ticking = null));
+  }
+
+  /**
+   * Stops taking work and stops the runs here. Their leases are handed back (they lapse at once),
+   * so another server, or this one restarted, resumes them from their last persisted segment.
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.reconcileTimer) clearInterval(this.reconcileTimer);
+    const runs = [...this.runs.entries()];
+    for (const [, run] of runs) run.controller.abort(new Error('server stopping'));
+    await Promise.all(runs.map(([, run]) => run.done));
+    await Promise.all(runs.map(([id, run]) => this.jobs.heartbeat(id, run.token, 0, 0).catch(() => false)));
+    await this.ticking;
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      while (!this.stopped && this.runs.size < this.config.concurrency) {
+        const token = randomUUID();
+        const job = await this.jobs.claim(token, this.now(), this.config.leaseMs, this.config.maxRunningPerOrg);
+        if (!job || this.stopped) {
+          if (job) await this.jobs.heartbeat(job.id, token, 0, 0).catch(() => false);
+          break;
+        }
+        this.launch(job, token);
+      }
+    } catch (err) {
+      this.logger.warn({ err }, 'could not claim a job');
+    } finally {
+      if (!this.stopped && this.config.concurrency > 0) {
+        this.timer = setTimeout(() => this.kick(), this.config.pollMs);
+        this.timer.unref();
+      }
+    }
+  }
+
+  private launch(job: JobRecord, token: string): void {
+    const controller = new AbortController();
+    const done = this.run(job, token, controller)
+      .catch((err) => this.logger.error({ err, job_id: job.id }, 'job run failed'))
+      .finally(() => {
+        this.runs.delete(job.id);
+        this.kick();
+      });
+    this.runs.set(job.id, { controller, done, token });
+    this.options.changed(job.id);
+  }
+
+  private async run(job: JobRecord, token: string, controller: AbortController): Promise<void> {
+    const { signal } = controller;
+    const spec = job.spec as JobSpec;
+    const heartbeat = setInterval(() => {
+      this.jobs
+        .heartbeat(job.id, token, this.now(), this.config.leaseMs)
+        .then((held) => {
+          if (!held) controller.abort(new Error('lease lost'));
+        })
+        .catch((err) => this.logger.warn({ err, job_id: job.id }, 'job heartbeat failed'));
+    }, this.config.heartbeatMs);
+    heartbeat.unref();
+    this.logger.info({ job_id: job.id, from_segment: job.segmentsDone, segments: job.segmentsTotal, attempt: job.attempts }, job.segmentsDone > 0 ? 'job resumed' : 'job started');
+    try {
+      let charactersDone = job.charactersDone;
+      let audioSeconds = job.audioSeconds;
+      for (let index = job.segmentsDone; index < spec.segments.length; index++) {
+        signal.throwIfAborted();
+        const segment = spec.segments[index];
+        const started = performance.now();
+        const made = await this.segmentWithRetries(job, spec, segment, index, signal);
+        signal.throwIfAborted();
+        await this.blobs.put(segmentTimingsKey(job.id, index), Buffer.from(JSON.stringify(made.timings)));
+        await this.blobs.put(segmentAudioKey(job.id, index), made.pcm);
+        charactersDone += segment.characters;
+        audioSeconds += segment.pauseBefore + made.seconds;
+        const held = await this.jobs.progress(job.id, token, { segmentsDone: index + 1, charactersDone: Math.min(charactersDone, job.characters), audioSeconds });
+        if (!held) throw new Error('lease lost');
+        publishJob(jobDiagnostics.segment, { instance: this.services.instanceId, jobId: job.id, index, characters: segment.characters, audioSeconds: made.seconds, ms: performance.now() - started });
+        this.options.changed(job.id);
+      }
+      const result = await this.writeResult(job, spec);
+      signal.throwIfAborted();
+      const finishedAt = this.now();
+      const ended = await this.jobs.finish(job.id, token, {
+        status: 'succeeded',
+        result,
+        finishedAt: new Date(finishedAt).toISOString(),
+        expiresAt: new Date(finishedAt + retentionMs(this.config)).toISOString(),
+        now: finishedAt,
+      });
+      if (!ended) throw new Error('lease lost');
+      await removeSegments(this.blobs, job.id).catch((err) => this.logger.warn({ err, job_id: job.id }, 'could not remove segments'));
+      await this.bill({ ...job, status: 'succeeded' });
+      this.ended(job, 'succeeded', null);
+    } catch (err) {
+      if (signal.aborted) {
+        this.logger.info({ job_id: job.id, reason: String((signal.reason as Error)?.message ?? signal.reason) }, 'job run stopped');
+        return;
+      }
+      if ((err as Error)?.message === 'lease lost') {
+        this.logger.warn({ job_id: job.id }, 'job lease lost; another run holds it or it was cancelled');
+        return;
+      }
+      const error = toApiError(err);
+      if (error.status >= 500) this.logger.error({ err, job_id: job.id }, 'job failed');
+      const finishedAt = this.now();
+      const ended = await this.jobs.finish(job.id, token, {
+        status: 'failed',
+        error: { code: error.code, message: error.message },
+        finishedAt: new Date(finishedAt).toISOString(),
+        expiresAt: new Date(finishedAt + retentionMs(this.config)).toISOString(),
+        now: finishedAt,
+      });
+      if (!ended) return;
+      await removeSegments(this.blobs, job.id).catch(() => {});
+      await this.bill({ ...job, status: 'failed' });
+      this.ended(job, 'failed', error.code);
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  private ended(job: JobRecord, status: 'succeeded' | 'failed', errorCode: string | null): void {
+    publishJob(jobDiagnostics.end, { instance: this.services.instanceId, jobId: job.id, orgId: job.orgId, status, errorCode });
+    this.options.changed(job.id);
+    this.options.ended();
+  }
+
+  /** One segment, tried again while the failure is one a retry can cure (the engine busy, starting or away). */
+  private async segmentWithRetries(job: JobRecord, spec: JobSpec, segment: PlannedSegment, index: number, signal: AbortSignal) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.segment(job, spec, segment, index, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const error = toApiError(err);
+        if (!isRetryable(error.code) || attempt >= SEGMENT_ATTEMPTS) throw err;
+        this.logger.warn({ job_id: job.id, segment: index, attempt, code: error.code }, 'job segment failed; trying again');
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, RETRY_BASE_MS * 2 ** (attempt - 1));
+          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
+      }
+    }
+  }
+
+  /** Speaks one segment as 16-bit PCM at the result's rate, through the same resolve and pipeline as every request. */
+  private async segment(job: JobRecord, spec: JobSpec, segment: PlannedSegment, index: number, signal: AbortSignal) {
+    const input: SpeechInput = {
+      ...spec.input,
+      transcript: segment.text,
+      transcriptType: segment.ssml ? 'ssml' : 'text',
+      outputFormat: { container: 'raw', encoding: 'pcm_s16le', sample_rate: spec.format.sampleRate },
+      streaming: false,
+      contextId: null,
+      cache: false,
+    };
+    const request = await resolveSpeech(input, { services: this.services, requestId: `${job.id}/${index}`, orgId: job.orgId, maxCharacters: Number.MAX_SAFE_INTEGER });
+    // A job's engine work yields to every request a listener waits for.
+    Object.assign(request, { background: true });
+    const chunks: Buffer[] = [];
+    const timings: SegmentTimings = { words: [], marks: [] };
+    for await (const piece of synthesizeAudio(request, signal)) {
+      if (piece.audio.length > 0) chunks.push(piece.audio);
+      for (const word of piece.words ?? []) timings.words.push({ word: word.word, start: word.start, end: word.end });
+      for (const mark of piece.marks ?? []) timings.marks.push(mark);
+    }
+    const pcm = Buffer.concat(chunks);
+    if (pcm.length === 0) throw new ApiError('engine_error', { reason: ': the engine produced no audio' });
+    return { pcm, timings, seconds: pcm.length / 2 / spec.format.sampleRate };
+  }
+
+  private async writeResult(job: JobRecord, spec: JobSpec) {
+    const stitched = await stitch(this.blobs, job.id, spec.segments, spec.format);
+    const bytes = await this.blobs.write(resultKey(job.id), stitched.audio);
+    const timings = await stitched.timings();
+    const timestamps = spec.input.wordTimestamps || timings.marks.length > 0;
+    if (timestamps) await this.blobs.put(timestampsKey(job.id), Buffer.from(JSON.stringify(timings)));
+    return { contentType: CONTENT_TYPES[spec.format.container], bytes, durationSeconds: stitched.seconds, timestamps };
+  }
+
+  /**
+   * Charges a succeeded job's hold, or releases a failed or cancelled one's, and records it. The
+   * charge's key is the job id, so doing this again (after a crash in between) charges nothing more.
+   */
+  async bill(job: Pick<JobRecord, 'id' | 'orgId' | 'keyId' | 'model' | 'characters' | 'status' | 'spec'>): Promise<void> {
+    try {
+      if (job.status === 'succeeded') {
+        const model = this.services.models.get(job.model);
+        const spec = job.spec as JobSpec;
+        await this.gate.settleHeld({
+          id: job.id,
+          orgId: job.orgId,
+          keyId: job.keyId,
+          model: job.model,
+          creditMultiplier: model?.creditMultiplier ?? 1,
+          characters: job.characters,
+          endpoint: 'tts.jobs',
+          requestId: spec.requestId,
+        });
+        await this.jobs.setBilling(job.id, 'charged');
+      } else {
+        await this.gate.releaseHeld(job.id);
+        await this.jobs.setBilling(job.id, 'released');
+      }
+      this.options.holds.delete(job.id);
+    } catch (err) {
+      // Left held: the reconciler tries again.
+      this.logger.warn({ err, job_id: job.id }, 'could not bill a job yet');
+    }
+  }
+
+  /** Finishes billing left undone, drops this server's holds of jobs billed elsewhere, and (on one server) removes expired jobs. */
+  async reconcile(now = this.now()): Promise<void> {
+    for (const job of await this.jobs.unbilled(100)) await this.bill(job);
+    for (const id of [...this.options.holds]) {
+      const job = await this.jobs.get(id);
+      if (!job || job.billing !== 'held') {
+        await this.gate.releaseHeld(id).catch(() => {});
+        this.options.holds.delete(id);
+      }
+    }
+    if (!(await this.jobs.lead('jobs.sweeper', this.owner, now, Math.max(this.config.pollMs * 20, 30_000)))) return;
+    for (const job of await this.jobs.expired(new Date(now).toISOString(), 100)) {
+      await removeJobFiles(this.blobs, job.id);
+      await this.jobs.delete(job.id);
+      this.logger.info({ job_id: job.id }, 'expired job removed');
+    }
+  }
+}

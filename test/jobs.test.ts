@@ -1,0 +1,279 @@
+/**
+ * Long-form jobs end to end on one server (SQLite): a 50,000-character job
+ * billed once, stitched results in every container, timings, Range, events,
+ * cancel, retention, idempotent submits, and bad input refused with nothing
+ * held or charged.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { decodeToFloat } from '../src/audio/decode.js';
+import { parseWav } from '../src/audio/wav.js';
+import { newOrg, type TestOrg } from './helpers/accounts.js';
+import { eventually } from './helpers/redis.js';
+import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+
+const T = { timeout: 120_000 };
+const WORDS = ['river', 'stone', 'garden', 'window', 'silver', 'morning', 'quiet', 'harbour', 'lantern', 'meadow'];
+
+/** Plain sentences of about `characters` code points (no numbers: the normaliser leaves them as they are). */
+function prose(characters: number): string {
+  const sentences: string[] = [];
+  let length = 0;
+  for (let i = 0; length < characters; i++) {
+    const sentence = `The ${WORDS[i % 10]} and the ${WORDS[(i * 7 + 3) % 10]} rest by the ${WORDS[(i * 3 + 1) % 10]}.`;
+    sentences.push(sentence);
+    length += sentence.length + 1;
+    if (i % 12 === 11) sentences.push('\n\n');
+  }
+  return sentences.join(' ').slice(0, characters).trim();
+}
+
+async function json(response: Response): Promise<any> {
+  return response.json();
+}
+
+async function waitFor(server: TestServer, id: string, auth: Record<string, string>, statuses: string[], withinMs = 90_000): Promise<any> {
+  let job: any;
+  const ok = await eventually(async () => {
+    job = await json(await fetch(`${server.url}/tts/jobs/${id}`, { headers: auth }));
+    return statuses.includes(job.status);
+  }, withinMs, 50);
+  assert.ok(ok, `job ${id} reached ${statuses.join('/')}; last seen ${JSON.stringify(job)}`);
+  return job;
+}
+
+describe('long-form jobs', () => {
+  let server: TestServer;
+  let org: TestOrg;
+  let dataDir: string;
+  const submit = (body: Record<string, unknown>, headers: Record<string, string> = org.auth) => server.post('/tts/jobs', body, headers);
+  const body = (overrides: Record<string, unknown> = {}) => ({
+    model_id: 'tone-jobs',
+    voice: { mode: 'id', id: 'sarah' },
+    output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 8000 },
+    transcript: 'A short job about the river and the stone.',
+    ...overrides,
+  });
+
+  before(async () => {
+    dataDir = tempDataDir();
+    server = await startServer({
+      config: {
+        dataDir,
+        accounts: { enabled: true },
+        engines: { espeak: { type: 'espeak', workers: 2 }, tone8k: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+        models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone8k' } },
+        jobs: { pollMs: 50, maxQueuedPerOrg: 4, maxCharacters: 60_000, retentionHours: 1 },
+      },
+    });
+    org = await newOrg(server, { credits: 1_000_000 });
+  }, T);
+  after(() => server?.close());
+
+  test('a 50,000-character job succeeds: audio of the expected length and one charge row of 50,000 credits', T, async () => {
+    const text = prose(50_000);
+    assert.equal([...text].length, 50_000);
+    const response = await submit(body({ transcript: text }));
+    assert.equal(response.status, 202, await response.clone().text());
+    assert.equal(response.headers.get('x-request-credits'), '50000');
+    const submitted = await json(response);
+    assert.match(submitted.id, /^job_[0-9a-f]{24}$/);
+    assert.equal(response.headers.get('location'), `/tts/jobs/${submitted.id}`);
+    assert.equal(submitted.characters, 50_000);
+    assert.ok(submitted.progress.segments_total >= 50, `segments: ${submitted.progress.segments_total}`);
+    const job = await waitFor(server, submitted.id, org.auth, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    assert.equal(job.progress.segments_done, job.progress.segments_total);
+    assert.equal(job.progress.characters_done, 50_000);
+    const audio = Buffer.from(await (await fetch(`${server.url}${job.result.url}`, { headers: org.auth })).arrayBuffer());
+    assert.equal(audio.length, job.result.bytes);
+    const wav = parseWav(audio);
+    assert.equal(wav.sampleRate, 8000);
+    const seconds = wav.data.length / 2 / 8000;
+    assert.ok(Math.abs(seconds - job.result.duration_seconds) < 0.001);
+    // The tone engine speaks 10 ms a character; segments lose only the spaces they were cut at.
+    assert.ok(Math.abs(seconds - 500) < 5, `duration ${seconds} s`);
+    const ledger = await server.app.services.store.ledger.list(org.orgId, { limit: 100 });
+    const charges = ledger.data.filter((row) => row.kind === 'charge');
+    assert.equal(charges.length, 1);
+    assert.equal(charges[0].credits, -50_000);
+    assert.equal(charges[0].chargeKey, job.id);
+    assert.equal(charges[0].endpoint, 'tts.jobs');
+    assert.equal(await server.app.services.store.ledger.reserved(org.orgId), 0, 'no hold left');
+    // Only the result and its timings stay: the segments are removed once it exists.
+    assert.deepEqual(readdirSync(join(dataDir, 'jobs', job.id)).sort(), ['result']);
+    await fetch(`${server.url}/tts/jobs/${job.id}`, { method: 'DELETE', headers: org.auth });
+  });
+
+  test('inputs are spoken in order with a pause between them; mp3 stitched as one stream; word timings on the result clock', T, async () => {
+    const response = await submit({
+      model_id: 'gepard-1.0',
+      voice: { mode: 'id', id: 'sarah' },
+      output_format: { container: 'mp3', sample_rate: 22050, bit_rate: 64000 },
+      add_timestamps: true,
+      inputs: [{ transcript: 'The first part is short.' }, { transcript: 'The second part follows it after a pause.' }],
+    });
+    assert.equal(response.status, 202, await response.clone().text());
+    const job = await waitFor(server, (await json(response)).id, org.auth, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    assert.equal(job.result.content_type, 'audio/mpeg');
+    const audio = Buffer.from(await (await fetch(`${server.url}${job.result.url}`, { headers: org.auth })).arrayBuffer());
+    const decoded = await decodeToFloat(audio, { container: 'mp3', sampleRate: 22050, bitRate: 64000 } as never);
+    const seconds = decoded.samples.length / 22050;
+    assert.ok(Math.abs(seconds - job.result.duration_seconds) < 0.15, `decoded ${seconds} s, result says ${job.result.duration_seconds}`);
+    const timings = await json(await fetch(`${server.url}/tts/jobs/${job.id}/timestamps`, { headers: org.auth }));
+    const { words, start, end } = timings.word_timestamps;
+    assert.deepEqual(words.slice(0, 2), ['The', 'first']);
+    assert.ok(words.includes('second'));
+    for (let i = 1; i < start.length; i++) assert.ok(start[i] >= start[i - 1] && end[i] >= start[i]);
+    // The second input's first word starts after the one-second pause.
+    const second = words.indexOf('The', 1);
+    assert.ok(start[second] - end[second - 1] >= 0.95, `gap ${start[second] - end[second - 1]}`);
+  });
+
+  test('Range answers part of the result; before success the audio is 409 job_not_finished', T, async () => {
+    const job = await waitFor(server, (await json(await submit(body()))).id, org.auth, ['succeeded']);
+    const whole = Buffer.from(await (await fetch(`${server.url}${job.result.url}`, { headers: org.auth })).arrayBuffer());
+    const part = await fetch(`${server.url}${job.result.url}`, { headers: { ...org.auth, range: 'bytes=10-99' } });
+    assert.equal(part.status, 206);
+    assert.equal(part.headers.get('content-range'), `bytes 10-99/${whole.length}`);
+    assert.deepEqual(Buffer.from(await part.arrayBuffer()), whole.subarray(10, 100));
+    const beyond = await fetch(`${server.url}${job.result.url}`, { headers: { ...org.auth, range: `bytes=${whole.length}-` } });
+    assert.equal(beyond.status, 416);
+
+    const paused = await startServer({ config: { accounts: { enabled: false }, jobs: { concurrency: 0 }, models: {} } });
+    try {
+      const queued = await json(await paused.post('/tts/jobs', { ...body(), model_id: 'gepard-1.0', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 } }));
+      assert.equal(queued.status, 'queued');
+      const early = await fetch(`${paused.url}/tts/jobs/${queued.id}/audio`);
+      assert.equal(early.status, 409);
+      assert.equal(((await early.json()) as any).error_code, 'job_not_finished');
+    } finally {
+      await paused.close();
+    }
+  });
+
+  test('events follow a job from queued to done', T, async () => {
+    const submitted = await json(await submit(body({ transcript: prose(3_000) })));
+    const response = await fetch(`${server.url}/tts/jobs/${submitted.id}/events`, { headers: org.auth });
+    assert.equal(response.headers.get('content-type'), 'text/event-stream');
+    const text = await response.text();
+    const events = [...text.matchAll(/^event: (\w+)\ndata: (.*)$/gmu)].map((m) => ({ event: m[1], job: JSON.parse(m[2]) }));
+    assert.ok(events.length >= 2, text);
+    assert.equal(events.at(-1)!.event, 'done');
+    assert.equal(events.at(-1)!.job.status, 'succeeded');
+    const done = events.map((e) => e.job.progress.segments_done);
+    assert.deepEqual(done, [...done].sort((a, b) => a - b), 'progress only grows');
+  });
+
+  test('cancel of a queued job releases its hold and charges nothing; a second DELETE removes it', T, async () => {
+    const paused = await startServer({ config: { accounts: { enabled: true }, jobs: { concurrency: 0 } } });
+    try {
+      const payer = await newOrg(paused, { credits: 10_000 });
+      const response = await paused.post('/tts/jobs', { ...body(), model_id: 'gepard-1.0', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 } }, payer.auth);
+      const job = await json(response);
+      assert.equal(job.status, 'queued');
+      const { ledger } = paused.app.services.store;
+      assert.equal(await ledger.reserved(payer.orgId), job.credits, 'the whole cost is held at submit');
+      const cancelled = await fetch(`${paused.url}/tts/jobs/${job.id}`, { method: 'DELETE', headers: payer.auth });
+      assert.equal(cancelled.status, 200);
+      assert.equal(((await cancelled.json()) as any).status, 'cancelled');
+      assert.equal(await ledger.reserved(payer.orgId), 0);
+      assert.equal(await ledger.sum(payer.orgId), 10_000, 'nothing charged');
+      const removed = await fetch(`${paused.url}/tts/jobs/${job.id}`, { method: 'DELETE', headers: payer.auth });
+      assert.equal(removed.status, 204);
+      assert.equal((await fetch(`${paused.url}/tts/jobs/${job.id}`, { headers: payer.auth })).status, 404);
+    } finally {
+      await paused.close();
+    }
+  });
+
+  test('retention removes an expired job and its files', T, async () => {
+    const job = await waitFor(server, (await json(await submit(body()))).id, org.auth, ['succeeded']);
+    const folder = join(dataDir, 'jobs', job.id);
+    assert.ok(existsSync(folder));
+    // Sweeps as if the retention period (an hour here) had passed.
+    await server.app.services.jobs!.runner.reconcile(Date.now() + 2 * 3_600_000);
+    assert.equal(existsSync(folder), false);
+    assert.equal((await fetch(`${server.url}/tts/jobs/${job.id}`, { headers: org.auth })).status, 404);
+  });
+
+  test('an Idempotency-Key makes a retried submit answer the same job, held once', T, async () => {
+    const first = await submit(body(), { ...org.auth, 'idempotency-key': 'chapter-7' });
+    const second = await submit(body(), { ...org.auth, 'idempotency-key': 'chapter-7' });
+    assert.equal(first.status, 202);
+    assert.equal(second.status, 202);
+    assert.equal(second.headers.get('idempotent-replayed'), 'true');
+    const [a, b] = [await json(first), await json(second)];
+    assert.equal(a.id, b.id);
+    await waitFor(server, a.id, org.auth, ['succeeded']);
+    const charges = (await server.app.services.store.ledger.list(org.orgId, { limit: 100 })).data.filter((row) => row.chargeKey === a.id);
+    assert.equal(charges.length, 1);
+  });
+
+  test('bad input is a clear 4xx with nothing held: too long, unknown voice, malformed inputs, stream, another org', T, async () => {
+    const { ledger, jobs } = server.app.services.store;
+    const before = await ledger.sum(org.orgId);
+    const cases: [Record<string, unknown>, number, string][] = [
+      [body({ transcript: prose(60_001) }), 400, 'job_too_long'],
+      [body({ voice: { mode: 'id', id: 'no-such-voice' } }), 404, 'voice_not_found'],
+      [body({ transcript: undefined, inputs: [] }), 400, 'invalid_request'],
+      [body({ transcript: undefined, inputs: [{ text: 'wrong field' }] }), 400, 'invalid_request'],
+      [body({ transcript: undefined, inputs: 'not a list' }), 400, 'invalid_request'],
+      [body({ stream: true }), 400, 'invalid_request'],
+      [body({ transcript: 'Hello <break time="forever"/> there.' }), 400, 'invalid_tag'],
+      [body({ transcript: '<speak><p>unclosed</speak>' }), 400, 'invalid_ssml'],
+      [body({ output_format: { container: 'ogg', sample_rate: 8000 } }), 400, 'invalid_output_format'],
+      [body({ webhook_url: 'http://127.0.0.1:9/hook' }), 400, 'invalid_webhook_url'],
+    ];
+    for (const [payload, status, code] of cases) {
+      const response = await submit(payload);
+      const answer = await json(response);
+      assert.equal(response.status, status, `${JSON.stringify(payload).slice(0, 120)} → ${JSON.stringify(answer)}`);
+      assert.equal(answer.error_code, code);
+      assert.ok(response.headers.get('x-request-id'));
+    }
+    assert.equal(await ledger.sum(org.orgId), before);
+    assert.equal(await ledger.reserved(org.orgId), 0);
+
+    const other = await newOrg(server, { credits: 1_000 });
+    const mine = (await json(await submit(body()))).id;
+    for (const path of ['', '/audio', '/timestamps', '/events']) {
+      const response = await fetch(`${server.url}/tts/jobs/${mine}${path}`, { headers: other.auth });
+      assert.equal(response.status, 404, path);
+      assert.equal(((await response.json()) as any).error_code, 'job_not_found');
+    }
+    assert.equal((await fetch(`${server.url}/tts/jobs/${mine}`, { method: 'DELETE', headers: other.auth })).status, 404);
+    const listed = await json(await fetch(`${server.url}/tts/jobs`, { headers: other.auth }));
+    assert.deepEqual(listed.data, []);
+    assert.ok(await jobs.get(mine));
+
+    const poor = await newOrg(server, { credits: 10 });
+    const refused = await submit(body(), poor.auth);
+    assert.equal(refused.status, 402);
+    assert.equal(((await refused.json()) as any).error_code, 'insufficient_credits');
+  });
+
+  test('an organisation with jobs.maxQueuedPerOrg unfinished jobs gets 429 too_many_jobs', T, async () => {
+    const paused = await startServer({ config: { jobs: { concurrency: 0, maxQueuedPerOrg: 2 } } });
+    try {
+      const payload = { ...body(), model_id: 'gepard-1.0', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 } };
+      assert.equal((await paused.post('/tts/jobs', payload)).status, 202);
+      assert.equal((await paused.post('/tts/jobs', payload)).status, 202);
+      const third = await paused.post('/tts/jobs', payload);
+      assert.equal(third.status, 429);
+      assert.equal(((await third.json()) as any).error_code, 'too_many_jobs');
+      const list = await json(await fetch(`${paused.url}/tts/jobs?limit=1`));
+      assert.equal(list.data.length, 1);
+      assert.equal(list.has_more, true);
+      const next = await json(await fetch(`${paused.url}/tts/jobs?limit=1&starting_after=${list.data[0].id}`));
+      assert.equal(next.data.length, 1);
+      assert.notEqual(next.data[0].id, list.data[0].id);
+      assert.equal(next.has_more, false);
+    } finally {
+      await paused.close();
+    }
+  });
+});
