@@ -20,6 +20,8 @@ import { creditsFor } from '../accounts/pricing.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Logger } from '../log/logger.js';
 import { LOCAL_ORG_ID, type Caller } from '../synthesis/gate.js';
+import { resolveOutputFormat } from '../models/output-format.js';
+import type { ModelProfile } from '../models/profile.js';
 import { resolveSpeech } from '../synthesis/resolve.js';
 import type { SynthesisServices } from '../synthesis/services.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
@@ -108,11 +110,14 @@ export class JobService {
     if (characters > this.config.maxCharacters) throw new ApiError('job_too_long', { count: characters, max: this.config.maxCharacters });
     const segments = planSegments(submission.texts, this.config.segmentCharacters, this.config.inputPauseMs / 1000);
     // The first segment resolved as a request checks the model, voice, format, settings and dictionary for all.
+    // Segments are made as 16-bit PCM and the result encoded once, so every model offers mp3, wav and raw here.
+    const model = this.services.models.get(submission.input.modelId);
+    const format = model ? resolveOutputFormat(submission.outputFormat, jobFormats(model), false) : null;
     const probe: SpeechInput = {
       ...submission.input,
       transcript: segments[0].text,
       transcriptType: segments[0].ssml ? 'ssml' : 'text',
-      outputFormat: submission.outputFormat,
+      outputFormat: format ? { container: 'raw', encoding: 'pcm_s16le', sample_rate: format.sampleRate } : submission.outputFormat,
       streaming: false,
       contextId: null,
       cache: false,
@@ -136,7 +141,7 @@ export class JobService {
     const quote = admission.quote;
     await admission.release();
     this.holds.add(id);
-    const spec: JobSpec = { version: 1, input: submission.input, format: request.format, segments, requestId: context.requestId, clientRequestId: context.clientRequestId };
+    const spec: JobSpec = { version: 1, input: submission.input, format: format ?? request.format, segments, requestId: context.requestId, clientRequestId: context.clientRequestId };
     let created: { job: JobRecord; created: boolean };
     try {
       created = await this.services.store.jobs.create({
@@ -257,6 +262,14 @@ export class JobService {
     const stored = job.result?.timestamps ? await this.blobs.get(timestampsKey(id)) : null;
     return stored ? JSON.parse(stored.toString('utf8')) : { words: [], marks: [] };
   }
+}
+
+const MP3_BIT_RATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000];
+
+/** The model's whole-clip formats, with mp3 added where the model has none (a job's result is encoded once, at the end). */
+function jobFormats(model: ModelProfile): ModelProfile {
+  if (model.clip.containers.includes('mp3')) return model;
+  return { ...model, clip: { ...model.clip, containers: [...model.clip.containers, 'mp3'], mp3BitRates: MP3_BIT_RATES, defaultMp3BitRate: 128000 } };
 }
 
 function changed(before: JobRecord, after: JobRecord): boolean {

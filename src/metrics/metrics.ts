@@ -9,6 +9,8 @@
  * never a request id or a key.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { jobDiagnostics, type JobSegmentMade } from '../jobs/diagnostics.js';
+import { JOB_STATUSES, type JobStatus } from '../store/store.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { creditsFor } from '../accounts/pricing.js';
 import type { Activity } from '../concurrency/activity.js';
@@ -43,6 +45,8 @@ export interface MetricsSources {
   store?: { flushStats?(): FlushStats };
   /** The audio cache, read at scrape time; null or absent: no cache metrics. */
   cache?: { stats(): CacheStats } | null;
+  /** The job queue, read at scrape time; null or absent: no job metrics. */
+  jobs?: { countByStatus(): Promise<Record<JobStatus, number>> } | null;
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
 }
@@ -163,6 +167,31 @@ export class Metrics {
         }
       }
     });
+
+    const jobQueue = sources.jobs;
+    if (jobQueue) {
+      new Gauge({
+        name: 'voicegate_jobs',
+        help: 'Long-form jobs in the store by status, over every gateway sharing it (queued: the queue depth).',
+        labelNames: ['status'],
+        registers,
+        async collect() {
+          const counts = await jobQueue.countByStatus();
+          for (const status of JOB_STATUSES) this.set({ status }, counts[status] ?? 0);
+        },
+      });
+      const segments = new Counter({ name: 'voicegate_job_segments_total', help: 'Job segments this server made and persisted (its rate: segments per second).', registers });
+      const segmentSeconds = new Histogram({
+        name: 'voicegate_job_segment_seconds',
+        help: 'Seconds to make and persist one job segment.',
+        buckets: DURATION_BUCKETS,
+        registers,
+      });
+      this.on<JobSegmentMade>(jobDiagnostics.segment.name as string, (event) => {
+        segments.inc();
+        segmentSeconds.observe(event.ms / 1000);
+      });
+    }
 
     const activity = sources.activity;
     new Gauge({
