@@ -1,7 +1,7 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, mixed load, cold start, the audio cache, neural serving, then intelligibility) and
+ * overhead, streaming latency, mixed load, cold start, the audio cache, long-form jobs, neural serving, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
  * neural serving without its stand-in model, intelligibility without
@@ -10,6 +10,7 @@
 import { runCacheBench } from './cache.js';
 import { runColdStart } from './cold-start.js';
 import { runGatewayOverhead } from './gateway-overhead.js';
+import { runJobsBench } from './jobs.js';
 import { intelligibilityUnavailable, runIntelligibility } from './intelligibility.js';
 import { note } from './lib/load.js';
 import { machineLine } from './lib/machine.js';
@@ -25,6 +26,7 @@ const streaming = await runStreamingLatency();
 const mixed = await runMixedLatency();
 const cold = await runColdStart();
 const cache = await runCacheBench();
+const jobs = await runJobsBench();
 const neural = await runNeuralServing();
 const unavailable = intelligibilityUnavailable();
 if (unavailable) note(`intelligibility skipped: ${unavailable}`);
@@ -48,6 +50,8 @@ console.log(
     cold.markdown,
     '',
     cache.markdown,
+    '',
+    jobs.markdown,
     '',
     neural?.markdown ?? `### Neural serving: skipped (no stand-in model in ${neuralModelDir()}; BENCH_NEURAL_MODEL sets its folder)`,
     '',
