@@ -50,6 +50,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     accounts: services.accounts !== null,
     metricsOnMainPort: metricsHere,
     costHeaderAliasPrefix: services.config.accounts.costHeaderAliasPrefix,
+    jobs: services.jobs !== null,
   });
   if (services.accounts) {
     const { admin, pricing, tokens } = services.accounts;

@@ -19,6 +19,8 @@ export interface DocumentOptions {
   metricsOnMainPort: boolean;
   /** Cost headers repeated under this prefix too. */
   costHeaderAliasPrefix: string | null;
+  /** Long-form jobs are served (`jobs.enabled`). */
+  jobs?: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -255,6 +257,59 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       },
       delete: { tag: 'Pronunciation dictionaries', summary: 'Delete a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '204': ok('Deleted.'), ...errors([404, 414, ...KEY_ERRORS]) } },
     },
+    ...(options.jobs
+      ? {
+          '/tts/jobs': {
+            post: {
+              tag: 'Jobs',
+              summary: 'Submit a long-form job',
+              token: true,
+              description:
+                'Checks the whole job, holds its cost and queues it; `202` with the job and the cost headers of the whole job. `Idempotency-Key` makes a retried submit answer the same job.',
+              auth: 'key',
+              body: { required: true, content: json(ref('JobCreate')) },
+              responses: { '202': { description: 'The job, queued.', headers: COST_HEADERS, content: json(ref('Job')) }, ...errors(TTS_ERRORS) },
+            },
+            get: { tag: 'Jobs', summary: 'List the organisation’s jobs', token: true, auth: 'key', parameters: cursorParams.slice(0, 2), responses: { '200': ok('A page, newest first.', 'JobList'), ...errors([400, ...KEY_ERRORS]) } },
+          },
+          '/tts/jobs/{id}': {
+            get: { tag: 'Jobs', summary: 'Get a job', token: true, auth: 'key', parameters: [idParam('job')], responses: { '200': ok('The job.', 'Job'), ...errors([404, 414, ...KEY_ERRORS]) } },
+            delete: {
+              tag: 'Jobs',
+              summary: 'Cancel a queued or running job, or remove a finished one',
+              token: true,
+              auth: 'key',
+              parameters: [idParam('job')],
+              responses: { '200': ok('Cancelled: the job.', 'Job'), '204': ok('Removed with its audio.'), ...errors([404, 414, ...KEY_ERRORS]) },
+            },
+          },
+          '/tts/jobs/{id}/audio': {
+            get: {
+              tag: 'Jobs',
+              summary: 'Download a job’s result',
+              description: 'Supports `Range` (206, 416).',
+              token: true,
+              auth: 'key',
+              parameters: [idParam('job')],
+              responses: { '200': { description: 'The result.', content: audio }, '206': { description: 'Part of the result.', content: audio }, '416': { description: 'The range starts past the end (`Content-Range: bytes */<size>`).' }, ...errors([404, 409, 414, ...KEY_ERRORS]) },
+            },
+          },
+          '/tts/jobs/{id}/timestamps': {
+            get: { tag: 'Jobs', summary: 'A job’s word timings and marks', token: true, auth: 'key', parameters: [idParam('job')], responses: { '200': ok('On the result’s clock, in seconds.', 'JobTimestamps'), ...errors([404, 409, 414, ...KEY_ERRORS]) } },
+          },
+          '/tts/jobs/{id}/events': {
+            get: {
+              tag: 'Jobs',
+              summary: 'Follow a job as server-sent events',
+              description: '`event: progress` with the job on each change, then `event: done` with the job as it ended.',
+              token: true,
+              auth: 'key',
+              parameters: [idParam('job')],
+              responses: { '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors([404, 414, ...KEY_ERRORS]) },
+            },
+          },
+        }
+      : {}),
     '/concurrency': {
       get: {
         tag: 'Account',
@@ -425,6 +480,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
       { name: 'Models' },
       { name: 'Voices' },
       { name: 'Pronunciation dictionaries' },
+      ...(options.jobs ? [{ name: 'Jobs', description: 'Long-form synthesis jobs: a whole chapter in one call, durable across crashes.' }] : []),
       { name: 'Account' },
       ...(options.accounts ? [{ name: 'Admin', description: 'The operator’s API, with the admin token.' }] : []),
       { name: 'Operations' },

@@ -378,6 +378,57 @@ export const dictionaryPatchSchema = component(
     .describe('`items` replaces the whole list.'),
 );
 
+// ---- long-form jobs ----
+
+export const jobCreateSchema = component(
+  'JobCreate',
+  ttsRequestSchema
+    .omit({ stream: true, context_id: true, cache: true })
+    .extend({
+      transcript: z.string().min(1).optional().describe('The text to speak, up to `jobs.maxCharacters` (1,000,000) characters counted as for billing; or send `inputs`.'),
+      inputs: z
+        .array(z.object({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish() }))
+        .min(1)
+        .optional()
+        .describe('Instead of `transcript`: texts spoken in order into one result, with a pause between them.'),
+      output_format: outputFormatSchema.describe('`mp3`, `wav` or `raw` on every model.'),
+      webhook_url: z.string().optional().describe('Receives a signed POST when the job ends (Standard Webhooks); https only, and never a private address unless the operator allows it.'),
+    })
+    .describe('The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs`, a larger limit and `webhook_url`; `stream` is not accepted.'),
+);
+
+export const jobSchema = component(
+  'Job',
+  z.object({
+    id: z.string(),
+    status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
+    model_id: z.string(),
+    voice: z.object({ mode: z.literal('id'), id: z.string() }),
+    output_format: z.object({ container: z.enum(['raw', 'wav', 'mp3']), encoding: nullableString, sample_rate: z.int(), bit_rate: z.int().nullable() }),
+    characters: z.int(),
+    credits: z.int(),
+    usd: z.number().nullable(),
+    progress: z.object({ characters_done: z.int(), audio_seconds: z.number(), segments_done: z.int(), segments_total: z.int() }),
+    created_at: timestamp,
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+    expires_at: timestamp.nullable(),
+    result: z
+      .object({ content_type: z.string(), bytes: z.int(), duration_seconds: z.number(), url: z.string(), timestamps_url: z.string() })
+      .nullable(),
+    error: z.object({ error_code: z.string(), title: z.string(), message: z.string(), status_code: z.int() }).nullable(),
+    webhook_url: nullableString,
+  }),
+);
+
+export const jobTimestampsSchema = component(
+  'JobTimestamps',
+  z.object({
+    word_timestamps: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }),
+    marks: z.array(z.object({ name: z.string(), time: z.number() })),
+  }),
+);
+
 function listOf<T extends z.ZodType>(id: string, item: T) {
   return component(id, z.object({ data: z.array(item), has_more: z.boolean() }));
 }
@@ -385,6 +436,7 @@ function listOf<T extends z.ZodType>(id: string, item: T) {
 export const modelListSchema = component('ModelList', z.object({ data: z.array(modelSchema) }));
 export const voiceListSchema = listOf('VoiceList', voiceSchema);
 export const dictionaryListSchema = listOf('PronunciationDictList', dictionarySchema);
+export const jobListSchema = listOf('JobList', jobSchema);
 
 // ---- accounts ----
 
