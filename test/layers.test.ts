@@ -42,6 +42,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['concurrency', 'request-log'],
   // The transport: Fastify instance, request ids, error envelope, bodies, TLS, the synthesis route adapter.
   ['http'],
+  // Long-form jobs: the queue's runner, segments, stitching, webhooks; a job runs through the core below.
+  ['jobs'],
   // Accounts implement the gate; the change bus carries their changes between servers.
   ['cluster'],
   ['accounts'],
