@@ -17,8 +17,10 @@ const SPEC_TIMESTAMP = 1614265330;
 const SPEC_BODY = '{"test": 2432232314}';
 const SPEC_SIGNATURE = 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=';
 
-describe('webhook signatures', { timeout: 10_000 }, () => {
-  it('matches the Standard Webhooks known answer', () => {
+const TIMEOUT = { timeout: 10_000 };
+
+describe('webhook signatures', () => {
+  it('matches the Standard Webhooks known answer', TIMEOUT, () => {
     const headers = signWebhook(SPEC_SECRET, SPEC_ID, SPEC_TIMESTAMP, SPEC_BODY);
     assert.deepEqual(headers, {
       'webhook-id': SPEC_ID,
@@ -28,12 +30,12 @@ describe('webhook signatures', { timeout: 10_000 }, () => {
     assert.ok(verifyWebhook(SPEC_SECRET, headers, SPEC_BODY, 300, SPEC_TIMESTAMP + 10));
   });
 
-  it('keys a whsec_ secret by its decoded rest, any other by its UTF-8 bytes', () => {
+  it('keys a whsec_ secret by its decoded rest, any other by its UTF-8 bytes', TIMEOUT, () => {
     assert.deepEqual(webhookKey(SPEC_SECRET), Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64'));
     assert.deepEqual(webhookKey('plain-secret-of-24-chars!'), Buffer.from('plain-secret-of-24-chars!'));
   });
 
-  it('verifies a round trip and refuses tampering, another secret and stale or future timestamps', () => {
+  it('verifies a round trip and refuses tampering, another secret and stale or future timestamps', TIMEOUT, () => {
     const secret = 'a configured secret, not whsec';
     const now = Math.floor(Date.now() / 1000);
     const body = JSON.stringify({ type: 'job.succeeded', data: { id: 'job_1' } });
@@ -56,14 +58,14 @@ describe('webhook signatures', { timeout: 10_000 }, () => {
     assert.ok(verifyWebhook(secret, old, body, 600));
   });
 
-  it('accepts any matching signature of several (a secret being rotated)', () => {
+  it('accepts any matching signature of several (a secret being rotated)', TIMEOUT, () => {
     const now = Math.floor(Date.now() / 1000);
     const headers = signWebhook(SPEC_SECRET, SPEC_ID, now, SPEC_BODY);
     const several = { ...headers, 'webhook-signature': `v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= ${headers['webhook-signature']}` };
     assert.ok(verifyWebhook(SPEC_SECRET, several, SPEC_BODY));
   });
 
-  it('generates a whsec_ secret once, keeps it with mode 0600, and prefers a configured one', () => {
+  it('generates a whsec_ secret once, keeps it with mode 0600, and prefers a configured one', TIMEOUT, () => {
     const dir = mkdtempSync(join(tmpdir(), 'voicegate-webhook-secret-'));
     try {
       const dataDir = join(dir, 'data');

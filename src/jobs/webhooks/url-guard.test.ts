@@ -27,26 +27,28 @@ async function refusal(url: string, options: Parameters<typeof checkWebhookUrl>[
   assert.fail(`${url} was accepted`);
 }
 
-describe('webhook URL guard', { timeout: 10_000 }, () => {
-  it('accepts an https URL whose host resolves publicly', async () => {
+const TIMEOUT = { timeout: 10_000 };
+
+describe('webhook URL guard', () => {
+  it('accepts an https URL whose host resolves publicly', TIMEOUT, async () => {
     const url = await checkWebhookUrl('https://hooks.example.com/voicegate?x=1', strict);
     assert.equal(url.hostname, 'hooks.example.com');
   });
 
-  it('refuses http unless allowHttp', async () => {
+  it('refuses http unless allowHttp', TIMEOUT, async () => {
     assert.match(await refusal('http://hooks.example.com/', strict), /must use https/);
     await checkWebhookUrl('http://hooks.example.com/', { ...strict, allowHttp: true });
     assert.match(await refusal('ftp://hooks.example.com/', { ...strict, allowHttp: true }), /must use https or http/);
   });
 
-  it('refuses credentials, relative URLs and overlong URLs', async () => {
+  it('refuses credentials, relative URLs and overlong URLs', TIMEOUT, async () => {
     assert.match(await refusal('https://user:pass@hooks.example.com/', open), /username or password/);
     assert.match(await refusal('https://user@hooks.example.com/', open), /username or password/);
     assert.match(await refusal('/hooks', open), /not an absolute URL/);
     assert.match(await refusal(`https://hooks.example.com/${'a'.repeat(2048)}`, open), /longer than 2048/);
   });
 
-  it('refuses a host that does not resolve', async () => {
+  it('refuses a host that does not resolve', TIMEOUT, async () => {
     const failing: WebhookLookup = async () => {
       throw Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' });
     };
@@ -78,20 +80,20 @@ describe('webhook URL guard', { timeout: 10_000 }, () => {
     ['http://0x7f.1/', /loopback address/],
   ];
   for (const [url, reason] of internal) {
-    it(`refuses ${url} unless allowPrivateNetworks`, async () => {
+    it(`refuses ${url} unless allowPrivateNetworks`, TIMEOUT, async () => {
       assert.match(await refusal(url, { ...strict, allowHttp: true }), reason);
       await checkWebhookUrl(url, open);
     });
   }
 
-  it('refuses a name resolving to a private address, even when another address is public', async () => {
+  it('refuses a name resolving to a private address, even when another address is public', TIMEOUT, async () => {
     const message = await refusal('https://internal.example.com/', { ...strict, lookup: lookupOf('10.0.0.5') });
     assert.match(message, /resolves to a private address \(10\.0\.0\.5\)/);
     assert.match(await refusal('https://mixed.example.com/', { ...strict, lookup: lookupOf(PUBLIC, '127.0.0.1') }), /loopback/);
     await checkWebhookUrl('https://internal.example.com/', { ...open, lookup: lookupOf('10.0.0.5') });
   });
 
-  it('judges addresses: public unicast passes, mapped and NAT64 forms are unwrapped', () => {
+  it('judges addresses: public unicast passes, mapped and NAT64 forms are unwrapped', TIMEOUT, () => {
     assert.equal(addressProblem('8.8.8.8'), null);
     assert.equal(addressProblem('2606:4700:4700::1111'), null);
     assert.equal(addressProblem('::ffff:8.8.8.8'), null);
