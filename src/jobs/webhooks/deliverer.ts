@@ -1,0 +1,194 @@
+/**
+ * @module jobs/webhooks/deliverer
+ * The loop that delivers job webhooks, apart from the job runner so a slow or
+ * dead receiver never holds a job up. It claims a due webhook from the store
+ * (which pushes its due time ahead, so no other server takes it meanwhile),
+ * signs and POSTs it, and records the outcome: delivered, pending again after
+ * a backoff, or failed once `maxAttempts` were tried. Idle, it polls; `kick()`
+ * wakes it at once when a job ends. Nothing it meets is thrown out of the loop.
+ */
+import { redactUrl, type Logger } from '../../log/logger.js';
+import type { JobRecord, JobRepository } from '../../store/store.js';
+import { deliverWebhook, type DeliveryResult } from './deliver.js';
+import { signWebhook } from './signature.js';
+import type { WebhookLookup } from './url-guard.js';
+
+/** Waits after attempts 1, 2, 3 …; the last repeats. With the default 8 attempts a webhook is tried over about 4 hours. */
+export const WEBHOOK_BACKOFF_MS: readonly number[] = [5_000, 25_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 14_400_000];
+
+/** Beyond the delivery's own timeout, how long a claim holds (a store write, a slow lookup). */
+export const CLAIM_MARGIN_MS = 5_000;
+
+/** The wait after failed attempt `attempt` (from 1), ±20 % so receivers that failed together are not retried together. */
+export function webhookBackoffMs(attempt: number, random: () => number = Math.random): number {
+  const base = WEBHOOK_BACKOFF_MS[Math.min(Math.max(attempt, 1), WEBHOOK_BACKOFF_MS.length) - 1];
+  return Math.round(base * (0.8 + 0.4 * random()));
+}
+
+/** One message per job (its end), so the id stays the same across retries and receivers can drop duplicates. */
+export function webhookMessageId(jobId: string): string {
+  return `msg_${jobId}`;
+}
+
+export type WebhookJobs = Pick<JobRepository, 'claimWebhook' | 'webhookAttempted'>;
+
+export interface WebhookDelivererOptions {
+  jobs: WebhookJobs;
+  /** The JSON body announcing the job's end. */
+  render: (job: JobRecord) => string;
+  secret: string;
+  options: { allowHttp: boolean; allowPrivateNetworks: boolean; timeoutMs: number; maxAttempts: number };
+  logger: Logger;
+  /** Epoch ms. */
+  now?: () => number;
+  /** How often an idle loop looks for due webhooks. */
+  pollMs?: number;
+  /** Deliveries at once on this server. */
+  concurrency?: number;
+  /** The wait after a failed attempt (tests shorten it). */
+  backoffMs?: (attempt: number) => number;
+  lookup?: WebhookLookup;
+  /** How long `stop()` lets a delivery in flight finish before cutting it off (it is then tried again later). */
+  stopWaitMs?: number;
+}
+
+export class WebhookDeliverer {
+  private readonly now: () => number;
+  private readonly pollMs: number;
+  private readonly concurrency: number;
+  private readonly backoffMs: (attempt: number) => number;
+  private readonly stopWaitMs: number;
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  private abort = new AbortController();
+  /** Bumped by every kick: a worker that saw an older value does not go idle. */
+  private generation = 0;
+  private readonly waiters = new Set<() => void>();
+  /** When retries this server scheduled fall due: an idle loop wakes for the soonest, not only at its poll. */
+  private retries: number[] = [];
+
+  constructor(private readonly config: WebhookDelivererOptions) {
+    this.now = config.now ?? Date.now;
+    this.pollMs = config.pollMs ?? 1_000;
+    this.concurrency = Math.max(1, config.concurrency ?? 4);
+    this.backoffMs = config.backoffMs ?? ((attempt) => webhookBackoffMs(attempt));
+    this.stopWaitMs = config.stopWaitMs ?? 5_000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.stopping = false;
+    this.abort = new AbortController();
+    const workers = Array.from({ length: this.concurrency }, () => this.work());
+    this.running = Promise.all(workers).then(() => undefined);
+  }
+
+  /** Looks for due webhooks now (a job just ended). */
+  kick(): void {
+    this.generation++;
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Ends the loop; a delivery in flight gets `stopWaitMs`, then is cut off and left to its claim's lapse. */
+  async stop(): Promise<void> {
+    const running = this.running;
+    if (!running) return;
+    this.stopping = true;
+    this.kick();
+    if (!(await settlesWithin(running, this.stopWaitMs))) {
+      this.abort.abort();
+      await settlesWithin(running, this.stopWaitMs);
+    }
+    this.running = null;
+  }
+
+  private async work(): Promise<void> {
+    while (!this.stopping) {
+      const seen = this.generation;
+      let busy = false;
+      try {
+        busy = await this.deliverOne();
+      } catch (err) {
+        // A store error: logged, then a poll interval's rest, so a store that is down is not hammered.
+        this.config.logger.error({ err }, 'webhook delivery: the store failed');
+      }
+      if (!busy && !this.stopping) await this.idle(seen);
+    }
+  }
+
+  private idle(seen: number): Promise<void> {
+    if (this.generation !== seen) return Promise.resolve();
+    const soonest = this.retries.length ? Math.min(...this.retries) : Infinity;
+    const delay = Math.max(0, Math.min(this.pollMs, soonest - this.now()));
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, delay);
+      timer.unref();
+      this.waiters.add(wake);
+    });
+  }
+
+  /** Claims and attempts one due webhook; false when none was due. */
+  private async deliverOne(): Promise<boolean> {
+    const { jobs, options, logger } = this.config;
+    const claimAt = this.now();
+    const job = await jobs.claimWebhook(claimAt, options.timeoutMs + CLAIM_MARGIN_MS);
+    // Retries due by now were this claim's to find (or another server's): no longer waited for.
+    this.retries = this.retries.filter((at) => at > claimAt);
+    if (!job) return false;
+    const attempt = job.webhookAttempts + 1;
+    const result = await this.attempt(job);
+    if (!result.ok && this.abort.signal.aborted) return true; // Shutting down: unrecorded; the claim lapses and it is tried again.
+
+    const done = result.ok || attempt >= options.maxAttempts || !job.webhookUrl;
+    const outcome = result.ok
+      ? { state: 'delivered' as const, attempts: attempt, nextAt: null }
+      : done
+        ? { state: 'failed' as const, attempts: attempt, nextAt: null }
+        : { state: 'pending' as const, attempts: attempt, nextAt: this.now() + this.backoffMs(attempt) };
+    await jobs.webhookAttempted(job.id, outcome);
+    if (outcome.nextAt !== null) this.retries.push(outcome.nextAt);
+
+    // The URL's query may hold the receiver's own token: it is left out of logs, as the secret and signature are.
+    const fields = { jobId: job.id, attempt, status: result.status, url: redactUrl(job.webhookUrl ?? '') };
+    if (result.ok) logger.info(fields, 'webhook delivered');
+    else if (outcome.state === 'failed') logger.warn({ ...fields, error: result.error }, 'webhook failed for good');
+    else logger.warn({ ...fields, error: result.error, retryAt: new Date(outcome.nextAt!).toISOString() }, 'webhook attempt failed');
+    return true;
+  }
+
+  private async attempt(job: JobRecord): Promise<DeliveryResult> {
+    if (!job.webhookUrl) return { ok: false, error: 'the job has no webhook URL' };
+    const { options, secret } = this.config;
+    try {
+      const body = this.config.render(job);
+      // Signed afresh each attempt: the timestamp is the attempt's, as receivers check it against their clock.
+      const headers = signWebhook(secret, webhookMessageId(job.id), Math.floor(this.now() / 1000), body);
+      return await deliverWebhook(job.webhookUrl, body, headers, {
+        timeoutMs: options.timeoutMs,
+        allowHttp: options.allowHttp,
+        allowPrivateNetworks: options.allowPrivateNetworks,
+        lookup: this.config.lookup,
+        signal: this.abort.signal,
+      });
+    } catch (err) {
+      return { ok: false, error: err instanceof Error ? err.message : String(err) };
+    }
+  }
+}
+
+/** True when `promise` settles within `ms`. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    timer.unref();
+    promise.then(
+      () => (clearTimeout(timer), resolve(true)),
+      () => (clearTimeout(timer), resolve(true)),
+    );
+  });
+}
