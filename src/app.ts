@@ -27,6 +27,10 @@ import { FileBlobStorage } from './cache/blob-storage.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { buildHttpServer } from './http/server.js';
 import { JobService } from './jobs/service.js';
+import { jobToJson } from './api/jobs.js';
+import { checkWebhookUrl } from './jobs/webhooks/url-guard.js';
+import { WebhookDeliverer } from './jobs/webhooks/deliverer.js';
+import { resolveWebhookSecret } from './jobs/webhooks/signature.js';
 import type { LimitCounters } from './limits/counters.js';
 import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
@@ -127,13 +131,25 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store, limits: accounts?.limits, cache: cache?.store ?? null, jobs: config.jobs.enabled ? store.jobs : null }) : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
   const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache, jobs: null };
+  const webhookOptions = { ...config.jobs.webhooks };
+  const webhooks = config.jobs.enabled
+    ? new WebhookDeliverer({
+        jobs: store.jobs,
+        render: (job) => JSON.stringify({ type: `job.${job.status}`, data: jobToJson(job, services) }),
+        secret: resolveWebhookSecret(config.jobs.webhooks.secret, config.dataDir),
+        options: webhookOptions,
+        logger,
+        pollMs: config.jobs.pollMs,
+      })
+    : null;
   const jobs = config.jobs.enabled
     ? new JobService({
         config: config.jobs,
         services,
         blobs: new FileBlobStorage(resolve(config.jobs.dir ?? join(config.dataDir, 'jobs'))),
         logger,
-        checkWebhookUrl: async () => {},
+        checkWebhookUrl: (url) => checkWebhookUrl(url, webhookOptions),
+        webhookDue: () => webhooks?.kick(),
       })
     : null;
   services.jobs = jobs;
@@ -160,6 +176,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       await Promise.all([engines.start(), cache?.store.open()]);
       voices.addBuiltin(engines.builtinVoices());
       jobs?.start();
+      webhooks?.start();
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       if (metricsServer) {
         app.metricsUrl = await metricsServer.listen(config.metrics.host ?? config.server.host, config.metrics.port!);
@@ -179,7 +196,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       } finally {
         clearTimeout(force);
         // Runs stop before the engines they use; their leases are handed back for another server to resume.
-        await jobs?.stop();
+        await Promise.all([jobs?.stop(), webhooks?.stop()]);
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();

@@ -7,6 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { existsSync, readdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verifyWebhook } from '../src/jobs/webhooks/signature.js';
 import { join } from 'node:path';
 import { decodeToFloat } from '../src/audio/decode.js';
 import { parseWav } from '../src/audio/wav.js';
@@ -254,6 +257,41 @@ describe('long-form jobs', () => {
     const refused = await submit(body(), poor.auth);
     assert.equal(refused.status, 402);
     assert.equal(((await refused.json()) as any).error_code, 'insufficient_credits');
+  });
+
+  test('a job's webhook is signed (Standard Webhooks) and carries the job as it ended', T, async () => {
+    const received: { headers: Record<string, string>; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let data = '';
+      req.on('data', (chunk) => (data += chunk));
+      req.on('end', () => {
+        received.push({ headers: req.headers as Record<string, string>, body: data });
+        // The first delivery is refused: the second attempt carries the same id.
+        res.writeHead(received.length === 1 ? 500 : 204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const hooked = await startServer({ config: { jobs: { pollMs: 50, webhooks: { allowHttp: true, allowPrivateNetworks: true, secret } } } });
+    try {
+      const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook?token=abc`;
+      const response = await hooked.post('/tts/jobs', { ...body(), model_id: 'gepard-1.0', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 }, webhook_url: hookUrl });
+      assert.equal(response.status, 202);
+      const { id } = (await response.json()) as { id: string };
+      // The retry waits out the first backoff step (5 s ± 20 %).
+      assert.ok(await eventually(() => received.length >= 2, 30_000, 50), `deliveries: ${received.length}`);
+      for (const delivery of received) assert.ok(verifyWebhook(secret, delivery.headers, delivery.body), 'signed');
+      assert.equal(received[0].headers['webhook-id'], received[1].headers['webhook-id']);
+      const event = JSON.parse(received[1].body);
+      assert.equal(event.type, 'job.succeeded');
+      assert.equal(event.data.id, id);
+      assert.equal(event.data.status, 'succeeded');
+      const stored = await hooked.app.services.store.jobs.get(id);
+      assert.ok(await eventually(async () => (await hooked.app.services.store.jobs.get(id))!.webhookState === 'delivered', 5_000), JSON.stringify(stored));
+    } finally {
+      await hooked.close();
+      receiver.close();
+    }
   });
 
   test('an organisation with jobs.maxQueuedPerOrg unfinished jobs gets 429 too_many_jobs', T, async () => {
