@@ -259,7 +259,7 @@ describe('long-form jobs', () => {
     assert.equal(((await refused.json()) as any).error_code, 'insufficient_credits');
   });
 
-  test('a job's webhook is signed (Standard Webhooks) and carries the job as it ended', T, async () => {
+  test('a job’s webhook is signed (Standard Webhooks) and carries the job as it ended', T, async () => {
     const received: { headers: Record<string, string>; body: string }[] = [];
     const receiver = createServer((req, res) => {
       let data = '';
