@@ -272,7 +272,7 @@ export class JobRunner {
     };
     const request = await resolveSpeech(input, { services: this.services, requestId: `${job.id}/${index}`, orgId: job.orgId, maxCharacters: Number.MAX_SAFE_INTEGER });
     // A job's engine work yields to every request a listener waits for.
-    Object.assign(request, { background: true });
+    request.background = true;
     const chunks: Buffer[] = [];
     const timings: SegmentTimings = { words: [], marks: [] };
     for await (const piece of synthesizeAudio(request, signal)) {
