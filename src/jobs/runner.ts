@@ -120,7 +120,7 @@ export class JobRunner {
     const runs = [...this.runs.entries()];
     for (const [, run] of runs) run.controller.abort(new Error('server stopping'));
     await Promise.all(runs.map(([, run]) => run.done));
-    await Promise.all(runs.map(([id, run]) => this.jobs.heartbeat(id, run.token, 0, 0).catch(() => false)));
+    await Promise.all(runs.map(([id, run]) => this.jobs.heartbeat(id, run.token, 0, 1).catch(() => false)));
     await this.ticking;
   }
 
@@ -130,7 +130,7 @@ export class JobRunner {
         const token = randomUUID();
         const job = await this.jobs.claim(token, this.now(), this.config.leaseMs, this.config.maxRunningPerOrg);
         if (!job || this.stopped) {
-          if (job) await this.jobs.heartbeat(job.id, token, 0, 0).catch(() => false);
+          if (job) await this.jobs.heartbeat(job.id, token, 0, 1).catch(() => false);
           break;
         }
         this.launch(job, token);
