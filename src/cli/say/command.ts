@@ -40,10 +40,10 @@ export const SAY_USAGE = `voicegate say "text" -o out.wav [options]
     --language <code>     language of the text
     --url <url>           a running server (key from VOICEGATE_API_KEY); default: in this process
     --keep-partial        on Ctrl-C or an error, keep the audio written so far
-    --job                 speak the whole text as one job on the server: Ctrl-C leaves it running
-                          there, and the id it prints resumes it (needs no splitting here)
-    --job-id <id>         follow a job already submitted and download its audio (no text)
-    --cancel              with --job-id: cancel the job instead`;
+    --job                 speak the whole text as one long-form job on the server; Ctrl-C leaves
+                          it there and prints the --job-id command that resumes it
+    --job-id <id>         follow a submitted job and download its audio once done (no text)
+    --cancel              with --job-id: cancel that job instead`;
 
 const OPTIONS = {
   output: { type: 'string', short: 'o' },
@@ -261,11 +261,13 @@ async function runJob(config: Config, values: Values, positionals: string[]): Pr
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
 
-  const server = await connect(config, values.url, key, true);
+  // In this process, a cancel needs no runner (one might take up the job just to drop it).
+  const server = await connect(config, values.url, key, !values.cancel);
   const client = new JobClient(server.url, headers);
   let id = jobId ?? null;
   let finished: JobView | null = null;
-  let progress: Progress | null = null;
+  // Set from the follow's callback: typed so that TypeScript does not take it as always null here.
+  let progress = null as Progress | null;
   try {
     if (values.cancel) {
       const job = await client.get(jobId!, abort.signal);
@@ -296,21 +298,21 @@ async function runJob(config: Config, values: Values, positionals: string[]): Pr
       console.error(`job ${id} queued (resume with --job-id ${id})`);
       abort.signal.throwIfAborted();
     }
-    progress = new Progress(0, process.stderr, Boolean(process.stderr.isTTY), 'segments');
-    let checked = false;
+    const audioNote = (job: JobView) => `${job.progress.audio_seconds.toFixed(1)} s of audio`;
     const job = await client.follow(id, abort.signal, (update) => {
-      if (!checked && update.output_format.container !== container) {
+      if (!progress && update.output_format.container !== container) {
         throw new SayError(`job ${update.id} makes ${update.output_format.container} audio: give -o a .${update.output_format.container} file`);
       }
-      checked = true;
-      progress!.update(update.progress.segments_done, update.progress.segments_total, `${update.progress.audio_seconds.toFixed(1)} s of audio`);
+      progress ??= new Progress(update.progress.segments_total, process.stderr, Boolean(process.stderr.isTTY), 'segments');
+      progress.update(update.progress.segments_done, update.progress.segments_total, audioNote(update));
     });
-    progress.end();
-    progress = null;
     if (job.status === 'failed') throw new SayError(`job ${job.id} failed: ${job.error ? `${job.error.error_code}: ${job.error.message}` : 'no reason given'}`);
     if (job.status === 'cancelled') throw new SayError(`job ${job.id} was cancelled; nothing written`);
     finished = job;
+    progress?.update(job.progress.segments_done, job.progress.segments_total, `${audioNote(job)}, downloading`);
     await client.download(job, output!, abort.signal);
+    progress?.end();
+    progress = null;
     const cost = job.usd !== null ? `cost ${job.credits.toLocaleString('en-US')} credits ($${job.usd})` : 'cost 0 credits (not billed)';
     console.log(`wrote ${output}: ${job.characters.toLocaleString('en-US')} characters, ${job.result!.duration_seconds.toLocaleString('en-US')} s of audio, as job ${job.id}; ${cost}`);
   } catch (err) {
