@@ -6,11 +6,13 @@
  * Ctrl-C leaving no file unless `--keep-partial`. Then `--job`: a text as one
  * long-form job (billed once under the job's id), following a job by
  * `--job-id`, an unknown job, Ctrl-C leaving the job queued on the server
- * with the command that resumes it, and `--cancel`.
+ * with the command that resumes it, `--cancel`, and a connection that keeps
+ * dropping (the events followed again, the download resumed).
  */
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, connect as tcpConnect, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, test } from 'node:test';
@@ -235,5 +237,51 @@ test('Ctrl-C while following leaves the job on the server and prints how to resu
     assert.equal((await jobOf(paused.url, id!)).job.status, 'cancelled');
   } finally {
     await paused.close();
+  }
+});
+
+/** A TCP proxy to `target` that cuts every connection `cutMs` after it opens, passing at most `bytesPerMs` downstream. */
+async function cuttingProxy(target: string, cutMs: number, bytesPerMs: number): Promise<{ url: string; cuts: () => number; close(): Promise<void> }> {
+  const { hostname, port } = new URL(target);
+  let cuts = 0;
+  const server: Server = createServer((client) => {
+    const upstream = tcpConnect(Number(port), hostname);
+    client.pipe(upstream);
+    upstream.on('data', (data: Buffer) => {
+      client.write(data);
+      upstream.pause();
+      setTimeout(() => upstream.resume(), data.length / bytesPerMs);
+    });
+    const timer = setTimeout(() => {
+      cuts++;
+      client.destroy();
+      upstream.destroy();
+    }, cutMs);
+    client.on('close', () => (clearTimeout(timer), upstream.destroy()));
+    client.on('error', () => {});
+    upstream.on('error', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as { port: number };
+  return { url: `http://127.0.0.1:${address.port}`, cuts: () => cuts, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+test('--job through a connection that keeps dropping: the events are followed again and the download resumed', { timeout: 120_000 }, async () => {
+  // Every connection lasts 400 ms, and the audio comes at 10 MB/s: a few seconds of job and a download of several MB are both cut.
+  const proxy = await cuttingProxy(server.url, 400, 10_000);
+  try {
+    const dir = tempDataDir();
+    const out = join(dir, 'cut.wav');
+    const { stdout, stderr } = await run(process.execPath, [MAIN, 'say', '--job', textOf(3_000), '-o', out, '--url', proxy.url, '--sample-rate', '22050'], { env: env({ VOICEGATE_API_KEY: org.key }) });
+    const id = /job (job_[0-9a-f]{24}) queued/.exec(stderr)?.[1];
+    assert.ok(id, stderr);
+    assert.match(stdout, new RegExp(`as job ${id}`));
+    assert.ok(proxy.cuts() >= 2, `${proxy.cuts()} connections cut`);
+    const whole = Buffer.from(await (await fetch(`${server.url}/tts/jobs/${id}/audio`, { headers: org.auth })).arrayBuffer());
+    assert.ok(whole.length > 4_000_000, `${whole.length} bytes`);
+    assert.ok(readFileSync(out).equals(whole), 'the file is the job\'s audio, byte for byte');
+    assert.deepEqual(readdirSync(dir), ['cut.wav']);
+  } finally {
+    await proxy.close();
   }
 });
