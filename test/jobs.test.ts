@@ -253,7 +253,8 @@ describe('long-form jobs', () => {
     assert.deepEqual(listed.data, []);
     assert.ok(await jobs.get(mine));
 
-    const poor = await newOrg(server, { credits: 10 });
+    // The postpaid rule of every request: granted while balance − holds > 0.
+    const poor = await newOrg(server, { credits: 0 });
     const refused = await submit(body(), poor.auth);
     assert.equal(refused.status, 402);
     assert.equal(((await refused.json()) as any).error_code, 'insufficient_credits');

@@ -12,7 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, readFile, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, rmdir, stat, unlink } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { dirname, join, sep } from 'node:path';
@@ -63,6 +63,11 @@ export class FileBlobStorage implements BlobStorage {
   }
 
   async put(key: string, data: Buffer): Promise<void> {
+    // A delete's prune may remove the folder between mkdir and open: tried once more.
+    await this.put1(key, data).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? this.put1(key, data) : Promise.reject(err)));
+  }
+
+  private async put1(key: string, data: Buffer): Promise<void> {
     const path = this.path(key);
     await mkdir(dirname(path), { recursive: true });
     // Written beside its place and renamed over it: a reader never sees half a blob.
@@ -113,7 +118,7 @@ export class FileBlobStorage implements BlobStorage {
       throw err;
     });
     if (!file) return null;
-    return createReadStream('', { fd: file.fd, autoClose: true, ...(range ? { start: range.start, end: range.end } : {}) });
+    return createReadStream('', { fd: file, autoClose: true, ...(range ? { start: range.start, end: range.end } : {}) });
   }
 
   async get(key: string): Promise<Buffer | null> {
@@ -126,12 +131,26 @@ export class FileBlobStorage implements BlobStorage {
   }
 
   async delete(key: string): Promise<boolean> {
+    const path = this.path(key);
     try {
-      await unlink(this.path(key));
-      return true;
+      await unlink(path);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
       throw err;
+    }
+    await this.prune(dirname(path));
+    return true;
+  }
+
+  /** Removes the folders a delete left empty, up to the root; a folder another put is filling stays. */
+  private async prune(dir: string): Promise<void> {
+    while (dir.startsWith(this.root + sep)) {
+      try {
+        await rmdir(dir);
+      } catch {
+        return;
+      }
+      dir = dirname(dir);
     }
   }
 

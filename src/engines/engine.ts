@@ -50,6 +50,11 @@ export interface EngineInput {
    * about to run out.
    */
   playback?: Playback;
+  /**
+   * Work no listener waits for (a long-form job's segment): an engine with a worker pool serves it
+   * only when no other work waits, and never on the pool's last idle worker while it has more.
+   */
+  background?: boolean;
 }
 
 export interface Playback {

@@ -183,7 +183,12 @@ export class JobRunner {
         await this.blobs.put(segmentAudioKey(job.id, index), made.pcm);
         charactersDone += segment.characters;
         audioSeconds += segment.pauseBefore + made.seconds;
-        const held = await this.jobs.progress(job.id, token, { segmentsDone: index + 1, charactersDone: Math.min(charactersDone, job.characters), audioSeconds });
+        const held = await this.jobs.progress(job.id, token, {
+          segmentsDone: index + 1,
+          // Segments leave out the spaces they were cut at: the last one completes the count.
+          charactersDone: index === spec.segments.length - 1 ? job.characters : Math.min(charactersDone, job.characters),
+          audioSeconds,
+        });
         if (!held) throw new Error('lease lost');
         publishJob(jobDiagnostics.segment, { instance: this.services.instanceId, jobId: job.id, index, characters: segment.characters, audioSeconds: made.seconds, ms: performance.now() - started });
         this.options.changed(job.id);
@@ -267,7 +272,7 @@ export class JobRunner {
     };
     const request = await resolveSpeech(input, { services: this.services, requestId: `${job.id}/${index}`, orgId: job.orgId, maxCharacters: Number.MAX_SAFE_INTEGER });
     // A job's engine work yields to every request a listener waits for.
-    Object.assign(request, { background: true });
+    request.background = true;
     const chunks: Buffer[] = [];
     const timings: SegmentTimings = { words: [], marks: [] };
     for await (const piece of synthesizeAudio(request, signal)) {

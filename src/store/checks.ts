@@ -10,3 +10,8 @@ export function checkReserveRequest(request: { id: string; orgId: string; credit
   if (!Number.isSafeInteger(request.credits) || request.credits < 0) throw new RangeError(`reservation credits must be a non-negative integer; got ${request.credits}`);
   if (!Number.isSafeInteger(request.ttlMs) || request.ttlMs < 1) throw new RangeError(`reservation ttlMs must be a positive integer; got ${request.ttlMs}`);
 }
+
+/** Job queue times are whole epoch milliseconds, durations and bounds whole numbers of at least `min`. */
+export function checkWhole(name: string, value: number, min = 0): void {
+  if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${name} must be an integer of at least ${min}; got ${value}`);
+}

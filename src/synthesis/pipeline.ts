@@ -117,7 +117,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         }
         continue;
       }
-      const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: request.language ?? undefined, wordTimings: request.wordTimestamps };
+      const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: request.language ?? undefined, wordTimings: request.wordTimestamps, ...(request.background ? { background: true } : {}) };
       if (request.reference) input.reference = request.reference;
       if (firstAudioAt > 0) input.playback = { startedAt: firstAudioAt, seconds: before + offset };
       let made = 0;

@@ -47,4 +47,6 @@ export interface SynthesisRequest {
   contextId: string | null;
   /** Audio this request continues (a WebSocket context's next clause); see EngineInput.playback. */
   playback?: Playback;
+  /** Engine work for this request runs at background priority (a long-form job's segment): see `EngineInput.background`. */
+  background?: boolean;
 }

@@ -164,7 +164,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
       const dueAt = firstAudioAt > 0 ? firstAudioAt + (before + offset) * 1000 - CONTINUATION_LEAD_MS : performance.now();
       const continuation = index > 0 || playback !== undefined;
       const staged = stage ? { stage: { spec: stage.spec, gain: stage.gain, state: stage.state } } : {};
-      const stream = this.pool.submit(job, signal, decoder, { continuation, workedMs: worked, dueAt, ...staged });
+      const stream = this.pool.submit(job, signal, decoder, { continuation, workedMs: worked, dueAt, ...staged, ...(input.background ? { background: true } : {}) });
       for await (const chunk of stream) {
         if (chunk.made > 0 && firstAudioAt === 0) firstAudioAt = performance.now();
         samples += chunk.made;

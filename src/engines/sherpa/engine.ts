@@ -160,14 +160,14 @@ export class SherpaEngine implements Engine, StagingEngine {
 
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
     const job = this.job(input);
-    return this.pool!.submit(job, signal, { chunk: (samples) => ({ samples: samples as Float32Array }) });
+    return this.pool!.submit(job, signal, { chunk: (samples) => ({ samples: samples as Float32Array }) }, { background: input.background === true });
   }
 
   /** The output stage runs in the worker, on the model's samples (see engines/staged). */
   async *synthesizeStaged(input: EngineInput, stage: StageCursor, signal: AbortSignal): AsyncGenerator<StagedChunk> {
     const job = this.job(input);
     const staged = { spec: stage.spec, gain: stage.gain, state: stage.state };
-    const stream = this.pool!.submit(job, signal, { chunk: (bytes, _events, made) => ({ audio: bytes as Uint8Array, made }) }, { stage: staged });
+    const stream = this.pool!.submit(job, signal, { chunk: (bytes, _events, made) => ({ audio: bytes as Uint8Array, made }) }, { stage: staged, background: input.background === true });
     yield* stream;
     stage.state = stream.stageState();
   }

@@ -37,6 +37,8 @@ export class Job<J, S extends Samples, E> {
   private startedAt = 0;
   private finishedAt = Infinity;
   /** Time spent with the worker paused on a full consumer buffer. */
+  /** Work no listener waits for (`SubmitOptions.background`). */
+  background = false;
   private pausedMs = 0;
   private pausedSince: number | null = null;
   private waiters: (() => void)[] = [];

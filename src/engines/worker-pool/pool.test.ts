@@ -322,6 +322,59 @@ describe('worker pool', () => {
     });
   });
 
+  test('background work uses at most all workers but one: a request arriving meanwhile starts at once, and every job completes', T, async () => {
+    await withPool({ workers: 2, queueLimit: 8 }, async (pool) => {
+      const background = Array.from({ length: 4 }, () => pool.submit({ chunks: 4, samples: 10, blockMs: 20 }, new AbortController().signal, decoder(), { background: true }));
+      const drained = background.map((stream) => drain(stream));
+      await until(() => pool.stats().backgroundRunning === 1, 'one background job running');
+      assert.equal(pool.stats().backgroundRunning, 1, 'the second worker stays idle');
+      assert.equal(pool.stats().backgroundQueued, 3);
+      const startedAt = performance.now();
+      const foreground = submit(pool, { chunks: 1, samples: 10 });
+      await foreground.next();
+      assert.ok(performance.now() - startedAt < 60, 'the request found a worker at once');
+      await drain(foreground);
+      const done = await Promise.all(drained);
+      assert.ok(done.every((chunks) => chunks.length > 0));
+      assert.equal(pool.stats().backgroundRunning, 0);
+    });
+  });
+
+  test('with one worker a queued request goes before queued background work', T, async () => {
+    await withPool({ workers: 1, queueLimit: 8 }, async (pool) => {
+      const order: string[] = [];
+      const run = (name: string, job: TestJob, options: SubmitOptions = {}) => {
+        const stream = pool.submit(job, new AbortController().signal, decoder(), options);
+        return (async () => {
+          for await (const _ of stream) if (!order.includes(name)) order.push(name);
+        })();
+      };
+      const first = run('background 1', { chunks: 5, samples: 10, blockMs: 20 }, { background: true });
+      await until(() => order.includes('background 1'), 'background work starting on an idle pool');
+      const second = run('background 2', { chunks: 1, samples: 10 }, { background: true });
+      const request = run('request', { chunks: 1, samples: 10 });
+      await Promise.all([first, second, request]);
+      assert.deepEqual(order, ['background 1', 'request', 'background 2']);
+    });
+  });
+
+  test('background work is never refused for a full queue nor timed out there; its signal still cancels it', T, async () => {
+    await withPool({ workers: 1, queueLimit: 1, queueTimeoutMs: 100 }, async (pool) => {
+      const running = submit(pool, { chunks: 30, samples: 10, blockMs: 10 });
+      await running.next();
+      submit(pool, { chunks: 1, samples: 10 });
+      const controller = new AbortController();
+      const waiting = pool.submit({ chunks: 1, samples: 10 }, controller.signal, decoder(), { background: true });
+      const kept = drain(pool.submit({ chunks: 1, samples: 10 }, new AbortController().signal, decoder(), { background: true }));
+      await until(() => pool.stats().jobs.queueTimeouts >= 1, 'the foreground job timing out in the queue');
+      assert.equal(pool.stats().backgroundQueued, 2, 'background work is still queued past the queue timeout');
+      controller.abort(new Error('cancelled'));
+      await assert.rejects(drain(waiting));
+      await drain(running);
+      assert.ok((await kept).length > 0);
+    });
+  });
+
   test('a full queue refuses new requests but never a continuation of one already speaking', T, async () => {
     await withPool({ queueLimit: 1 }, async (pool) => {
       const running = submit(pool, { chunks: 3, samples: 10, blockMs: 30 });

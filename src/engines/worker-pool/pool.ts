@@ -79,6 +79,9 @@ export interface WorkerPoolStats {
   busy: number;
   /** Jobs waiting for a worker. */
   queued: number;
+  /** Of those, background work (long-form jobs' segments), and the workers running such work. */
+  backgroundQueued: number;
+  backgroundRunning: number;
   /** Messages made but not yet taken by consumers: bounded by highWater per running job. */
   bufferedChunks: number;
   /** Busy workers waiting for their consumer to read (back-pressure): each makes nothing until then. */
@@ -102,6 +105,12 @@ export interface SubmitOptions {
    * its stream's `stageState()` says where the stage ended once the job has completed.
    */
   stage?: StageJob;
+  /**
+   * Work no listener waits for (a long-form job's segment): taken only when no other job waits,
+   * and never onto the last idle worker of a pool that has more than one; never refused for a full
+   * queue and never timed out there (its caller's signal still cancels it).
+   */
+  background?: boolean;
 }
 
 type Outcome = 'completed' | 'failed' | 'cancelled' | 'queueTimeouts' | 'jobTimeouts';
@@ -204,7 +213,9 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
   submit<T>(payload: J, signal: AbortSignal, decoder: ChunkDecoder<S, E, T>, options: SubmitOptions = {}): JobStream<J, S, E, T> {
     const continuation = options.continuation === true;
     // A continuation belongs to a request already admitted and speaking: the queue bound is for new work.
-    const full = !continuation && this.queue.length >= this.options.queueLimit && !this.hasIdleWorker();
+    const background = options.background === true;
+    // The queue bound is for new foreground work: continuations belong to admitted requests, and background work waits its turn.
+    const full = !continuation && !background && this.queue.length - this.backgroundQueued() >= this.options.queueLimit && !this.hasIdleWorker();
     if (!this.isReady() || full) {
       this.counts.refused++;
       throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
@@ -213,9 +224,10 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     const latest = now + (this.options.continuationMaxWaitMs ?? CONTINUATION_MAX_WAIT_MS);
     const due = continuation ? Math.min(options.dueAt ?? latest, latest) : now;
     const job = new Job<J, S, E>(this.nextJobId++, payload, continuation, options.workedMs ?? 0, due, options.stage);
+    job.background = background;
     this.counts.submitted++;
     this.queue.push(job);
-    job.timer = setTimeout(() => this.queueExpired(job), this.queueTimeoutMs).unref();
+    if (!background) job.timer = setTimeout(() => this.queueExpired(job), this.queueTimeoutMs).unref();
     // The stream first, so a signal that has already fired takes the job out before any worker sees it.
     const stream = new JobStream(job, decoder, signal, this);
     this.dispatch();
@@ -241,6 +253,8 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
       workers: this.slots.filter((s) => s.ready).length,
       busy,
       queued: this.queue.length,
+      backgroundQueued: this.backgroundQueued(),
+      backgroundRunning: this.slots.filter((s) => s.job?.background).length,
       bufferedChunks,
       paused,
       jobs: { ...this.counts },
@@ -282,12 +296,31 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     if (slot) this.stopJob(slot, job);
   }
 
-  /** Takes the job whose audio is due first (the earlier queued on a tie). */
+  private backgroundQueued(): number {
+    let count = 0;
+    for (const job of this.queue) if (job.background) count++;
+    return count;
+  }
+
+  /**
+   * Takes the foreground job whose audio is due first (the earlier queued on a tie). Background
+   * work only when none waits, and only while another worker stays idle for the next request (or
+   * the pool has one worker): with two or more workers, a request never waits behind a job.
+   */
   private next(): Job<J, S, E> | undefined {
-    if (this.queue.length === 0) return undefined;
-    let pick = 0;
-    for (let i = 1; i < this.queue.length; i++) if (this.queue[i].due < this.queue[pick].due) pick = i;
-    return this.queue.splice(pick, 1)[0];
+    let pick = -1;
+    let background = -1;
+    for (let i = 0; i < this.queue.length; i++) {
+      const job = this.queue[i];
+      if (job.background) {
+        if (background < 0) background = i;
+      } else if (pick < 0 || job.due < this.queue[pick].due) pick = i;
+    }
+    if (pick >= 0) return this.queue.splice(pick, 1)[0];
+    if (background < 0) return undefined;
+    const ready = this.slots.filter((s) => s.ready);
+    const idle = ready.filter((s) => !s.job).length;
+    return idle >= 2 || (ready.length === 1 && idle === 1) ? this.queue.splice(background, 1)[0] : undefined;
   }
 
   private wakeIdle(): void {

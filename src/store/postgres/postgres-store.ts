@@ -12,7 +12,7 @@
  * Its holds and its share's expiry come from its own clock, and rows lapse by
  * the database's; the share outlives its holds by a quarter of their time, so
  * only clocks minutes apart would matter. Cloned-voice clips are stored in
- * the database (`bytea`).
+ * the database (`bytea`). The job queue is jobs.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { checkReserveRequest } from '../checks.js';
@@ -34,6 +34,7 @@ import type {
 } from '../store.js';
 import { openDb, type PostgresOptions, type Run } from './db.js';
 import { OrgGroupCommit } from './group-commit.js';
+import { postgresJobs } from './jobs.js';
 import { toEntry } from '../ledger-row.js';
 import { ledgerBatchWriter, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
 import { ShareBook } from '../shares.js';
@@ -391,5 +392,8 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     await db.end();
   }
 
-  return { orgs, keys, ledger, voices, dicts, close };
+  // The job queue (jobs.ts): one statement per operation.
+  const jobs = postgresJobs(query);
+
+  return { orgs, keys, ledger, voices, dicts, jobs, close };
 }

@@ -13,7 +13,8 @@
  * Commits do not wait for the disk on the event loop: a write that must
  * survive a power cut is reported done after a shared flush of the WAL on
  * libuv's thread pool (wal-sync.ts); reservations, key use and dropped holds
- * are not worth a flush of their own.
+ * are not worth a flush of their own. The job queue's writes (jobs.ts) are
+ * reported after a flush too, but for lease renewals.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
@@ -42,6 +43,7 @@ import type {
 import { GroupCommit } from './group-commit.js';
 import { WalSync, type Flush } from './wal-sync.js';
 import { toEntry } from '../ledger-row.js';
+import { sqliteJobs } from './jobs.js';
 import { prepareLedgerWrites, type LedgerOp, type LedgerRow } from './ledger-writes.js';
 import { MIGRATIONS } from './migrations.js';
 import { ShareBook } from '../shares.js';
@@ -439,12 +441,16 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     },
   };
 
+  // The job queue (jobs.ts): its writes are reported once on disk, but for lease renewals.
+  const jobs = sqliteJobs(db, { durable: (write) => durable(() => guard(write)), committed: guard });
+
   return {
     orgs,
     keys,
     ledger,
     voices,
     dicts,
+    jobs,
     flushStats: () => ({ flushes: walSync.flushes, onEventLoop: walSync.mode === 'event loop', averageMs: walSync.averageFlushMs }),
     async close() {
       // Another process need not wait for this one's shares to lapse.
