@@ -74,6 +74,8 @@ export class JobRunner {
   private timer: NodeJS.Timeout | null = null;
   private reconcileTimer: NodeJS.Timeout | null = null;
   private ticking: Promise<void> | null = null;
+  /** A kick arrived while a look for work was under way: look again right after it. */
+  private again = false;
   private stopped = true;
   /** Identifies this server's sweeper lease. */
   private readonly owner = randomUUID();
@@ -101,12 +103,26 @@ export class JobRunner {
     this.reconcileTimer.unref();
   }
 
-  /** Looks for queued work now rather than at the next poll. */
+  /** Looks for queued work now rather than at the next poll (once more after a look already under way). */
   kick(): void {
     if (this.stopped || this.config.concurrency === 0) return;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    if (!this.ticking) this.ticking = this.tick().finally(() => (this.ticking = null));
+    this.ticking = this.tick().finally(() => {
+      this.ticking = null;
+      if (this.stopped) return;
+      if (this.again) {
+        this.again = false;
+        this.kick();
+        return;
+      }
+      this.timer = setTimeout(() => this.kick(), this.config.pollMs);
+      this.timer.unref();
+    });
   }
 
   /**
@@ -137,11 +153,6 @@ export class JobRunner {
       }
     } catch (err) {
       this.logger.warn({ err }, 'could not claim a job');
-    } finally {
-      if (!this.stopped && this.config.concurrency > 0) {
-        this.timer = setTimeout(() => this.kick(), this.config.pollMs);
-        this.timer.unref();
-      }
     }
   }
 
