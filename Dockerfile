@@ -40,8 +40,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 voicegate \
  && useradd --system --uid 10001 --gid voicegate --home-dir /var/lib/voicegate --shell /usr/sbin/nologin voicegate \
- && mkdir -p /var/lib/voicegate /etc/voicegate \
- && chown voicegate:voicegate /var/lib/voicegate
+ && mkdir -p /var/lib/voicegate /var/lib/voicegate-jobs /etc/voicegate \
+ && chown voicegate:voicegate /var/lib/voicegate /var/lib/voicegate-jobs
 WORKDIR /opt/voicegate
 COPY --from=build /src/package.json ./
 COPY --from=build /src/node_modules node_modules

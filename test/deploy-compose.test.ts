@@ -38,6 +38,7 @@ before(async () => {
     POSTGRES_PASSWORD: randomBytes(12).toString('hex'),
     REDIS_PASSWORD: randomBytes(12).toString('hex'),
     VOICEGATE_TOKEN_SECRET: randomBytes(24).toString('hex'),
+    VOICEGATE_WEBHOOK_SECRET: randomBytes(24).toString('hex'),
     VOICEGATE_ADMIN_TOKEN: admin,
     VOICEGATE_GATEWAYS: '2',
     VOICEGATE_PUBLISH: `127.0.0.1:${port}`,

@@ -505,6 +505,20 @@ test('deploy/kubernetes/base: the Secret holds placeholders only, at hosts that 
   }
 });
 
+test('deploy/kubernetes/overlays/shared-jobs: jobs on, on one ReadWriteMany volume every gateway mounts; off in the base', { skip, timeout: TIMEOUT }, async () => {
+  const env = (documents: any[]) => documents.find((d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('voicegate-env')).data;
+  assert.equal(env(await render('base')).VOICEGATE_JOBS, 'off');
+  const documents: any[] = await render('overlays/shared-jobs');
+  assert.equal(env(documents).VOICEGATE_JOBS, 'on');
+  const claim = documents.find((d) => d.kind === 'PersistentVolumeClaim');
+  assert.deepEqual(claim.spec.accessModes, ['ReadWriteMany']);
+  const pod = documents.find((d) => d.kind === 'Deployment').spec.template.spec;
+  assert.ok(pod.volumes.some((v: any) => v.name === 'jobs' && v.persistentVolumeClaim?.claimName === claim.metadata.name));
+  const gateway = pod.containers.find((c: any) => c.name === 'voicegate');
+  assert.ok(gateway.volumeMounts.some((m: any) => m.name === 'jobs' && m.mountPath === env(documents).VOICEGATE_JOBS_DIR));
+  assert.ok(gateway.env.some((e: any) => e.name === 'VOICEGATE_WEBHOOK_SECRET'));
+});
+
 test('deploy/kubernetes/overlays/gpu-pool: a GPU inference pool behind a Service, bound in the gateways’ engine config', { skip, timeout: TIMEOUT }, async () => {
   const documents = await render('overlays/gpu-pool');
   const pool = ofKind<IDeployment>(documents, 'Deployment').filter((deployment) => podSpec(deployment).containers.some((container) => gpus(container) >= 1));
