@@ -10,6 +10,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { verifyWebhook } from '../src/jobs/webhooks/signature.js';
+import { ToneEngine } from '../src/engines/tone/engine.js';
+import { ApiError } from '../src/errors/api-error.js';
 import { join } from 'node:path';
 import { decodeToFloat } from '../src/audio/decode.js';
 import { parseWav } from '../src/audio/wav.js';
@@ -292,6 +294,44 @@ describe('long-form jobs', () => {
     } finally {
       await hooked.close();
       receiver.close();
+    }
+  });
+
+  test('a job whose segment cannot be made fails: nothing charged, its hold released, its error in the registry shape', T, async () => {
+    let calls = 0;
+    const engine = new ToneEngine({ id: 'fragile', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 });
+    const speak = engine.synthesizeInt16.bind(engine);
+    // The third segment meets an error no retry can cure.
+    engine.synthesizeInt16 = (input, signal) => {
+      if (++calls === 3) throw new ApiError('invalid_request', { reason: 'this engine cannot speak the third segment' });
+      return speak(input, signal);
+    };
+    const fragile = await startServer({
+      config: {
+        accounts: { enabled: true },
+        engines: { fragile: { type: 'tone', sampleRate: 8000 } } as never,
+        models: { 'fragile-jobs': { extends: 'omnivoice', engine: 'fragile' } },
+        jobs: { pollMs: 50, segmentCharacters: 100 },
+      },
+      engines: { fragile: engine },
+    });
+    try {
+      const payer = await newOrg(fragile, { credits: 10_000 });
+      const response = await fragile.post('/tts/jobs', { ...body({ transcript: prose(1_000) }), model_id: 'fragile-jobs' }, payer.auth);
+      assert.equal(response.status, 202, await response.clone().text());
+      const job = await waitFor(fragile, ((await response.json()) as { id: string }).id, payer.auth, ['failed', 'succeeded']);
+      assert.equal(job.status, 'failed');
+      assert.equal(job.error.error_code, 'invalid_request');
+      assert.equal(job.error.status_code, 400);
+      assert.equal(job.result, null);
+      assert.ok(job.finished_at && job.expires_at);
+      const { ledger, jobs } = fragile.app.services.store;
+      assert.ok(await eventually(async () => (await jobs.get(job.id))!.billing === 'released', 5_000));
+      assert.equal(await ledger.reserved(payer.orgId), 0);
+      assert.equal(await ledger.sum(payer.orgId), 10_000, 'nothing charged');
+      assert.equal((await fetch(`${fragile.url}/tts/jobs/${job.id}/audio`, { headers: payer.auth })).status, 409);
+    } finally {
+      await fragile.close();
     }
   });
 
