@@ -11,7 +11,7 @@
  * every process on that data directory signs alike (as the token secret is kept).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { keptSecret } from '../../config/kept-secret.js';
 import { join } from 'node:path';
 
 export const SECRET_PREFIX = 'whsec_';
@@ -83,21 +83,5 @@ export function webhookSecretPath(dataDir: string): string {
 
 /** The configured secret, else the one kept in `<dataDir>/webhook-secret`, made on first use. */
 export function resolveWebhookSecret(configured: string | null, dataDir: string): string {
-  if (configured) return configured;
-  const path = webhookSecretPath(dataDir);
-  try {
-    return readFileSync(path, 'utf8').trim();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  mkdirSync(dataDir, { recursive: true });
-  const secret = SECRET_PREFIX + randomBytes(32).toString('base64');
-  try {
-    // `wx`: when two processes start at once, the first file wins and both read it.
-    writeFileSync(path, secret + '\n', { flag: 'wx', mode: 0o600 });
-    return secret;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return readFileSync(path, 'utf8').trim();
-  }
+  return keptSecret(configured, dataDir, 'webhook-secret', () => SECRET_PREFIX + randomBytes(32).toString('base64'));
 }
