@@ -14,15 +14,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import type { OpenedStore } from './store-contract.js';
 import type { JobRecord, NewJob, Store } from '../../src/store/store.js';
 
-export interface OpenedJobStore {
-  store: Store;
-  /** Another server on the same database (its own connection); closed by the test. */
-  another(): Promise<Store>;
-  /** Closes the store and removes what the run created (file, schema). */
-  cleanup(): Promise<void>;
-}
+/** The same subjects the store contract runs on. */
+export type OpenedJobStore = OpenedStore;
 
 const T = { timeout: 30_000 };
 /** Epoch ms every test's clock starts from. */
