@@ -6,7 +6,9 @@
  * answer, time the waits for a pooled connection and the pool's queue length,
  * and samples the event loop's delay. The child prints the summary as one
  * JSON line on stderr when it stops, for the whole run (warm-up included):
- * divide the counts by the requests the load generator saw.
+ * divide the counts by the requests the load generator saw. A statement with
+ * array parameters also reports the mean length of its longest one (a ledger
+ * batch's writes).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import pg from 'pg';
@@ -14,6 +16,8 @@ import pg from 'pg';
 interface Times {
   count: number;
   ms: number[];
+  /** Σ of the longest array parameter's length per call: a batch call's writes. */
+  items?: number;
 }
 
 const statements = new Map<string, Times>();
@@ -36,7 +40,7 @@ function summary(times: Times): Record<string, number> {
   const sorted = [...times.ms].sort((a, b) => a - b);
   const at = (q: number) => Number((sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0).toFixed(3));
   const total = sorted.reduce((sum, ms) => sum + ms, 0);
-  return { count: times.count, meanMs: Number((total / Math.max(1, sorted.length)).toFixed(3)), p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
+  return { count: times.count, ...(times.items ? { meanItems: Number((times.items / times.count).toFixed(2)) } : {}), meanMs: Number((total / Math.max(1, sorted.length)).toFixed(3)), p50Ms: at(0.5), p99Ms: at(0.99), maxMs: at(1) };
 }
 
 /** Installs the wrappers; the returned function summarises what they saw. */
@@ -48,6 +52,9 @@ export function installPgTrace(): () => string {
     const name = label(args[0]);
     const times = statements.get(name) ?? { count: 0, ms: [] };
     statements.set(name, times);
+    const values = (Array.isArray(args[1]) ? args[1] : ((args[0] as { values?: unknown[] })?.values ?? [])) as unknown[];
+    const longest = Math.max(0, ...values.map((value) => (Array.isArray(value) ? value.length : 0)));
+    if (longest > 0) times.items = (times.items ?? 0) + longest;
     const started = performance.now();
     const last = args.length - 1;
     if (typeof args[last] === 'function') {
