@@ -6,9 +6,12 @@
  * same size and content type. Voicegate runs accounts off (the gateway itself;
  * the target applies here) and accounts on with limits lifted (API key check,
  * a reservation and a charge per request) on SQLite and on PostgreSQL, with
- * the p99 latency that admission and charge add for each store. Every server is a
- * child process under the same autocannon settings, in alternating slices
- * (see lib/interleave); peak RSS of each child is recorded.
+ * the p99 latency that admission and charge add for each store, and PostgreSQL's
+ * requests per second against SQLite's, each on a line of its own against the
+ * issue's targets. Every server is a child process under the same autocannon
+ * settings, in alternating slices (see lib/interleave); peak RSS of each child
+ * is recorded. `BENCH_GATEWAY_ROWS=off,pg` runs only some rows; `BENCH_PG_TRACE=1`
+ * has each child print where its PostgreSQL time went (lib/pg-trace).
  * Run: `npm run build && node dist/bench/gateway-overhead.js`.
  */
 import pg from 'pg';
@@ -40,23 +43,42 @@ const ACCOUNTS_ON = { enabled: true, startingCredits: 1_000_000_000, defaultLimi
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PG_SCHEMA = `bench_${process.pid}_${Date.now().toString(36)}`;
 
+/**
+ * The rows measured, BENCH_GATEWAY_ROWS (comma-separated, default all): `off` (accounts off: the
+ * gateway, and the reference of the p99 the accounts-on rows add), `sqlite`, `pg` (left out anyway
+ * when BENCH_DATABASE_URL=off). The bare server always runs.
+ */
+const ROW_IDS = ['off', 'sqlite', 'pg'] as const;
+type RowId = (typeof ROW_IDS)[number];
+function chosenRows(): Set<RowId> {
+  const raw = process.env.BENCH_GATEWAY_ROWS;
+  if (!raw) return new Set(ROW_IDS);
+  const asked = raw.split(',').map((id) => id.trim()).filter(Boolean);
+  const unknown = asked.filter((id) => !(ROW_IDS as readonly string[]).includes(id));
+  if (unknown.length > 0) throw new Error(`BENCH_GATEWAY_ROWS: unknown row ${unknown.join(', ')} (rows: ${ROW_IDS.join(', ')})`);
+  return new Set(asked as RowId[]);
+}
+const ROWS = chosenRows();
+
 /** The Voicegate configurations measured, each against the same bare server. */
 const VARIANTS = [
-  { id: 'Voicegate, accounts off', overrides: { ...TONE_MODEL, accounts: { enabled: false } }, primary: true },
-  { id: 'Voicegate, accounts on (no limits)', overrides: { ...TONE_MODEL, accounts: ACCOUNTS_ON }, primary: false },
-  ...(DATABASE_URL === 'off'
-    ? []
-    : [
-        {
-          id: 'Voicegate, accounts on, PostgreSQL (no limits)',
-          overrides: { ...TONE_MODEL, accounts: ACCOUNTS_ON, store: { databaseUrl: DATABASE_URL, schema: PG_SCHEMA } },
-          primary: false,
-        },
-      ]),
-];
+  { row: 'off' as RowId, id: 'Voicegate, accounts off', store: '', overrides: { ...TONE_MODEL, accounts: { enabled: false } }, primary: true },
+  { row: 'sqlite' as RowId, id: 'Voicegate, accounts on (no limits)', store: 'SQLite', overrides: { ...TONE_MODEL, accounts: ACCOUNTS_ON }, primary: false },
+  {
+    row: 'pg' as RowId,
+    id: 'Voicegate, accounts on, PostgreSQL (no limits)',
+    store: 'PostgreSQL',
+    overrides: { ...TONE_MODEL, accounts: ACCOUNTS_ON, store: { databaseUrl: DATABASE_URL, schema: PG_SCHEMA } },
+    primary: false,
+  },
+].filter((variant) => ROWS.has(variant.row) && !(variant.row === 'pg' && DATABASE_URL === 'off'));
+
+/** The issue's PostgreSQL targets: p99 added by admission and charge, and accounts-on requests/s against SQLite's. */
+export const PG_P99_ADDED_MS = 5;
+export const PG_OVER_SQLITE = 0.8;
 
 async function dropBenchSchema(): Promise<void> {
-  if (DATABASE_URL === 'off') return;
+  if (!VARIANTS.some((variant) => variant.row === 'pg')) return;
   const client = new pg.Client({ connectionString: DATABASE_URL });
   try {
     await client.connect();
@@ -181,9 +203,30 @@ export async function runGatewayOverhead(): Promise<GatewayReport> {
     }
     // What admission (key, limits, reservation) plus the charge add at the tail, per store.
     const p99 = (id: string) => percentile(combineLoads(result.candidates.get(id)!.slices.map((s) => s.data.load)).latencies, 99);
-    const gateway = p99(VARIANTS[0].id);
-    for (const variant of VARIANTS.slice(1)) {
-      verdicts.push(`${variant.id}: p99 latency added by admission and charge (p99 minus the accounts-off p99) ${num(p99(variant.id) - gateway, 2)} ms`);
+    const off = VARIANTS.find((variant) => variant.row === 'off');
+    const sqlite = VARIANTS.find((variant) => variant.row === 'sqlite');
+    const postgres = VARIANTS.find((variant) => variant.row === 'pg');
+    const gateway = off ? p99(off.id) : NaN;
+    for (const variant of [postgres, sqlite]) {
+      if (!variant) continue;
+      if (!off) {
+        verdicts.push(`${variant.store}: p99 added by admission and charge not measured (the accounts-off row is left out)`);
+        continue;
+      }
+      const added = p99(variant.id) - gateway;
+      const target = variant === postgres ? ` (target ≤ ${PG_P99_ADDED_MS} ms) — **${added <= PG_P99_ADDED_MS ? 'MET' : 'MISSED'}**` : '';
+      verdicts.push(`**${variant.store}: p99 added by admission and charge** (accounts-on p99 ${num(p99(variant.id), 2)} − accounts-off p99 ${num(gateway, 2)}): **${num(added, 2)} ms**${target}`);
+    }
+    if (sqlite && postgres) {
+      const rate = (id: string) => {
+        const load = combineLoads(result.candidates.get(id)!.slices.map((s) => s.data.load));
+        return load.ok / load.seconds;
+      };
+      const pgSlices = result.candidates.get(postgres.id)!.slices;
+      const sqliteSlices = result.candidates.get(sqlite.id)!.slices;
+      const perRound = pgSlices.map((s, i) => s.rate / sqliteSlices[i].rate);
+      const over = rate(postgres.id) / rate(sqlite.id);
+      verdicts.push(`${verdict('**PostgreSQL ÷ SQLite accounts-on requests/s**', over, PG_OVER_SQLITE)} (per round ${spread(perRound)})`);
     }
     const table = markdownTable(
       [

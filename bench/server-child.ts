@@ -14,6 +14,10 @@ import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config/load.js';
 import { createLogger } from '../src/log/logger.js';
 import { reportReady } from './lib/child.js';
+import { installPgTrace } from './lib/pg-trace.js';
+
+// BENCH_PG_TRACE=1: statements, pool waits and event-loop delay, printed on stderr at exit (lib/pg-trace).
+const pgTrace = process.env.BENCH_PG_TRACE ? installPgTrace() : null;
 
 const overrides = JSON.parse(process.argv[2] ?? '{}') as Record<string, unknown>;
 const dataDir = mkdtempSync(join(tmpdir(), 'voicegate-bench-'));
@@ -23,6 +27,7 @@ const app = await createApp(config, createLogger('silent'));
 const url = await app.listen();
 
 process.once('SIGTERM', () => {
+  if (pgTrace) process.stderr.write(`${pgTrace()}\n`);
   app.close().then(
     () => {
       rmSync(dataDir, { recursive: true, force: true });

@@ -3,7 +3,9 @@
  * The gate's short-lived caches: no store read per request while a record is
  * fresh, admin changes in this process take effect at once, a revocation
  * made behind the gate's back (the CLI, another process) within CACHE_MS,
- * and the cached balance follows every charge.
+ * and the cached balance follows every charge. Requests that miss together
+ * share one read, and a record in use is read again before it expires
+ * without a request waiting for it.
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
@@ -14,7 +16,7 @@ import { openSqliteStore } from '../store/sqlite/sqlite-store.js';
 import type { Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import { AccountsAdmin } from './admin.js';
-import { AccountsGate, CACHE_MS } from './gate.js';
+import { AccountsGate, CACHE_MS, REFRESH_AFTER_MS } from './gate.js';
 import { InProcessLimits } from '../limits/in-process.js';
 
 const NO_LIMITS = { maxConcurrent: null, rateLimit: null };
@@ -63,6 +65,44 @@ describe('AccountsGate caches', () => {
       await (await gate.admit(caller, synthesis(1), options(1))).release();
     }
     assert.deepEqual(reads, { keys: 1, orgs: 1 });
+  });
+
+  it('requests that miss together share one read of the key and one of the organisation', async () => {
+    gate.forgetAll();
+    reads = { keys: 0, orgs: 0 };
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        const caller = await gate.authenticate(key);
+        await (await gate.admit(caller, synthesis(0), options(0))).release();
+      }),
+    );
+    assert.deepEqual(reads, { keys: 1, orgs: 1 });
+  });
+
+  it('a record in use is read again in the background after REFRESH_AFTER_MS, and served while that read waits', async () => {
+    gate.forgetAll();
+    await gate.authenticate(key);
+    await sleep(REFRESH_AFTER_MS + 20);
+    const getKey = store.keys.get.bind(store.keys);
+    let proceed!: () => void;
+    const held = new Promise<void>((resolve) => (proceed = resolve));
+    let started = 0;
+    store.keys.get = async (id) => {
+      started++;
+      await held;
+      return getKey(id);
+    };
+    // Revoked behind the gate's back: the background read brings the revocation in.
+    await store.keys.revoke(keyId, new Date().toISOString());
+    const served = await Promise.race([gate.authenticate(key), sleep(CACHE_MS / 4).then(() => 'waited')]);
+    assert.notEqual(served, 'waited', 'a fresh record must not wait for its background read');
+    await gate.authenticate(key);
+    assert.equal(started, 1, 'one background read at a time');
+    proceed();
+    await held;
+    await sleep(0);
+    await assert.rejects(gate.authenticate(key), isCode('invalid_api_key'));
+    assert.equal(started, 1);
   });
 
   it('a key revoked through the admin operations stops at once', async () => {

@@ -10,7 +10,10 @@
  * request costs no store reads on the hot path; an organisation's cached
  * balance follows the balance each charge returns. Changes made through
  * `AccountsAdmin` in this process take effect at once (`invalidate`); changes
- * from another process (the CLI) within CACHE_MS.
+ * from another process (the CLI) within CACHE_MS. Requests that miss together
+ * share one read, and a record in use is read again in the background once
+ * half of CACHE_MS has passed, so under steady traffic no request waits for
+ * the store and the pool never sees a burst of the same read.
  */
 import { ApiError } from '../errors/api-error.js';
 import type { Admission, AdmitOptions, AuthenticateOptions, Caller, HeldCharge, RequestGate } from '../synthesis/gate.js';
@@ -26,6 +29,8 @@ import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 const TOUCH_INTERVAL_MS = 60_000;
 /** How long a key record or organisation read from the store is reused. */
 export const CACHE_MS = 500;
+/** A record served this long after its read is read again in the background (it is still served meanwhile). */
+export const REFRESH_AFTER_MS = CACHE_MS / 2;
 /** The default of `accounts.reservationTtlMs`: how long a reservation counts if its server never settles or drops it (a crash). */
 export const RESERVATION_TTL_MS = 15 * 60_000;
 /** Attempts at writing one charge before the request fails with `store_unavailable`. */
@@ -47,13 +52,22 @@ const CACHE_SWEEP_SIZE = 10_000;
 
 interface Cached<T> {
   value: T;
+  /** When the read that produced it started. */
   readAt: number;
 }
 
+/** Records read from the store, and the reads under way (one per id; `generation` as when it started). */
+interface ReadCache<T> {
+  entries: Map<string, Cached<T>>;
+  reading: Map<string, { read: Promise<T | null>; generation: number }>;
+}
+
+const readCache = <T>(): ReadCache<T> => ({ entries: new Map(), reading: new Map() });
+
 export class AccountsGate implements RequestGate {
   private readonly touched = new Map<string, number>();
-  private readonly keys = new Map<string, Cached<ApiKeyRecord>>();
-  private readonly orgs = new Map<string, Cached<Org>>();
+  private readonly keys = readCache<ApiKeyRecord>();
+  private readonly orgs = readCache<Org>();
   /** Bumped by every invalidation, so a read that raced one is not cached. */
   private generation = 0;
 
@@ -237,15 +251,15 @@ export class AccountsGate implements RequestGate {
   /** Forgets every cached key and organisation (changes may have gone unheard: the change bus lost Redis). */
   forgetAll(): void {
     this.generation++;
-    this.keys.clear();
-    this.orgs.clear();
+    this.keys.entries.clear();
+    this.orgs.entries.clear();
   }
 
   /** Forgets cached records after an in-process change (revoked key, new limits or credits). */
   invalidate(change: { keyId?: string; orgId?: string }): void {
     this.generation++;
-    if (change.keyId) this.keys.delete(change.keyId);
-    if (change.orgId) this.orgs.delete(change.orgId);
+    if (change.keyId) this.keys.entries.delete(change.keyId);
+    if (change.orgId) this.orgs.entries.delete(change.orgId);
   }
 
   private key(id: string): Promise<ApiKeyRecord | null> {
@@ -256,27 +270,50 @@ export class AccountsGate implements RequestGate {
     return this.cached(this.orgs, id, () => this.store.orgs.get(id));
   }
 
-  /** A store read reused for CACHE_MS; misses are not kept. */
-  private async cached<T>(cache: Map<string, Cached<T>>, id: string, read: () => Promise<T | null>): Promise<T | null> {
+  /**
+   * A store read reused for CACHE_MS; misses are not kept. Callers that miss while a read of the
+   * same id is under way (and no invalidation came since it started) wait for that read. A hit
+   * older than REFRESH_AFTER_MS starts a read in the background and is served meanwhile.
+   */
+  private cached<T>(cache: ReadCache<T>, id: string, read: () => Promise<T | null>): Promise<T | null> {
     const now = performance.now();
-    const hit = cache.get(id);
-    if (hit && now - hit.readAt < CACHE_MS) return hit.value;
-    const generation = this.generation;
-    const value = await read();
-    if (generation !== this.generation) return value;
-    if (value === null) cache.delete(id);
-    else {
-      if (cache.size >= CACHE_SWEEP_SIZE) {
-        for (const [key, entry] of cache) if (now - entry.readAt >= CACHE_MS) cache.delete(key);
-      }
-      cache.set(id, { value, readAt: now });
+    const hit = cache.entries.get(id);
+    const pending = cache.reading.get(id);
+    if (hit && now - hit.readAt < CACHE_MS) {
+      // A failed background read changes nothing: the record expires and the next caller's read reports it.
+      if (now - hit.readAt >= REFRESH_AFTER_MS && !pending) this.read(cache, id, read, now).catch(() => {});
+      return Promise.resolve(hit.value);
     }
-    return value;
+    if (pending && pending.generation === this.generation) return pending.read;
+    return this.read(cache, id, read, now);
+  }
+
+  /** Reads one record and caches it, unless an invalidation came meanwhile. */
+  private read<T>(cache: ReadCache<T>, id: string, read: () => Promise<T | null>, now: number): Promise<T | null> {
+    const generation = this.generation;
+    const reading = Promise.resolve()
+      .then(read)
+      .then((value) => {
+        if (generation !== this.generation) return value;
+        if (value === null) cache.entries.delete(id);
+        else {
+          if (cache.entries.size >= CACHE_SWEEP_SIZE) {
+            for (const [key, entry] of cache.entries) if (now - entry.readAt >= CACHE_MS) cache.entries.delete(key);
+          }
+          cache.entries.set(id, { value, readAt: now });
+        }
+        return value;
+      })
+      .finally(() => {
+        if (cache.reading.get(id)?.read === reading) cache.reading.delete(id);
+      });
+    cache.reading.set(id, { read: reading, generation });
+    return reading;
   }
 
   /** Keeps a cached organisation's balance equal to the one the latest charge produced. */
   private balanceChanged(orgId: string, balance: number): void {
-    const hit = this.orgs.get(orgId);
+    const hit = this.orgs.entries.get(orgId);
     if (hit) hit.value = { ...hit.value, balance };
   }
 }

@@ -505,7 +505,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
         await first.close();
         assert.equal(await store.ledger.reserved(orgId), 0, 'a closed server leaves nothing behind');
 
-        assert.equal((await second.ledger.reserve({ id: uid('res'), orgId, credits: 10, ttlMs: 40 })).ok, true);
+        assert.equal((await second.ledger.reserve({ id: uid('res'), orgId, credits: 10, ttlMs: 500 })).ok, true);
         assert.ok((await store.ledger.reserved(orgId)) >= 10);
         // The second server goes quiet (as a crashed one would): what it holds lapses shortly after its hold.
         await until(async () => (await store.ledger.reserved(orgId)) === 0);
