@@ -340,7 +340,7 @@ export class SynthesisSession {
     if (this.firstAudioAt !== null) return;
     this.firstAudioAt = performance.now();
     if (this.request && this.endpoint) {
-      publish(diagnostics.firstAudio, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint, model: this.request.model.id, ttfaMs: this.firstAudioAt - this.startedAt });
+      publish(diagnostics.firstAudio, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint, model: this.request.model.id, ttfaMs: this.firstAudioAt - this.startedAt, cache: this.cacheStatus });
     }
   }
 
