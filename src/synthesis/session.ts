@@ -71,9 +71,8 @@ const SESSION_ENDED = Object.freeze(new Error('session ended'));
 export class SynthesisSession {
   readonly requestId: string;
   readonly clientRequestId: string | null;
-  /** Aborts when the client leaves or the session ends; every engine job of this session listens to it. */
-  readonly signal: AbortSignal;
-  private readonly controller = new AbortController();
+  /** Made when the signal is first asked for: a hit served from memory never needs one (it costs an EventTarget). */
+  private controller: AbortController | null = null;
   private readonly services: SynthesisServices;
   private readonly transport: 'http' | 'websocket';
   private readonly startedAt = performance.now();
@@ -101,7 +100,6 @@ export class SynthesisSession {
     this.transport = options.transport;
     this.requestId = options.requestId;
     this.clientRequestId = options.clientRequestId ?? null;
-    this.signal = this.controller.signal;
     const external = options.signal;
     if (external) {
       if (external.aborted) this.leave();
@@ -110,14 +108,33 @@ export class SynthesisSession {
     publish(diagnostics.start, { instance: this.services.instanceId, requestId: this.requestId, clientRequestId: this.clientRequestId, transport: this.transport });
   }
 
+  /** Aborts when the client leaves or the session ends; every engine job of this session listens to it. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.clientLeft) this.controller.abort(new Error('client disconnected'));
+    }
+    return this.controller.signal;
+  }
+
+  /** Whether the signal has aborted, without making one. */
+  private get aborted(): boolean {
+    return this.controller ? this.controller.signal.aborted : this.clientLeft;
+  }
+
+  private throwIfAborted(): void {
+    if (this.controller) this.controller.signal.throwIfAborted();
+    else if (this.clientLeft) throw new Error('client disconnected');
+  }
+
   /** The client went away: generation stops at once; the end is reported as aborted. */
   leave(): void {
     this.clientLeft = true;
-    if (!this.controller.signal.aborted) this.controller.abort(new Error('client disconnected'));
+    if (this.controller && !this.controller.signal.aborted) this.controller.abort(new Error('client disconnected'));
   }
 
   get over(): boolean {
-    return this.controller.signal.aborted || this.ending !== null;
+    return this.aborted || this.ending !== null;
   }
 
   get synthesis(): SynthesisRequest {
@@ -258,7 +275,7 @@ export class SynthesisSession {
     const request = this.synthesis;
     const made = clipRequest(request);
     const found = await this.cached(made, true);
-    this.signal.throwIfAborted();
+    this.throwIfAborted();
     let clip: { audio: Buffer; seconds: number };
     if (found.entry) clip = { audio: storedClip(found.entry.audio, request.format), seconds: found.entry.seconds };
     else {
@@ -287,7 +304,7 @@ export class SynthesisSession {
   async stream(framing: StreamFraming, sink: FrameSink): Promise<void> {
     const request = this.synthesis;
     const found = await this.cached(request, true);
-    this.signal.throwIfAborted();
+    this.throwIfAborted();
     if (found.entry) return this.send(found.entry.pieces.map(storedPiece), framing, sink);
     const pieces = this.made(request, this.signal, found.id);
     this.running++;
@@ -339,7 +356,7 @@ export class SynthesisSession {
         if (first) {
           charged = true;
           await this.charge(0, request.characters);
-          if (atHand) this.signal.throwIfAborted();
+          if (atHand) this.throwIfAborted();
         }
       }
       for (const frame of framing.done()) frames.push(frame);
@@ -348,7 +365,7 @@ export class SynthesisSession {
     } catch (err) {
       if (!opened) throw err;
       const error = this.fail(err);
-      const failure = this.signal.aborted ? null : framing.error(error);
+      const failure = this.aborted ? null : framing.error(error);
       if (!failure) return sink.destroy();
       try {
         await sink.write(failure);
@@ -426,7 +443,7 @@ export class SynthesisSession {
 
   private async finish(): Promise<void> {
     // Aborting costs an event dispatch per request: only done while a pipeline may still run.
-    if (this.running > 0 && !this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
+    if (this.running > 0 && this.controller && !this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
     try {
       await this.admission?.release();
     } catch (err) {
@@ -455,7 +472,7 @@ export class SynthesisSession {
   }
 
   private throwIfOver(): void {
-    if (this.clientLeft) throw this.controller.signal.reason ?? new Error('client disconnected');
+    if (this.clientLeft) throw this.controller?.signal.reason ?? new Error('client disconnected');
     if (this.ending) throw SESSION_ENDED;
   }
 }
