@@ -3,7 +3,10 @@
  * The gateway benchmark's reference: a bare `node:http` server that reads the
  * request body, parses it as JSON and answers with a pre-made clip of a given
  * byte size (the size of Voicegate's answer to the same request) and the same
- * content type. Prints `{"url", "pid"}` as one JSON line once it listens.
+ * content type, in one `end()` with its Content-Length. An optional third
+ * argument, a JSON object of headers, is sent with every answer too (the
+ * other headers of Voicegate's answer, so both put the same bytes on the
+ * wire). Prints `{"url", "pid"}` as one JSON line once it listens.
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,7 +14,9 @@ import { reportReady } from './lib/child.js';
 
 const size = Number(process.argv[2]);
 const contentType = process.argv[3] ?? 'application/octet-stream';
-if (!Number.isInteger(size) || size < 0) throw new Error(`usage: bare-child <clip bytes> [content-type]; got ${process.argv[2]}`);
+const extra = JSON.parse(process.argv[4] ?? '{}') as Record<string, string>;
+if (!Number.isInteger(size) || size < 0) throw new Error(`usage: bare-child <clip bytes> [content-type] [headers JSON]; got ${process.argv[2]}`);
+const headers = { ...extra, 'content-type': contentType, 'content-length': size };
 
 // A 440 Hz tone as s16le, so the bytes are audio-like rather than zeros.
 const clip = Buffer.alloc(size);
@@ -27,7 +32,7 @@ const server = createServer((req, res) => {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_json"}');
       return;
     }
-    res.writeHead(200, { 'content-type': contentType, 'content-length': clip.length }).end(clip);
+    res.writeHead(200, headers).end(clip);
   });
 });
 

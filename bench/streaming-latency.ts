@@ -83,6 +83,8 @@ export interface StreamSlice {
   usage: Usage;
   /** CPU seconds of this process (the stream clients; for the engine rows also the pool). */
   clientCpuSeconds: number;
+  /** The measured window, in epoch milliseconds (to match another process's timestamps). */
+  window: { start: number; end: number };
 }
 
 /**
@@ -156,6 +158,7 @@ export async function streamSlice(
     seconds,
     usage,
     clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
+    window: { start: performance.timeOrigin + windowStart, end: performance.timeOrigin + deadline },
   };
 }
 

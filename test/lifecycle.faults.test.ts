@@ -142,6 +142,35 @@ describe('store faults', { timeout: 60_000 }, () => {
     assert.equal((await charges(org.orgId)).length, 0);
   });
 
+  test('a stored hit is streamed and charged as its miss was; when its charge fails it ends after the first audio with an error event', async () => {
+    const org = await newOrg(server, { credits: 100_000 });
+    const body = ttsBody({ transcript: LONG, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 } });
+    const miss = await server.post('/tts/sse', body, org.auth);
+    assert.equal(miss.headers.get('x-cache'), 'miss');
+    const missEvents = await sseEvents(miss);
+    const chunks = missEvents.filter((e) => e.type === 'chunk').length;
+    assert.ok(chunks > 2, `the entry has several pieces (${chunks})`);
+    const [missCharge] = await charges(org.orgId);
+
+    const hit = await server.post('/tts/sse', body, org.auth);
+    assert.equal(hit.headers.get('x-cache'), 'hit');
+    assert.equal(hit.headers.get('x-request-credits'), miss.headers.get('x-request-credits'), 'the quote of a billed hit is the miss’s');
+    assert.deepEqual((await sseEvents(hit)).map((e) => e.type), missEvents.map((e) => e.type));
+    const rows = await charges(org.orgId);
+    assert.equal(rows.length, 2);
+    assert.equal(rows[0].characters, missCharge.characters, 'charged as the miss was');
+
+    store.faults.set('ledger.settle', { fail: Infinity });
+    const failing = await server.post('/tts/sse', body, org.auth);
+    assert.equal(failing.status, 200);
+    assert.equal(failing.headers.get('x-cache'), 'hit');
+    const events = await sseEvents(failing);
+    assert.deepEqual(events.map((e) => e.type), ['chunk', 'error'], 'the first audio, then the error: nothing more of the entry');
+    assert.equal(events[1].error_code, 'store_unavailable');
+    await atRest(org);
+    assert.equal((await charges(org.orgId)).length, 2);
+  });
+
   test('a ledger write whose answer is lost after it committed is retried under the same key and charged once', async () => {
     const org = await newOrg(server, { credits: 1000 });
     store.faults.set('ledger.settle', { fail: 1, failAfterCall: true });

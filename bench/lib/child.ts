@@ -25,8 +25,9 @@ function childExecArgv(): string[] {
   return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
 }
 
-export async function startChild(script: URL, args: string[] = [], timeoutMs = 30_000): Promise<ChildServer> {
-  const child = spawn(process.execPath, [...childExecArgv(), fileURLToPath(script), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+/** `env`: variables added to this process's environment for the child (a child's own opt-ins). */
+export async function startChild(script: URL, args: string[] = [], timeoutMs = 30_000, env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, [...childExecArgv(), fileURLToPath(script), ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = await readyLine(child, timeoutMs).catch((err: unknown) => {
     child.kill('SIGKILL');

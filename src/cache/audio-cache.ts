@@ -5,7 +5,8 @@
  * (`shared-tier.ts`), and the flights of syntheses in progress (single
  * flight, `flight.ts`). What the session asks of it:
  * - `lookup(id)`: a stored entry (memory first; a disk or shared hit is
- *   brought back into memory), or null;
+ *   brought back into memory), or null; `peek(id)`, the memory tier alone,
+ *   answers without a promise (the hit path awaits nothing);
  * - `flight(id, source)`: the synthesis in flight for this id, or a new one
  *   started from `source`; a flight that completes is stored in every tier,
  *   one that fails or is abandoned stores nothing.
@@ -81,12 +82,16 @@ export class AudioCache {
     await Promise.all([this.disk?.open(ROOT), this.shared?.open()]);
   }
 
-  async lookup(id: string): Promise<CachedAudio | null> {
+  /** The entry when this server holds it in memory (counted as a memory-tier hit), without waiting; else null. */
+  peek(id: string): CachedAudio | null {
     const inMemory = this.memory.get(id);
-    if (inMemory) {
-      this.tierHits.memory++;
-      return inMemory;
-    }
+    if (inMemory) this.tierHits.memory++;
+    return inMemory;
+  }
+
+  async lookup(id: string): Promise<CachedAudio | null> {
+    const inMemory = this.peek(id);
+    if (inMemory) return inMemory;
     const onDisk = (await this.disk?.get(id)) ?? null;
     if (onDisk) {
       this.tierHits.disk++;
@@ -122,7 +127,7 @@ export class AudioCache {
 
   /** Stores a completed synthesis in every tier (the disk and shared writes in the background). */
   keep(id: string, pieces: readonly FlightPiece[]): void {
-    const entry = makeEntry(pieces.map((p) => (p.words ? { audio: p.audio, seconds: p.seconds, words: p.words } : { audio: p.audio, seconds: p.seconds })));
+    const entry = makeEntry(pieces);
     if (entry.size > this.options.maxEntryBytes) return;
     this.memory.set(id, entry);
     void this.disk?.put(id, entry);

@@ -20,7 +20,12 @@ export interface CachedPiece {
 }
 
 export interface CachedAudio {
+  /** The pieces in order; their `audio` are views of `audio`. */
   pieces: CachedPiece[];
+  /** Every piece's audio, one after another, in one buffer: a whole clip is served from it without a copy. */
+  audio: Buffer;
+  /** Seconds of engine audio behind every piece, summed in order. */
+  seconds: number;
   /** Bytes this entry takes in memory (audio, plus an estimate for the rest). */
   size: number;
 }
@@ -34,8 +39,36 @@ export function entrySize(pieces: readonly CachedPiece[]): number {
   return size;
 }
 
-export function makeEntry(pieces: CachedPiece[]): CachedAudio {
-  return { pieces, size: entrySize(pieces) };
+/**
+ * An entry made of `pieces`: their audio is copied once into one buffer, which the entry's pieces
+ * then view (so a hit neither joins nor copies, and no piece holds on to a larger buffer it was cut
+ * from).
+ */
+export function makeEntry(pieces: readonly CachedPiece[]): CachedAudio {
+  let length = 0;
+  for (const piece of pieces) length += piece.audio.length;
+  const audio = Buffer.allocUnsafeSlow(length);
+  let at = 0;
+  for (const piece of pieces) {
+    piece.audio.copy(audio, at);
+    at += piece.audio.length;
+  }
+  return viewEntry(audio, pieces.map((p) => ({ length: p.audio.length, seconds: p.seconds, words: p.words })));
+}
+
+/** An entry over `audio`, cut into pieces of the given lengths (which add up to its length). */
+function viewEntry(audio: Buffer, layout: readonly { length: number; seconds: number; words?: WordTiming[] }[]): CachedAudio {
+  const pieces: CachedPiece[] = [];
+  let at = 0;
+  let seconds = 0;
+  for (const { length, seconds: pieceSeconds, words } of layout) {
+    const piece: CachedPiece = { audio: audio.subarray(at, at + length), seconds: pieceSeconds };
+    if (words) piece.words = words;
+    pieces.push(piece);
+    at += length;
+    seconds += pieceSeconds;
+  }
+  return { pieces, audio, seconds, size: entrySize(pieces) };
 }
 
 export function encodeEntry(entry: CachedAudio): Buffer {
@@ -58,16 +91,15 @@ export function decodeEntry(blob: Buffer): CachedAudio | null {
   try {
     const headerLength = body.readUInt32BE(0);
     const header = JSON.parse(body.subarray(4, 4 + headerLength).toString('utf8')) as { pieces: { n: number; s: number; w?: WordTiming[] }[] };
-    let at = 4 + headerLength;
-    const pieces: CachedPiece[] = [];
+    const start = 4 + headerLength;
+    let length = 0;
     for (const p of header.pieces) {
-      if (at + p.n > body.length) return null;
-      const piece: CachedPiece = { audio: Buffer.from(body.subarray(at, at + p.n)), seconds: p.s };
-      if (p.w) piece.words = p.w;
-      pieces.push(piece);
-      at += p.n;
+      if (!Number.isInteger(p.n) || p.n < 0) return null;
+      length += p.n;
     }
-    return at === body.length ? makeEntry(pieces) : null;
+    if (start + length !== body.length) return null;
+    // One copy of the audio, not a view of the blob: the entry outlives the blob's buffer.
+    return viewEntry(Buffer.from(body.subarray(start)), header.pieces.map((p) => ({ length: p.n, seconds: p.s, words: p.w })));
   } catch {
     return null;
   }

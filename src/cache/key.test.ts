@@ -70,3 +70,12 @@ test('canonical JSON sorts keys at every level and refuses what JSON cannot say 
   assert.equal(canonicalJson({ b: 1, a: { d: [1, { z: 0, y: null }], c: 'x' }, u: undefined }), '{"a":{"c":"x","d":[1,{"y":null,"z":0}]},"b":1}');
   assert.throws(() => canonicalJson({ a: Number.NaN }));
 });
+
+test('keys are stable across releases of the same encoding: fixed ingredients give a fixed key', () => {
+  // Entries on disk and in Redis outlive a restart: a faster encoder must give the very same keys.
+  const revision = voiceRevision(voice, null, 1.2);
+  assert.equal(revision, '4201319521ae088382da6eb2a2a9007b34180da6111fa2760132ad5b5989e010');
+  assert.equal(voiceRevision(voice, 'a'.repeat(64), 0.1 + 0.2), 'f2022266e8a5d2a0a89c2fbba09c98ea085a3fcdcc3ffba70bcfa31375f51f62');
+  assert.equal(audioCacheKey({ ...base, pronunciation: [{ text: 'there', alias: 'thair', case_sensitive: true }] }), 'ed6dcb01272cf1c58a84bd611f6a93d5d2d8c121a5f84e50cf9090a93436129b');
+  assert.equal(canonicalJson({ b: [1, undefined, 'x\u2028"', { é: 1, Z: -0, a: 1e21 }], a: null, 'a b': true }), '{"a":null,"a b":true,"b":[1,null,"x\u2028\\"",{"Z":0,"a":1e+21,"é":1}]}');
+});

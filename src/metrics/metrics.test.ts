@@ -44,7 +44,7 @@ function setup(instanceId: string, engines: EngineInfo[] = [], store?: { flushSt
 function run(instance: string, requestId: string, options: { model?: string; endpoint?: string; status?: number; errorCode?: string | null; characters?: number; transport?: 'http' | 'websocket' } = {}) {
   const { model = 'double', endpoint = 'tts.bytes', status = 200, errorCode = null, characters = 11, transport = 'http' } = options;
   diagnostics.admitted.publish({ instance, requestId, endpoint, orgId: 'org_1', keyId: 'key_secret', model, engine: 'espeak', characters, admitMs: 100 });
-  diagnostics.firstAudio.publish({ instance, requestId, endpoint, model, ttfaMs: 250 });
+  diagnostics.firstAudio.publish({ instance, requestId, endpoint, model, ttfaMs: 250, cache: null });
   if (status === 200) diagnostics.charged.publish({ instance, requestId, endpoint, orgId: 'org_1', model, index: 0, characters });
   diagnostics.end.publish({
     instance,

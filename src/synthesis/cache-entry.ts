@@ -6,13 +6,28 @@
  * audio and word timestamps, not the marks' events); otherwise the entry id made of the scope
  * (the organisation, or `shared` for a built-in voice when sharing is on —
  * never for a cloned voice), the voice, and the key over everything that
- * decides the audio.
+ * decides the audio. A voice's revision is kept per voice record (a record
+ * is never changed in place: an edited or reloaded voice is a new object),
+ * so a built-in voice's is worked out once, not on every request.
  */
 import { entryId } from '../cache/audio-cache.js';
 import { audioCacheKey, voiceRevision, type KeySegment } from '../cache/key.js';
 import { LOCAL_ORG_ID } from './gate.js';
 import type { SynthesisRequest } from './request.js';
 import type { SynthesisServices } from './services.js';
+import type { Voice } from '../voices/voice.js';
+
+/** Revisions by voice record, then by clip digest and gain (a voice has one gain per engine). */
+const revisions = new WeakMap<Voice, Map<string, string>>();
+
+function revisionOf(voice: Voice, clipDigest: string | null, gain: number): string {
+  let known = revisions.get(voice);
+  if (!known) revisions.set(voice, (known = new Map()));
+  const at = `${clipDigest ?? ''} ${gain}`;
+  let revision = known.get(at);
+  if (revision === undefined) known.set(at, (revision = voiceRevision(voice, clipDigest, gain)));
+  return revision;
+}
 
 export function cacheEntryOf(request: SynthesisRequest, orgId: string | null, services: SynthesisServices): string | null {
   const cache = services.cache;
@@ -25,7 +40,7 @@ export function cacheEntryOf(request: SynthesisRequest, orgId: string | null, se
   const key = audioCacheKey({
     scope,
     engine: { id: request.engine.id, fingerprint: `${cache.version} ${fingerprint}` },
-    voice: { id: voice.id, revision: voiceRevision(voice, request.reference?.digest ?? null, request.voiceGain) },
+    voice: { id: voice.id, revision: revisionOf(voice, request.reference?.digest ?? null, request.voiceGain) },
     transcript: request.transcript,
     segments: request.segments as readonly KeySegment[],
     pronunciation: request.pronunciation,

@@ -40,6 +40,8 @@ export interface SynthesisFirstAudio {
   model: string;
   /** Milliseconds from start to the first audio handed to the socket. */
   ttfaMs: number;
+  /** How the audio cache served it: a stored entry or a synthesis in flight (`hit`), made here (`miss`); null: the cache took no part. */
+  cache: 'hit' | 'miss' | null;
 }
 
 export interface SynthesisCharged {

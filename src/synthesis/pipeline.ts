@@ -190,6 +190,11 @@ export async function collectClip(source: AsyncIterable<AudioPiece>, format: Syn
   return { audio: pieces.length === 1 ? pieces[0] : Buffer.concat(pieces), seconds };
 }
 
+/** The finished clip of audio already joined (a stored entry's): as is, or after a WAV header that knows its size. */
+export function storedClip(audio: Buffer, format: SynthesisRequest['format']): Buffer {
+  return format.container === 'wav' ? Buffer.concat([finalWavHeader(format, audio.length), audio]) : audio;
+}
+
 /** Runs the whole synthesis and returns the finished clip. */
 export function renderClip(request: SynthesisRequest, signal: AbortSignal): Promise<{ audio: Buffer; seconds: number }> {
   return collectClip(synthesizeAudio(clipRequest(request), signal), request.format);

@@ -20,8 +20,9 @@
 import { ApiError, toApiError } from '../errors/api-error.js';
 import type { Admission, Caller, Endpoint } from './gate.js';
 import { diagnostics, publish, type SynthesisEnd } from './diagnostics.js';
+import type { CachedAudio, CachedPiece } from '../cache/entry.js';
 import { cacheEntryOf } from './cache-entry.js';
-import { clipRequest, collectClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
+import { clipRequest, collectClip, storedClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
 import { resolveSpeech } from './resolve.js';
 import type { SynthesisServices } from './services.js';
@@ -48,15 +49,20 @@ export interface StreamFraming {
   error(error: ApiError): (string | Buffer)[] | null;
 }
 
-/** Where a streamed response goes; HTTP and WebSocket each provide one. */
+/** Where a streamed response goes (the HTTP transports'). */
 export interface FrameSink {
   /** Sends the status and headers (the cost headers known at admission); called once, before the first frame. */
   open(headers: Record<string, string>): void;
-  /** Writes one frame; resolves once it has been handed to the socket, rejects if the client is gone. */
-  write(frame: string | Buffer): Promise<void>;
+  /** Writes frames, in order and in as few writes as it can; resolves once they have been handed to the socket, rejects if the client is gone. */
+  write(frames: readonly (string | Buffer)[]): Promise<void>;
   end(): void;
   /** Cuts the connection (a stream that cannot report its failure in-band). */
   destroy(): void;
+}
+
+/** A stored piece as the pipeline hands pieces on (made in no time). */
+function storedPiece(piece: CachedPiece): AudioPiece {
+  return piece.words ? { audio: piece.audio, words: piece.words, seconds: piece.seconds, stepTime: 0 } : { audio: piece.audio, seconds: piece.seconds, stepTime: 0 };
 }
 
 /** The abort reason once a session is over; one shared instance, since a stack trace per request costs. */
@@ -65,9 +71,8 @@ const SESSION_ENDED = Object.freeze(new Error('session ended'));
 export class SynthesisSession {
   readonly requestId: string;
   readonly clientRequestId: string | null;
-  /** Aborts when the client leaves or the session ends; every engine job of this session listens to it. */
-  readonly signal: AbortSignal;
-  private readonly controller = new AbortController();
+  /** Made when the signal is first asked for: a hit served from memory never needs one (it costs an EventTarget). */
+  private controller: AbortController | null = null;
   private readonly services: SynthesisServices;
   private readonly transport: 'http' | 'websocket';
   private readonly startedAt = performance.now();
@@ -95,7 +100,6 @@ export class SynthesisSession {
     this.transport = options.transport;
     this.requestId = options.requestId;
     this.clientRequestId = options.clientRequestId ?? null;
-    this.signal = this.controller.signal;
     const external = options.signal;
     if (external) {
       if (external.aborted) this.leave();
@@ -104,14 +108,33 @@ export class SynthesisSession {
     publish(diagnostics.start, { instance: this.services.instanceId, requestId: this.requestId, clientRequestId: this.clientRequestId, transport: this.transport });
   }
 
+  /** Aborts when the client leaves or the session ends; every engine job of this session listens to it. */
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.clientLeft) this.controller.abort(new Error('client disconnected'));
+    }
+    return this.controller.signal;
+  }
+
+  /** Whether the signal has aborted, without making one. */
+  private get aborted(): boolean {
+    return this.controller ? this.controller.signal.aborted : this.clientLeft;
+  }
+
+  private throwIfAborted(): void {
+    if (this.controller) this.controller.signal.throwIfAborted();
+    else if (this.clientLeft) throw new Error('client disconnected');
+  }
+
   /** The client went away: generation stops at once; the end is reported as aborted. */
   leave(): void {
     this.clientLeft = true;
-    if (!this.controller.signal.aborted) this.controller.abort(new Error('client disconnected'));
+    if (this.controller && !this.controller.signal.aborted) this.controller.abort(new Error('client disconnected'));
   }
 
   get over(): boolean {
-    return this.controller.signal.aborted || this.ending !== null;
+    return this.aborted || this.ending !== null;
   }
 
   get synthesis(): SynthesisRequest {
@@ -197,28 +220,48 @@ export class SynthesisSession {
    * leads (a miss, kept once it completes). Every one is framed, billed and limited alike.
    */
   private async *source(request: SynthesisRequest, signal: AbortSignal, cacheable: boolean): AsyncGenerator<AudioPiece> {
-    const cache = this.services.cache;
-    const id = cache && cacheable && this.cacheAllowed ? cacheEntryOf(request, this.caller?.orgId ?? null, this.services) : null;
-    if (!cache || !id) {
-      yield* synthesizeAudio(request, signal);
-      return;
-    }
-    const stored = await cache.store.lookup(id);
+    const found = await this.cached(request, cacheable);
     signal.throwIfAborted();
-    if (stored) {
-      cache.store.hits++;
-      this.served('hit', cache.billHits);
-      for (const piece of stored.pieces) {
+    if (found.entry) {
+      for (const piece of found.entry.pieces) {
         signal.throwIfAborted();
-        yield piece.words ? { audio: piece.audio, words: piece.words, seconds: piece.seconds, stepTime: 0 } : { audio: piece.audio, seconds: piece.seconds, stepTime: 0 };
+        yield storedPiece(piece);
       }
       return;
     }
+    yield* this.made(request, signal, found.id);
+  }
+
+  /**
+   * The cache's answer for `request`: a stored entry (a hit, counted and billed as one here), or the
+   * entry id a synthesis should follow or lead (null: the cache takes no part). The memory tier
+   * answers without a promise; only the disk and shared tiers are waited for.
+   */
+  private cached(request: SynthesisRequest, cacheable: boolean): { entry: CachedAudio; id: string } | { entry: null; id: string | null } | Promise<{ entry: CachedAudio | null; id: string | null }> {
+    const cache = this.services.cache;
+    const id = cache && cacheable && this.cacheAllowed ? cacheEntryOf(request, this.caller?.orgId ?? null, this.services) : null;
+    if (!cache || !id) return { entry: null, id: null };
+    const stored = cache.store.peek(id);
+    if (stored) return this.hit(stored, id);
+    return cache.store.lookup(id).then((entry) => (entry ? this.hit(entry, id) : { entry: null, id }));
+  }
+
+  private hit(entry: CachedAudio, id: string): { entry: CachedAudio; id: string } {
+    const cache = this.services.cache!;
+    cache.store.hits++;
+    this.served('hit', cache.billHits);
+    return { entry, id };
+  }
+
+  /** The pieces made for `request`: by the pipeline alone (no entry id), or by the flight for `id` this request joins or leads. */
+  private made(request: SynthesisRequest, signal: AbortSignal, id: string | null): AsyncGenerator<AudioPiece> {
+    const cache = this.services.cache;
+    if (!cache || !id) return synthesizeAudio(request, signal);
     const { flight, leader } = cache.store.flight(id, (flightSignal) => synthesizeAudio(request, flightSignal));
     if (leader) cache.store.misses++;
     else cache.store.followers++;
     this.served(leader ? 'miss' : 'hit', cache.billHits);
-    yield* flight.follow(signal);
+    return flight.follow(signal);
   }
 
   private served(status: 'hit' | 'miss', billHits: boolean): void {
@@ -230,12 +273,18 @@ export class SynthesisSession {
   /** Clip policy: the whole clip, charged once it exists and before any of it is sent. */
   async clip(): Promise<{ audio: Buffer; headers: Record<string, string> }> {
     const request = this.synthesis;
-    this.running++;
+    const made = clipRequest(request);
+    const found = await this.cached(made, true);
+    this.throwIfAborted();
     let clip: { audio: Buffer; seconds: number };
-    try {
-      clip = await collectClip(this.source(clipRequest(request), this.signal, true), request.format);
-    } finally {
-      this.running--;
+    if (found.entry) clip = { audio: storedClip(found.entry.audio, request.format), seconds: found.entry.seconds };
+    else {
+      this.running++;
+      try {
+        clip = await collectClip(this.made(made, this.signal, found.id), request.format);
+      } finally {
+        this.running--;
+      }
     }
     const { audio, seconds } = clip;
     this.throwIfOver();
@@ -247,18 +296,47 @@ export class SynthesisSession {
   /**
    * First-audio policy: pieces are framed and written as they are made; the charge is made once the
    * first audio has been handed to the socket. A failure before that is thrown (an ordinary error
-   * response, nothing charged); after it, it is framed in-band or cuts the connection.
+   * response, nothing charged); after it, it is framed in-band or cuts the connection. A stored
+   * entry's pieces are all at hand: they are framed as the miss framed them and written in as few
+   * writes as the charge allows (the first audio, then the rest with the end; all at once when the
+   * hit is free and so charged before it opens).
    */
   async stream(framing: StreamFraming, sink: FrameSink): Promise<void> {
     const request = this.synthesis;
-    const pieces = this.source(request, this.signal, true);
+    const found = await this.cached(request, true);
+    this.throwIfAborted();
+    if (found.entry) return this.send(found.entry.pieces.map(storedPiece), framing, sink);
+    const pieces = this.made(request, this.signal, found.id);
     this.running++;
+    try {
+      await this.send(pieces, framing, sink);
+    } finally {
+      // Stops the engine job whatever happened (a failed charge included): no worker is left waiting.
+      await pieces.return(undefined);
+      this.running--;
+    }
+  }
+
+  /** Frames and writes `pieces` (a list: all at hand, batched; otherwise each as it comes), charging as `stream()` says. */
+  private async send(pieces: readonly AudioPiece[] | AsyncIterable<AudioPiece>, framing: StreamFraming, sink: FrameSink): Promise<void> {
+    const request = this.synthesis;
+    const atHand = Array.isArray(pieces);
     let opened = false;
     let charged = false;
+    /** Frames not yet written, and the seconds of audio of the pieces they hold. */
+    let frames: (string | Buffer)[] = [];
+    let seconds: number[] = [];
+    const flush = async () => {
+      const written = seconds;
+      await sink.write(frames);
+      frames = [];
+      seconds = [];
+      for (const s of written) this.delivered(s);
+    };
     try {
       for await (const piece of pieces) {
-        const frames = framing.piece(piece);
-        if (frames.length === 0) continue;
+        const framed = framing.piece(piece);
+        if (framed.length === 0) continue;
         if (!opened) {
           this.throwIfOver();
           let headers = this.admission?.quote ?? {};
@@ -270,30 +348,31 @@ export class SynthesisSession {
           sink.open({ ...headers, ...this.cacheHeaders() });
           opened = true;
         }
-        for (const frame of frames) await sink.write(frame);
-        this.delivered(piece.seconds);
-        if (!charged && piece.audio.length > 0) {
+        for (const frame of framed) frames.push(frame);
+        seconds.push(piece.seconds);
+        const first = !charged && piece.audio.length > 0;
+        if (atHand && !first) continue;
+        await flush();
+        if (first) {
           charged = true;
           await this.charge(0, request.characters);
+          if (atHand) this.throwIfAborted();
         }
       }
-      for (const frame of framing.done()) await sink.write(frame);
+      for (const frame of framing.done()) frames.push(frame);
+      await flush();
       sink.end();
     } catch (err) {
       if (!opened) throw err;
       const error = this.fail(err);
-      const frames = this.signal.aborted ? null : framing.error(error);
-      if (!frames) return sink.destroy();
+      const failure = this.aborted ? null : framing.error(error);
+      if (!failure) return sink.destroy();
       try {
-        for (const frame of frames) await sink.write(frame);
+        await sink.write(failure);
         sink.end();
       } catch {
         sink.destroy();
       }
-    } finally {
-      // Stops the engine job whatever happened (a failed charge included): no worker is left waiting.
-      await pieces.return(undefined);
-      this.running--;
     }
   }
 
@@ -340,7 +419,7 @@ export class SynthesisSession {
     if (this.firstAudioAt !== null) return;
     this.firstAudioAt = performance.now();
     if (this.request && this.endpoint) {
-      publish(diagnostics.firstAudio, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint, model: this.request.model.id, ttfaMs: this.firstAudioAt - this.startedAt });
+      publish(diagnostics.firstAudio, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint, model: this.request.model.id, ttfaMs: this.firstAudioAt - this.startedAt, cache: this.cacheStatus });
     }
   }
 
@@ -364,7 +443,7 @@ export class SynthesisSession {
 
   private async finish(): Promise<void> {
     // Aborting costs an event dispatch per request: only done while a pipeline may still run.
-    if (this.running > 0 && !this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
+    if (this.running > 0 && this.controller && !this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
     try {
       await this.admission?.release();
     } catch (err) {
@@ -393,7 +472,7 @@ export class SynthesisSession {
   }
 
   private throwIfOver(): void {
-    if (this.clientLeft) throw this.controller.signal.reason ?? new Error('client disconnected');
+    if (this.clientLeft) throw this.controller?.signal.reason ?? new Error('client disconnected');
     if (this.ending) throw SESSION_ENDED;
   }
 }

@@ -10,11 +10,17 @@ import type { FastifyInstance } from 'fastify';
 import { postOnly } from '../../http/json-body.js';
 import { serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { chunkEvent, doneEvent, errorEvent, eventJson, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
+import { sseFrameWithAudio } from '../audio-json.js';
+import { chunkEvent, doneEvent, errorEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
 
 function frame(event: StreamEvent): string {
-  return `data: ${eventJson(event)}\n\n`;
+  return `data: ${JSON.stringify(event)}\n\n`;
+}
+
+/** A chunk's frame as bytes: its audio copied in, not run through a UTF-8 encoder (api/audio-json). */
+function chunkFrame(event: StreamEvent): Buffer {
+  return sseFrameWithAudio(event, 'data');
 }
 
 export const SSE_HEADERS = { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
@@ -32,10 +38,10 @@ export function registerTtsSse(scope: FastifyInstance, services: Services): void
           headers: SSE_HEADERS,
           framing: {
             piece(piece) {
-              const frames: string[] = [];
+              const frames: (string | Buffer)[] = [];
               // A mark comes before the audio that starts where it stands.
               if (piece.marks) frames.push(frame(markTimestampsEvent(contextId, piece.marks)));
-              if (piece.audio.length > 0) frames.push(frame(chunkEvent(contextId, piece.audio, piece.stepTime)));
+              if (piece.audio.length > 0) frames.push(chunkFrame(chunkEvent(contextId, piece.audio, piece.stepTime)));
               if (piece.words && synthesis.wordTimestamps) frames.push(frame(timestampsEvent(contextId, piece.words)));
               return frames;
             },

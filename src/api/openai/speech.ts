@@ -11,7 +11,7 @@ import { classify } from '../../http/errors.js';
 import { postOnly } from '../../http/json-body.js';
 import { audioStream, serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { jsonWithAudio } from '../audio-json.js';
+import { jsonWithAudio, sseFrameWithAudio } from '../audio-json.js';
 import { SSE_HEADERS } from '../cartesia/sse.js';
 import { openAIError } from './errors.js';
 import { parseOpenAIBody } from './parse.js';
@@ -45,7 +45,7 @@ export function registerOpenAISpeech(scope: FastifyInstance, services: Services)
             piece(piece) {
               if (piece.audio.length === 0) return [];
               bytes += piece.audio.length;
-              return [sse({ type: 'speech.audio.delta', audio: piece.audio.toString('base64') })];
+              return [sseFrameWithAudio({ type: 'speech.audio.delta', audio: piece.audio.toString('base64') }, 'audio')];
             },
             done() {
               // Usage in OpenAI's fields: characters in, audio samples out.
