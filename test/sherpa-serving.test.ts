@@ -150,3 +150,21 @@ test('the single-speaker model brings a built-in voice named after its engine', 
   const bytes = await server.post('/tts/bytes', { model_id: 'piper-local', transcript: 'Hello.', voice: { mode: 'id', id: 'piper' }, output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 22050 } });
   assert.equal(bytes.status, 200);
 });
+
+test('SSML <phoneme> and <lang> are spoken as their text: sherpa-onnx takes neither phonemes nor a language per text', { timeout: 20_000 }, async () => {
+  const pcm = async (transcript: string) => {
+    const response = await server.post('/tts/bytes', { model_id: 'piper-local', transcript, voice: VOICE, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: STAND_IN_RATE } });
+    assert.equal(response.status, 200, transcript);
+    return Buffer.from(await response.arrayBuffer());
+  };
+  const plain = await pcm('<speak>I say tomato, you say tomato.</speak>');
+  const phonemes = await pcm('<speak>I say <phoneme alphabet="ipa" ph="təˈmeɪtoʊ">tomato</phoneme>, you say <phoneme alphabet="x-sampa" ph=\'t@"mA:toU\'>tomato</phoneme>.</speak>');
+  const language = await pcm('<speak><lang xml:lang="fr-FR">I say tomato, you say tomato.</lang></speak>');
+  assert.ok(plain.length > 0);
+  assert.ok(plain.equals(phonemes), 'the phonemes are not spoken: the text is');
+  assert.ok(plain.equals(language), 'the language changes nothing');
+  // Why: its phonemizer reads eSpeak's phoneme input as text (each bracket and mnemonic a token of its own).
+  const word = (await pcm('hello')).length;
+  const bracketed = (await pcm("[[h@l'oU]]")).length;
+  assert.ok(bracketed > word * 2, `[[h@l'oU]] ${bracketed} bytes vs hello ${word}`);
+});

@@ -7,7 +7,10 @@
  * malformed SSML is 400 `invalid_ssml` with its line and column and nothing
  * on the ledger; a 64 KB body of nested tags is refused quickly; word
  * timestamps name the words of the text content; a WebSocket message is a
- * whole document.
+ * whole document. `<phoneme>` is spoken as its phonemes and `<lang>` in its
+ * language by eSpeak NG, measured against the plain reading; both count
+ * their text, name its words, and a `ph` that cannot be read is refused
+ * before anything is billed.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -73,6 +76,19 @@ You say, <phoneme alphabet="ipa" ph="pɪˈkɑːn">pecan</phoneme>. I say, <phone
   <p><s>This is sentence one.</s><s>This is sentence two.</s></p>
   It costs <say-as interpret-as="currency" language="en-US">$42.01</say-as> on <say-as interpret-as="date" format="yyyymmdd" detail="1">19600207</say-as>.
   Call <say-as interpret-as="telephone" format="1">(781) 771-7777</say-as>.
+</speak>`,
+  'Polly: phoneme in IPA and X-SAMPA': `<speak>
+    You say, <phoneme alphabet="ipa" ph="pɪˈkɑːn">pecan</phoneme>.
+    I say, <phoneme alphabet="x-sampa" ph='pI"kA:n'>pecan</phoneme>.
+</speak>`,
+  'Polly: lang': `<speak>
+    <lang xml:lang="fr-FR">Je ne parle pas français.</lang>
+</speak>`,
+  'Azure: phoneme and lang': `<speak version="1.0" xmlns="http://www.w3.org/2001/10/synthesis" xml:lang="en-US">
+    <voice name="en-US-AvaNeural">
+        <phoneme alphabet="ipa" ph="təˈmeɪtoʊ"> tomato </phoneme>
+        <lang xml:lang="de-DE">Wir freuen uns auf die Zusammenarbeit mit Ihnen!</lang>
+    </voice>
 </speak>`,
   'Twilio <Say> SSML: break, emphasis, prosody, say-as, w': `<speak>Hi <break strength="x-weak"/> there. <emphasis level="moderate">Hello</emphasis>
 <prosody pitch="x-high" rate="fast">Hello again</prosody> <say-as interpret-as="spell-out">Twilio</say-as> <w role="amazon:VBD">read</w> it.</speak>`,
@@ -314,5 +330,115 @@ describe('SSML: marks', () => {
     assert.deepEqual(mark.mark_timestamps.marks, ['second']);
     assert.ok(Math.abs(mark.mark_timestamps.time[0] - before) < 0.002, `${mark.mark_timestamps.time[0]} vs ${before}`);
     socket.close();
+  });
+});
+
+/** A clip's brightness: the energy of its first difference over its energy (higher for higher formants: eɪ over ɑː). */
+function brightness(samples: Int16Array): number {
+  let slope = 0;
+  let energy = 0;
+  for (let i = 1; i < samples.length; i++) {
+    slope += (samples[i] - samples[i - 1]) ** 2;
+    energy += samples[i] ** 2;
+  }
+  return slope / energy;
+}
+
+describe('SSML: <phoneme> and <lang> on eSpeak NG', () => {
+  test('phonemes decide what is said: eɪ is brighter than ɑː, and each voice’s own reading is the one its accent says', { timeout: 30_000 }, async () => {
+    const word = async (ph: string | null, voice: string, alphabet = 'ipa') => (await clip(ph === null ? '<speak>tomato</speak>' : `<speak><phoneme alphabet="${alphabet}" ph='${ph}'>tomato</phoneme></speak>`, { voice })).samples;
+    // en-us says təˈmeɪɾoʊ, en-gb-x-rp təˈmɑːtəʊ: the plain word sounds like its accent's IPA, not the other's.
+    for (const [voice, own] of [['sarah', 'american'], ['michael', 'american'], ['emma', 'british']] as const) {
+      const plain = brightness(await word(null, voice));
+      const american = brightness(await word('təˈmeɪtoʊ', voice));
+      const british = brightness(await word('t@"mA:t@U', voice, 'x-sampa'));
+      assert.ok(american > british * 1.25, `${voice}: eɪ ${american.toFixed(4)} vs ɑː ${british.toFixed(4)}`);
+      const same = own === 'american' ? american : british;
+      assert.ok(Math.abs(plain / same - 1) < 0.05, `${voice}: the word ${plain.toFixed(4)} vs its ${own} IPA ${same.toFixed(4)}`);
+    }
+    // The IPA of "hello", in either alphabet, lasts as long as the word.
+    const hello = (await clip('<speak>hello</speak>')).samples.length;
+    for (const [alphabet, ph] of [['ipa', 'həˈloʊ'], ['x-sampa', 'h@"loU']]) {
+      const said = (await clip(`<speak><phoneme alphabet="${alphabet}" ph='${ph}'>hello</phoneme></speak>`)).samples.length;
+      assert.ok(Math.abs(said / hello - 1) < 0.03, `${alphabet}: ${said} vs ${hello} samples`);
+    }
+  });
+
+  test('<lang> speaks in that language’s voice, then the voice’s own again; an unknown language or the voice’s own changes nothing', { timeout: 30_000 }, async () => {
+    const length = async (ssml: string, voice: string) => (await clip(ssml, { voice })).samples.length;
+    const cases = [
+      ['michael', 'fr-FR', 'Je ne parle pas français.', 0.85],
+      ['emma', 'fr-FR', 'Je ne parle pas français.', 0.85],
+      ['michael', 'de-DE', 'Guten Morgen, wie geht es Ihnen heute?', 0.92],
+    ] as const;
+    for (const [voice, tag, text, shorter] of cases) {
+      // Read as English, the words last longer than in their own language.
+      const english = await length(`<speak>${text}</speak>`, voice);
+      const own = await length(`<speak><lang xml:lang="${tag}">${text}</lang></speak>`, voice);
+      assert.ok(own < english * shorter, `${voice} ${tag}: ${own} vs ${english} samples as English`);
+      for (const same of ['tlh', 'en-GB', 'not a tag']) {
+        const kept = await length(`<speak><lang xml:lang="${same}">${text}</lang></speak>`, voice);
+        assert.ok(Math.abs(kept / english - 1) < 0.01, `${voice} ${same}: ${kept} vs ${english}`);
+      }
+    }
+    // Around the element, the voice is its own again: the parts last what they last alone.
+    const mixed = await length('<speak>Hello there <lang xml:lang="fr-FR">bonjour</lang> and goodbye.</speak>', 'michael');
+    const parts = (await length('<speak>Hello there</speak>', 'michael')) + (await length('<speak><lang xml:lang="fr-FR">bonjour</lang></speak>', 'michael')) + (await length('<speak>and goodbye.</speak>', 'michael'));
+    assert.ok(Math.abs(mixed / parts - 1) < 0.02, `${mixed} vs ${parts} samples`);
+  });
+
+  test('a per-language voice named by its language speaks it (espeak-fr-fr is eSpeak’s roa/fr, which set_voice knows by that name only)', { timeout: 20_000 }, async () => {
+    const text = '<speak>Je ne parle pas français.</speak>';
+    const french = (await clip(text, { voice: 'espeak-fr-fr' })).samples.length;
+    const english = (await clip(text, { voice: 'espeak-en-us' })).samples.length;
+    assert.ok(french < english * 0.85, `${french} vs ${english} samples`);
+  });
+
+  test('billing counts the text, not ph; word timestamps name the client’s words', { timeout: 20_000 }, async () => {
+    const ssml = '<speak>You say, <phoneme alphabet="ipa" ph="pɪˈkɑːn">pecan</phoneme>. I say <phoneme alphabet="ipa" ph="ˈnjuː ˈjɔːk">New York</phoneme> <lang xml:lang="fr-FR">aujourd’hui</lang>.</speak>';
+    const { response } = await clip(ssml);
+    assert.equal(response.headers.get('x-request-credits'), String('You say, pecan. I say New York aujourd’hui.'.length));
+    const sse = await server.post('/tts/sse', { model_id: 'gepard-1.0', transcript: ssml, voice: 'sarah', output_format: raw(RATE), add_timestamps: true }, org.auth);
+    const events = (await sse.text()).split('\n\n').filter(Boolean).map((block) => JSON.parse(block.slice(6)));
+    const timestamps = events.filter((e) => e.type === 'timestamps');
+    assert.deepEqual(timestamps.flatMap((e) => e.word_timestamps.words), ['You', 'say,', 'pecan.', 'I', 'say', 'New', 'York', 'aujourd’hui.']);
+    const starts = timestamps.flatMap((e) => e.word_timestamps.start as number[]);
+    for (let i = 1; i < starts.length; i++) assert.ok(starts[i] > starts[i - 1], `word ${i} starts at ${starts[i]}`);
+  });
+
+  test('a ph that cannot be read or an unknown alphabet is 400 invalid_ssml at the element; nothing is billed', { timeout: 20_000 }, async () => {
+    const rowsBefore = (await ledgerRows(org.orgId)).length;
+    const balance = (await balanceOf(server, org.orgId)).balance;
+    const cases: [string, RegExp][] = [
+      ['<speak>Bonjour\n  <phoneme alphabet="ipa" ph="bɔ̃ʒuʁ">bonjour</phoneme></speak>', /line 2, column \d+: <phoneme ph="bɔ̃ʒuʁ">: the combining mark U\+0303 is not a phoneme/],
+      ['<speak><phoneme alphabet="x-sampa" ph="p#kA:n">pecan</phoneme></speak>', /line 1, .*"#" \(U\+0023\) is not an X-SAMPA symbol/],
+      ['<speak><phoneme alphabet="sapi" ph="t ax m ey t ow">tomato</phoneme></speak>', /the alphabet "sapi" is not supported/],
+      ['<speak><phoneme>tomato</phoneme></speak>', /needs a ph/],
+    ];
+    for (const [transcript, message] of cases) {
+      const response = await server.post('/tts/bytes', { model_id: 'gepard-1.0', transcript, voice: 'sarah', output_format: raw(RATE) }, org.auth);
+      assert.equal(response.status, 400, transcript);
+      const body = (await response.json()) as Record<string, string>;
+      assert.equal(body.error_code, 'invalid_ssml', transcript);
+      assert.match(body.message, message);
+    }
+    assert.equal((await ledgerRows(org.orgId)).length, rowsBefore);
+    assert.equal((await balanceOf(server, org.orgId)).balance, balance);
+    const socket = await TestSocket.open(server.url, org.auth);
+    socket.send({ model_id: 'gepard-1.0', voice: 'sarah', output_format: raw(RATE), context_id: 'bad-ph', transcript: '<speak><phoneme ph="ʁ">r</phoneme></speak>' });
+    assert.equal((await socket.waitFor((e) => e.context_id === 'bad-ph' && e.type === 'error')).error_code, 'invalid_ssml');
+    socket.close();
+  });
+
+  test('the audio cache answers the same phonemes and language again, and never another’s', { timeout: 20_000 }, async () => {
+    const get = async (inner: string) => (await clip(`<speak>Cached ${inner} here.</speak>`)).response.headers.get('x-cache');
+    const tomato = '<phoneme ph="təˈmɑːtoʊ">tomato</phoneme>';
+    assert.equal(await get(tomato), 'miss');
+    assert.equal(await get(tomato), 'hit');
+    assert.equal(await get('<phoneme ph="təˈmeɪtoʊ">tomato</phoneme>'), 'miss');
+    assert.equal(await get('tomato'), 'miss');
+    assert.equal(await get('<lang xml:lang="fr-FR">tomato</lang>'), 'miss');
+    assert.equal(await get('<lang xml:lang="de">tomato</lang>'), 'miss');
+    assert.equal(await get('<lang xml:lang="de">tomato</lang>'), 'hit');
   });
 });

@@ -8,7 +8,8 @@
  * - the voice id and its revision (a digest of its record, its clip and its
  *   loudness gain on that engine);
  * - the transcript as sent and the segments made from it, after tags and
- *   the pronunciation dictionary (whose items are part of the key too);
+ *   the pronunciation dictionary (whose items are part of the key too),
+ *   with SSML's phonemes and language on them;
  * - language, speed, volume, the output format, whether the audio is
  *   streamed (a streamed WAV's header differs from a clip's) and whether
  *   word timestamps were asked;
@@ -31,7 +32,9 @@ import type { OutputFormat } from '../audio/format.js';
 /** Bumped whenever the encoding or the stored entry's meaning changes: every older key is then a miss. */
 const KEY_VERSION = 'voicegate-audio-cache/1';
 
-export type KeySegment = { kind: 'text'; text: string; speed: number; gain: number; pitch?: number } | { kind: 'silence'; seconds: number };
+export type KeySegment =
+  | { kind: 'text'; text: string; speed: number; gain: number; pitch?: number; phonemes?: readonly { from: number; to: number; ipa: string }[]; language?: string }
+  | { kind: 'silence'; seconds: number };
 
 export interface CacheKeyIngredients {
   /** The organisation the entry belongs to, or `shared` (built-in voices with sharing on). */
@@ -84,7 +87,11 @@ export function audioCacheKey(ingredients: CacheKeyIngredients): string {
   const { format } = ingredients;
   const normalised = {
     ...ingredients,
-    segments: ingredients.segments.map((s) => (s.kind === 'text' ? { kind: s.kind, text: s.text, speed: s.speed, gain: s.gain, pitch: s.pitch } : { kind: s.kind, seconds: s.seconds })),
+    segments: ingredients.segments.map((s) =>
+      s.kind === 'text'
+        ? { kind: s.kind, text: s.text, speed: s.speed, gain: s.gain, pitch: s.pitch, phonemes: s.phonemes?.map(({ from, to, ipa }) => ({ from, to, ipa })), language: s.language }
+        : { kind: s.kind, seconds: s.seconds },
+    ),
     format: { container: format.container, encoding: format.encoding ?? null, sampleRate: format.sampleRate, bitRate: format.bitRate ?? null },
   };
   return sha256Hex(`${KEY_VERSION}\n${canonicalJson(normalised)}`);

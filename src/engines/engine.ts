@@ -30,9 +30,26 @@ export interface EngineChunk {
   words?: WordTiming[];
 }
 
+/**
+ * A stretch of `EngineInput.text` to speak as phonemes rather than read: `[from, to)` in UTF-16 code
+ * units, and the phonemes in normalised IPA (`engines/phonemes.ts`).
+ */
+export interface PhonemeSpan {
+  from: number;
+  to: number;
+  ipa: string;
+}
+
 export interface EngineInput {
   /** Plain text to speak (markup characters are literal). */
   text: string;
+  /** SSML `<phoneme>`: stretches of `text` to speak as these phonemes, in text order; set only for an engine that `takes.phonemes`. */
+  phonemes?: PhonemeSpan[];
+  /**
+   * SSML `<lang>`: the language `text` is in (a lower-case BCP 47 tag), set only for an engine that
+   * `takes.languages`. Unlike `language` (the request's), it names this text's language alone.
+   */
+  textLanguage?: string;
   voice: Voice;
   /** Speaking-rate multiplier, 1 = the voice's own rate. */
   speed: number;
@@ -92,6 +109,12 @@ export interface Engine {
   /** Stops accepting work and releases resources. */
   stop(): Promise<void>;
   isReady(): boolean;
+  /**
+   * What SSML asks of pronunciation that this engine does: `phonemes` (it speaks
+   * `EngineInput.phonemes`), `languages` (it speaks `EngineInput.textLanguage`'s text in that
+   * language). Absent or false: the pipeline leaves the field out and the engine speaks the text.
+   */
+  readonly takes?: { phonemes?: boolean; languages?: boolean };
   /** Whether this engine has a profile for the voice (a cloning engine: whether the voice has a clip). */
   supportsVoice(voice: Voice): boolean;
   /**

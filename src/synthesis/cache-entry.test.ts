@@ -71,3 +71,20 @@ test('no entry without a cache, for a model with cache: false, or for an engine 
   assert.equal(cacheEntryOf(request({ model: { id: 'm', cache: false } as SynthesisRequest['model'] }), 'org_a', services()), null);
   assert.equal(cacheEntryOf(request(), 'org_a', services({ fingerprint: null })), null);
 });
+
+test("SSML's phonemes and language each change the entry: the same text spoken otherwise is other audio", () => {
+  const text = { kind: 'text', text: 'I say tomato.', speed: 1, gain: 1.1 } as const;
+  const entry = (segment: Record<string, unknown>) => cacheEntryOf(request({ segments: [{ ...text, ...segment }] as SynthesisRequest['segments'] }), 'org_a', services());
+  const plain = entry({});
+  const entries = [
+    entry({ phonemes: [{ from: 6, to: 12, ipa: 'təˈmeɪtoʊ' }] }),
+    entry({ phonemes: [{ from: 6, to: 12, ipa: 'təˈmɑːtoʊ' }] }),
+    entry({ phonemes: [{ from: 6, to: 13, ipa: 'təˈmɑːtoʊ' }] }),
+    entry({ language: 'fr-fr' }),
+    entry({ language: 'de' }),
+  ];
+  assert.equal(new Set([plain, ...entries]).size, entries.length + 1);
+  // Equal segments find the same entry; a segment without them is the one it always was.
+  assert.equal(entry({ language: 'de' }), entries[4]);
+  assert.equal(entry({ phonemes: undefined, language: undefined }), plain);
+});

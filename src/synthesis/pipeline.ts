@@ -118,6 +118,9 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         continue;
       }
       const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: request.language ?? undefined, wordTimings: request.wordTimestamps, ...(request.background ? { background: true } : {}) };
+      // SSML's phonemes and language reach only an engine that speaks them; any other speaks the text.
+      if (segment.phonemes && engine.takes?.phonemes) input.phonemes = segment.phonemes;
+      if (segment.language && engine.takes?.languages) input.textLanguage = segment.language;
       if (request.reference) input.reference = request.reference;
       if (firstAudioAt > 0) input.playback = { startedAt: firstAudioAt, seconds: before + offset };
       let made = 0;

@@ -13,8 +13,14 @@
  * `generation_config.volume`, wherever the model takes a volume; `<break>`
  * is silence the pipeline inserts, whatever the engine; `<spell>` is spoken
  * as separate letters and digits; `<emotion>` has no effect.
+ *
+ * SSML's `<phoneme>` and `<lang>` (`ssml.ts`) ride on text segments: a
+ * phoneme run joins the text around it as a `PhonemeSpan` over the words it
+ * stands for, and a language starts a segment of its own. The pipeline hands
+ * them on to engines that take them (`Engine.takes`); others speak the text.
  */
 import { ApiError } from '../errors/api-error.js';
+import type { PhonemeSpan } from '../engines/engine.js';
 import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
@@ -36,6 +42,10 @@ export type SpeechSegment =
       gain: number;
       /** SSML `<prosody pitch>`: a multiplier of the voice's pitch, for engines that can change it (absent: 1). */
       pitch?: number;
+      /** SSML `<phoneme>`: stretches of `text` an engine that takes phonemes speaks as these phonemes instead. */
+      phonemes?: PhonemeSpan[];
+      /** SSML `<lang>`: the language `text` is in (a lower-case BCP 47 tag), for engines that take one; absent: the voice's. */
+      language?: string;
       /** `text` with where each part stands in the transcript: word timestamps name the transcript's words. */
       source: MappedText;
     }
@@ -80,7 +90,15 @@ function spokenText(part: Extract<MappedTagSegment, { kind: 'text' }>, context: 
     if (said !== null && range) return new MappedText().replace(said, range.from, range.to);
   }
   const expanded = expandMappedForSpeech(part.source, context.pronunciation);
-  return context.normalize ? normalizeMapped(expanded) : expanded;
+  // The normaliser reads English: text SSML says is in another language is left as written.
+  const english = !part.language || part.language === 'en' || part.language.startsWith('en-');
+  return context.normalize && english ? normalizeMapped(expanded) : expanded;
+}
+
+/** Where the words of `text` (placed at `at` in a segment's text) stand, without the spaces around them. */
+function spanOf(text: string, at: number, ipa: string): PhonemeSpan {
+  const first = text.search(/\S/u);
+  return { from: at + first, to: at + text.trimEnd().length, ipa };
 }
 
 /** The segments for what a reader of markup made (Cartesia's tags or SSML): the same for both. */
@@ -88,11 +106,12 @@ export function segmentsOf(parts: readonly MappedTagSegment[], context: SegmentC
   const { model, settings, streaming, voiceGain } = context;
   const segments: SpeechSegment[] = [];
   let spoken = 0;
-  let lastReadAs = false;
+  /** The last text run was read as a whole (`say-as`, `<phoneme>`): the next one joins it where they sound alike. */
+  let lastInline = false;
   for (const part of parts) {
     if (part.kind === 'break') {
       if (part.seconds > 0) segments.push({ kind: 'silence', seconds: part.seconds });
-      lastReadAs = false;
+      lastInline = false;
       continue;
     }
     if (part.kind === 'mark') {
@@ -109,15 +128,33 @@ export function segmentsOf(parts: readonly MappedTagSegment[], context: SegmentC
     const volume = model.volume ? part.volume : 1;
     const gain = voiceGain * settings.volume * volume;
     const last = segments.at(-1);
-    // A `say-as` run joins the text around it when they sound alike: the engine speaks the sentence
-    // as one, not in pieces.
-    const joins = part.sayAs !== undefined || lastReadAs;
-    lastReadAs = part.sayAs !== undefined;
+    // A `say-as` or `<phoneme>` run joins the text around it when they sound alike: the engine speaks
+    // the sentence as one, not in pieces.
+    const inline = part.sayAs !== undefined || part.phonemes !== undefined;
+    const joins = inline || lastInline;
+    lastInline = inline;
     const pitch = part.pitch !== undefined && part.pitch !== 1 ? part.pitch : undefined;
-    if (joins && last?.kind === 'text' && last.speed === speed && last.gain === gain && last.pitch === pitch) {
-      last.source = new MappedText().append(last.source).append(source);
+    const language = part.language;
+    if (joins && last?.kind === 'text' && last.speed === speed && last.gain === gain && last.pitch === pitch && last.language === language) {
+      const joined = new MappedText().append(last.source);
+      // Runs read as a whole are words of their own: two words that would touch get a space between them.
+      if (/[\p{L}\p{N}]$/u.test(joined.text) && /^[\p{L}\p{N}]/u.test(text)) joined.insert(' ');
+      const at = joined.text.length;
+      last.source = joined.append(source);
       last.text = last.source.text;
-    } else segments.push({ kind: 'text', text, speed, gain, ...(pitch !== undefined ? { pitch } : {}), source });
+      if (part.phonemes) (last.phonemes ??= []).push(spanOf(text, at, part.phonemes));
+    } else {
+      segments.push({
+        kind: 'text',
+        text,
+        speed,
+        gain,
+        ...(pitch !== undefined ? { pitch } : {}),
+        ...(part.phonemes ? { phonemes: [spanOf(text, 0, part.phonemes)] } : {}),
+        ...(language ? { language } : {}),
+        source,
+      });
+    }
   }
   return segments;
 }

@@ -10,11 +10,20 @@
  * column, before anything is spoken or billed. Unknown elements speak their
  * text, as the anchors' do.
  *
+ * `<phoneme>` gives its text run phonemes (its `ph` in `ipa` or `x-sampa`,
+ * read into normalised IPA by `engines/phonemes.ts`): an engine that takes
+ * phonemes speaks them, any other speaks the text. A `ph` that cannot be
+ * read, or an alphabet other than those two, is `invalid_ssml` at the
+ * element, as Polly refuses it. `<lang xml:lang>` (and `xml:lang` on `<p>`
+ * and `<s>`) gives the runs inside it their language; a tag that is not
+ * BCP 47 in shape is left out, so the text is spoken as around it.
+ *
  * Also here: what an SSML transcript counts for limits and billing (its
  * spoken text, not its markup) and which of its characters are markup, so
  * word timestamps name the words of its text content.
  */
 import { SaxesParser, type SaxesTag } from 'saxes';
+import { normalisePhonemes, PhonemeError } from '../engines/phonemes.js';
 import { ApiError } from '../errors/api-error.js';
 import { countCharacters } from './characters.js';
 import type { SayAs } from './normalize/english.js';
@@ -85,6 +94,16 @@ interface Frame {
   sayAs: { how: SayAs; text: MappedText } | null;
   /** Inside `<sub alias>`: the alias is spoken for the text, which stands for it. */
   sub: { alias: string; from: number; to: number } | null;
+  /** Inside `<phoneme>`: its text is gathered and spoken as a whole, as these phonemes where the engine takes them. */
+  phoneme: { ipa: string; text: MappedText } | null;
+  /** The `xml:lang` in force from `<lang>`, `<p>` or `<s>` (lower case); null: the voice's own. */
+  language: string | null;
+}
+
+/** A BCP 47 tag in shape (language, then subtags), `_` read as `-`; null for anything else. */
+export function languageTag(value: string): string | null {
+  const tag = value.trim().replace(/_/gu, '-').toLowerCase();
+  return /^[a-z]{2,3}(?:-[a-z0-9]{1,8})*$/u.test(tag) ? tag : null;
 }
 
 const ENTITY = /&(?:#x([0-9a-f]+)|#(\d+)|(amp|lt|gt|quot|apos));/giu;
@@ -200,11 +219,12 @@ export function readSsml(source: string): SsmlReading {
     if (to > cursor) markup.push({ index: cursor, length: to - cursor, pause: pauses });
     cursor = Math.max(cursor, to);
   };
-  const speakRun = (run: MappedText, frame: Frame, sayAs?: SayAs): void => {
+  const speakRun = (run: MappedText, frame: Frame, inline: { sayAs?: SayAs; phonemes?: string } = {}): void => {
+    const { sayAs, phonemes } = inline;
     if (!run.text.trim()) {
       // Whitespace between runs still separates the words of the engine's text.
       const last = segments.at(-1);
-      if (last?.kind === 'text' && !last.sayAs) {
+      if (last?.kind === 'text' && !last.sayAs && !last.phonemes) {
         last.text += run.text;
         last.source.append(run);
       }
@@ -214,11 +234,23 @@ export function readSsml(source: string): SsmlReading {
     pause = 0;
     spokeAnything = true;
     const last = segments.at(-1);
-    if (!sayAs && last?.kind === 'text' && !last.sayAs && last.spell === frame.spell && last.speed === frame.speed && last.volume === frame.volume && (last.pitch ?? 1) === frame.pitch) {
+    const alike = last?.kind === 'text' && !last.sayAs && !last.phonemes && last.spell === frame.spell && last.speed === frame.speed && last.volume === frame.volume && (last.pitch ?? 1) === frame.pitch && (last.language ?? null) === frame.language;
+    if (!sayAs && !phonemes && alike) {
       last.text += run.text;
       last.source.append(run);
     } else {
-      segments.push({ kind: 'text', text: run.text, spell: frame.spell, speed: frame.speed, volume: frame.volume, ...(frame.pitch !== 1 ? { pitch: frame.pitch } : {}), source: run, ...(sayAs ? { sayAs } : {}) });
+      segments.push({
+        kind: 'text',
+        text: run.text,
+        spell: frame.spell,
+        speed: frame.speed,
+        volume: frame.volume,
+        ...(frame.pitch !== 1 ? { pitch: frame.pitch } : {}),
+        source: run,
+        ...(sayAs ? { sayAs } : {}),
+        ...(phonemes ? { phonemes } : {}),
+        ...(frame.language ? { language: frame.language } : {}),
+      });
     }
   };
   const boundary = (seconds: number): void => {
@@ -267,7 +299,12 @@ export function readSsml(source: string): SsmlReading {
       return;
     }
     counted += text;
+    gather(run, frame);
+  };
+  /** Text of `frame`: part of the `<say-as>` or `<phoneme>` it is in, or spoken as it comes. */
+  const gather = (run: MappedText, frame: Frame): void => {
     if (frame.sayAs) frame.sayAs.text.append(run);
+    else if (frame.phoneme) frame.phoneme.text.append(run);
     else speakRun(run, frame);
   };
 
@@ -280,17 +317,37 @@ export function readSsml(source: string): SsmlReading {
     if (stack.length >= MAX_DEPTH) fail(positioned(parser, `elements nested deeper than ${MAX_DEPTH}`));
     if (stack.length === 0 && name !== 'speak') fail(positioned(parser, `the root element must be <speak>, not <${name}>`));
     if (name === 'audio') fail(positioned(parser, '<audio> is not supported: no audio is fetched'));
-    const parent = stack.at(-1) ?? { name: '', speed: 1, volume: 1, pitch: 1, spell: false, sayAs: null, sub: null };
+    const parent = stack.at(-1) ?? { name: '', speed: 1, volume: 1, pitch: 1, spell: false, sayAs: null, sub: null, phoneme: null, language: null };
     const frame: Frame = { ...parent, name };
     switch (name) {
       case 'p':
       case 'paragraph':
         boundary(PARAGRAPH_PAUSE);
+        frame.language = attributes['xml:lang'] === undefined ? parent.language : (languageTag(attributes['xml:lang']) ?? parent.language);
         break;
       case 's':
       case 'sentence':
         boundary(SENTENCE_PAUSE);
+        frame.language = attributes['xml:lang'] === undefined ? parent.language : (languageTag(attributes['xml:lang']) ?? parent.language);
         break;
+      case 'lang':
+        // An unknown language is the engine's to fall back from; a tag not in shape changes nothing.
+        if (attributes['xml:lang'] !== undefined) frame.language = languageTag(attributes['xml:lang']) ?? parent.language;
+        break;
+      case 'phoneme': {
+        const ph = attributes.ph;
+        if (ph === undefined || !ph.trim()) fail(positioned(parser, '<phoneme> needs a ph with the phonemes to speak'));
+        let ipa = '';
+        try {
+          ipa = normalisePhonemes(ph!, attributes.alphabet ?? 'ipa');
+        } catch (err) {
+          if (!(err instanceof PhonemeError)) throw err;
+          fail(positioned(parser, `<phoneme ph="${ph}">: ${err.message}`));
+        }
+        // Inside another reading (a say-as, a sub, spelling, another phoneme), the outer one decides what is said.
+        if (!parent.sayAs && !parent.sub && !parent.spell && !parent.phoneme) frame.phoneme = { ipa, text: new MappedText() };
+        break;
+      }
       case 'break': {
         breaks++;
         counted += ' ';
@@ -336,7 +393,7 @@ export function readSsml(source: string): SsmlReading {
       case 'say-as': {
         const interpretAs = (attributes['interpret-as'] ?? '').trim().toLowerCase();
         if (SPELLED.has(interpretAs)) frame.spell = true;
-        else if (interpretAs && !parent.sayAs && !parent.spell) {
+        else if (interpretAs && !parent.sayAs && !parent.spell && !parent.phoneme) {
           const how: SayAs = { interpretAs };
           if (attributes.format) how.format = attributes.format;
           if (attributes.detail) how.detail = attributes.detail;
@@ -353,7 +410,7 @@ export function readSsml(source: string): SsmlReading {
         if (attributes.name !== undefined && !frame.sub) segments.push({ kind: 'mark', name: attributes.name });
         break;
       default:
-        // speak, lang, voice, phoneme, w, token and any other element: their text is spoken as it is.
+        // speak, voice, w, token and any other element: their text is spoken as it is.
         break;
     }
     stack.push(frame);
@@ -372,14 +429,18 @@ export function readSsml(source: string): SsmlReading {
       if (alias.trim() && parent) {
         // The alias stands for the text it replaces (or, for an empty <sub>, for the element itself).
         const run = from <= to ? new MappedText().replace(alias, from, to) : new MappedText().insert(alias);
-        if (parent.sayAs) parent.sayAs.text.append(run);
-        else speakRun(run, parent);
+        gather(run, parent);
       }
     }
     if (frame.sayAs && (!parent || !parent.sayAs) && parent) {
       const run = frame.sayAs.text;
-      if (run.text.trim()) speakRun(run, parent, frame.sayAs.how);
+      if (run.text.trim()) speakRun(run, parent, { sayAs: frame.sayAs.how });
       else speakRun(run, parent);
+    }
+    if (frame.phoneme && parent && parent.phoneme !== frame.phoneme) {
+      // An empty <phoneme> says nothing: what is spoken is what is counted, its text.
+      const run = frame.phoneme.text;
+      if (run.text.trim()) speakRun(run, parent, { phonemes: frame.phoneme.ipa });
     }
   });
 

@@ -31,11 +31,20 @@ export type TagSegment =
 /**
  * A tag segment whose text knows where in the transcript it came from (`text-map.ts`): what both
  * readers of markup produce, Cartesia's tags here and SSML (`ssml.ts`). SSML adds a `say-as`
- * reading on a text run and `mark`s, which name a point in the audio.
+ * reading, phonemes, a language and a pitch on a text run, and `mark`s, which name a point in the audio.
  */
 export type MappedTagSegment =
   | Exclude<TagSegment, { kind: 'text' }>
-  | (Extract<TagSegment, { kind: 'text' }> & { source: MappedText; sayAs?: SayAs; /** SSML `<prosody pitch>`: a multiplier of the voice's pitch (absent: 1). */ pitch?: number })
+  | (Extract<TagSegment, { kind: 'text' }> & {
+      source: MappedText;
+      sayAs?: SayAs;
+      /** SSML `<prosody pitch>`: a multiplier of the voice's pitch (absent: 1). */
+      pitch?: number;
+      /** SSML `<phoneme>`: the run is spoken as these phonemes (normalised IPA, `engines/phonemes.ts`) by an engine that takes them. */
+      phonemes?: string;
+      /** SSML `<lang>`: the language the run is in, a lower-case BCP 47 tag. */
+      language?: string;
+    })
   | { kind: 'mark'; name: string };
 
 /** Ranges the tags accept (Cartesia's). */

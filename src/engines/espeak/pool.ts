@@ -4,7 +4,12 @@
  * (`engines/worker-pool`), since eSpeak blocks the thread it speaks on. This
  * module holds only what is eSpeak's: voice profiles to eSpeak settings, text
  * made safe for its SSML reader, word events, its sample format, and the
- * voices it ships.
+ * voices it ships. It takes SSML's phonemes (`[[…]]` input, `phonemes.ts`)
+ * and languages: text in another language than the voice's is spoken by
+ * eSpeak's voice for that language, with the profile's variant, pitch and
+ * rate (`languages.ts`); an unknown language is spoken by the voice itself.
+ * Phonemes are mnemonics of eSpeak's English table, so only an English
+ * voice speaks them; any other reads the text.
  */
 import { int16ToFloat } from '../../audio/pcm.js';
 import { ApiError } from '../../errors/api-error.js';
@@ -17,8 +22,10 @@ import type { Int16Chunk, Int16Engine } from '../pcm16.js';
 import type { StageCursor, StagedChunk, StagingEngine } from '../staged.js';
 import { sentenceSpans, splitHead } from '../sentences.js';
 import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
+import { EspeakVoices, primaryLanguage } from './languages.js';
+import { espeakMnemonics } from './phonemes.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
-import { prepareText } from './text.js';
+import { prepareText, type MnemonicSpan } from './text.js';
 import { WordDecoder, type Decoded } from './words.js';
 import { packageVersion } from '../fingerprint.js';
 
@@ -55,6 +62,9 @@ export class EspeakPool implements Int16Engine, StagingEngine {
   sampleRate = 22050;
   /** eSpeak's own voice list, known once a worker is ready. */
   listedVoices: EspeakListedVoice[] = [];
+  private voices = new EspeakVoices([]);
+  /** SSML `<phoneme>` and `<lang>` are spoken (see the module's note). */
+  readonly takes = { phonemes: true, languages: true };
   /** Workers post eSpeak's samples, or the bytes of a job's output stage (Uint8Array). */
   private readonly pool: WorkerPool<SynthesizeJob, Int16Array | Uint8Array, RawWordEvent, EspeakReady>;
   private readonly splitFirstSentence: boolean;
@@ -77,6 +87,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
       onReady: (info) => {
         this.sampleRate = info.sampleRate;
         this.listedVoices = info.voices;
+        this.voices = new EspeakVoices(info.voices);
       },
     });
   }
@@ -144,7 +155,9 @@ export class EspeakPool implements Int16Engine, StagingEngine {
   private async *run<T>(input: EngineInput, signal: AbortSignal, convert: (pcm: Int16Array | Uint8Array) => T, stage?: StageCursor): AsyncGenerator<Decoded<T>> {
     const profile = input.voice.profiles.espeak;
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
-    const voice = profile.variant ? `${profile.voice}+${profile.variant}` : profile.voice;
+    const { name, english } = this.voiceName(profile.voice, input.textLanguage);
+    const voice = profile.variant ? `${name}+${profile.variant}` : name;
+    const phonemes = english && input.phonemes ? mnemonicSpans(input.phonemes) : [];
     const rate = Math.round(profile.rate * input.speed);
     // eSpeak's base pitch runs 0-99.
     const pitch = Math.max(0, Math.min(99, Math.round(profile.pitch * (input.pitch ?? 1))));
@@ -156,7 +169,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     let firstAudioAt = playback?.startedAt ?? 0;
     const before = playback?.seconds ?? 0;
     for (const [index, piece] of pieces.entries()) {
-      const prepared = prepareText(piece.text, { continues: piece.continues });
+      const prepared = prepareText(piece.text, { continues: piece.continues, phonemes: within(phonemes, piece.at, piece.text.length) });
       const job: SynthesizeJob = { text: prepared.text, voice, pitch, rate };
       const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert, () => (stage ? new Uint8Array(0) : new Int16Array(0)));
       let samples = 0;
@@ -177,6 +190,25 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     }
   }
 
+  /**
+   * The eSpeak voice for a profile's voice name, or for `language` when that is another language than
+   * the profile's and eSpeak has a voice for it; and whether it speaks English (reads the phonemes).
+   */
+  private voiceName(profileVoice: string, language: string | undefined): { name: string; english: boolean } {
+    const bound = this.voices.byName(profileVoice);
+    // A per-language voice is named by its language, which eSpeak's set_voice does not take: its identifier is.
+    let name = bound?.byLanguage ? bound.voice.identifier : profileVoice;
+    let speaks = bound ? primaryLanguage(bound.voice) : profileVoice.toLowerCase().split(/[-+/]/u)[0];
+    if (language) {
+      const other = this.voices.forLanguage(language);
+      if (other && primaryLanguage(other) !== speaks) {
+        name = other.identifier;
+        speaks = primaryLanguage(other);
+      }
+    }
+    return { name, english: speaks === 'en' };
+  }
+
   /** The text's sentences; the first one's head on its own when it would wait for a worker (and `mayCut`). */
   private pieces(text: string, mayCut: boolean): Piece[] {
     const pieces: Piece[] = [...sentenceSpans(text)].map((sentence) => ({ ...sentence, continues: false }));
@@ -190,6 +222,24 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     }
     return pieces;
   }
+}
+
+/** Phoneme spans as eSpeak mnemonics; a span whose phonemes cannot be written so is read as text. */
+function mnemonicSpans(spans: readonly { from: number; to: number; ipa: string }[]): MnemonicSpan[] {
+  const out: MnemonicSpan[] = [];
+  for (const { from, to, ipa } of spans) {
+    try {
+      out.push({ from, to, mnemonics: espeakMnemonics(ipa) });
+    } catch {
+      // Normalised IPA always converts; anything else is spoken as its text.
+    }
+  }
+  return out;
+}
+
+/** The spans inside a piece `[at, at + length)` of the text, placed in the piece; one a cut runs through is read as text. */
+function within(spans: readonly MnemonicSpan[], at: number, length: number): MnemonicSpan[] {
+  return spans.filter((s) => s.from >= at && s.to <= at + length).map((s) => ({ ...s, from: s.from - at, to: s.to - at }));
 }
 
 /** A sentence's word, moved to the request's clock and to its place in the whole text. */

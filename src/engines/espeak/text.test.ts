@@ -1,7 +1,7 @@
 /** @module engines/espeak/text.test — escaping for eSpeak's SSML reader and mapping word events back. */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { prepareText, wordAt } from './text.js';
+import { prepareText, spanAt, wordAt } from './text.js';
 
 test('markup characters are escaped and control characters become spaces', () => {
   assert.equal(prepareText('a < b & c > d').text, 'a &lt; b &amp; c &gt; d');
@@ -27,4 +27,28 @@ test('a head cut at a space ends on a comma that maps to its last word', () => {
   // eSpeak may report the comma as part of the word; the word is still the one sent.
   assert.equal(wordAt(prepared, [...'Please hold while '].length + 1, 2), 'I');
   assert.equal(prepareText('Done.').text, 'Done.');
+});
+
+test('a phoneme stretch becomes [[…]] whose every code point names the stretch’s whole text', () => {
+  const text = 'I say tomato, you say 😀 tomato.';
+  const second = text.lastIndexOf('tomato');
+  const prepared = prepareText(text, { phonemes: [{ from: 6, to: 12, mnemonics: "t@m'eItoU" }, { from: second, to: second + 6, mnemonics: "t@m'A:toU" }] });
+  assert.equal(prepared.text, "I say [[t@m'eItoU]], you say 😀 [[t@m'A:toU]].");
+  const cps = [...prepared.text];
+  const position = (from: number) => from + 1;
+  // eSpeak reports a phoneme word somewhere inside the brackets, with a length of its own.
+  const first = cps.indexOf('[');
+  assert.equal(wordAt(prepared, position(first + 2), 3), 'tomato');
+  assert.deepEqual(spanAt(prepared, position(first + 2), 3), { from: 6, to: 12 });
+  const last = cps.lastIndexOf('[') - 1;
+  assert.equal(wordAt(prepared, position(last + 2), 1), 'tomato');
+  assert.deepEqual(spanAt(prepared, position(last + 2), 1), { from: second, to: second + 6 });
+  // The words around keep their places.
+  assert.equal(wordAt(prepared, position(cps.join('').indexOf('you')), 3), 'you');
+});
+
+test('text is never phoneme input: "[[" is parted', () => {
+  const prepared = prepareText("read [[h@l'oU]] as text");
+  assert.equal(prepared.text, "read [ [h@l'oU]] as text");
+  assert.equal(wordAt(prepared, 7, 1), '[');
 });
