@@ -33,6 +33,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Engine } from '../src/engines/engine.js';
 import { EspeakPool } from '../src/engines/espeak/pool.js';
@@ -55,7 +56,8 @@ export const TARGET_FIRST_AUDIO_P99_MS = 300;
 const RAMP_SECONDS = 5;
 /** Each ideal measurement (before and after the search). */
 const IDEAL_SECONDS = 10;
-const WARMUP_SECONDS = 3;
+/** Each side's warm-up: V8 tiers eSpeak's wasm up over the first seconds of load, longer on a busy machine. */
+const WARMUP_SECONDS = 5;
 /** Screening: bracketing steps, and trials in all. */
 const MAX_BRACKET_STEPS = 8;
 const MAX_SCREENS = 14;
@@ -163,6 +165,8 @@ export interface Trial {
   server: Usage;
   clientCpuSeconds: number;
   pool: PoolSample[];
+  /** Event-loop delay over the trial, ms: the server's (prom-client's monitor, from `/metrics`) and this process's. */
+  loopDelay: { serverP99: number; serverMax: number; clientP99: number; clientMax: number };
   passed: boolean;
 }
 
@@ -229,6 +233,10 @@ async function runTrial(target: Target, n: number, seconds: number): Promise<Tri
       .finally(() => (sampling = false));
   }, SAMPLE_MS);
 
+  // Reading /metrics resets the server's event-loop delay histogram: the next read covers the trial.
+  await loopDelayOf(server);
+  const clientLoop = monitorEventLoopDelay({ resolution: 10 });
+  clientLoop.enable();
   const watch = measureProcess(server.pid);
   const cpuBefore = process.cpuUsage();
   const stream = async (i: number) => {
@@ -281,6 +289,8 @@ async function runTrial(target: Target, n: number, seconds: number): Promise<Tri
   clearInterval(sampler);
   const usage = watch.stop();
   const cpu = process.cpuUsage(cpuBefore);
+  clientLoop.disable();
+  const serverLoop = await loopDelayOf(server);
   for (const socket of sockets) socket.close();
   agent.destroy();
   // Cancelled turns finish the sentence they are on (sherpa-onnx cannot be interrupted).
@@ -299,8 +309,20 @@ async function runTrial(target: Target, n: number, seconds: number): Promise<Tri
     server: usage,
     clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
     pool,
+    loopDelay: { serverP99: serverLoop.p99, serverMax: serverLoop.max, clientP99: clientLoop.percentile(99) / 1e6, clientMax: clientLoop.max / 1e6 },
   };
   return { ...trial, passed: passes(trial) };
+}
+
+/** The server's event-loop delay p99 and max (ms) since the last read of `/metrics` (prom-client resets it on each read). */
+async function loopDelayOf(server: ChildServer): Promise<{ p99: number; max: number }> {
+  try {
+    const text = await (await fetch(`${server.url}/metrics`)).text();
+    const read = (name: string) => Number(new RegExp(`^${name} ([0-9.eE+-]+)`, 'm').exec(text)?.[1] ?? NaN) * 1000;
+    return { p99: read('nodejs_eventloop_lag_p99_seconds'), max: read('nodejs_eventloop_lag_max_seconds') };
+  } catch {
+    return { p99: NaN, max: NaN };
+  }
 }
 
 function trialLine(t: Trial): string {
@@ -397,20 +419,24 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
     ideals.push(await ideal());
     const start = Math.max(1, Math.round(ideals[0].rate / 2));
     note(`search: from ${start} streams, screening trials of ${screenSeconds} s, then at most ${maxFull} of ${fullSeconds} s`);
-    // Full-length trials sit between ideal slices, so each is compared with the engine's rate around it.
+    // Every full-length trial sits between two ideal slices and is compared with the engine's rate around it.
     const screen = async (n: number) => {
       const trial = await runTrial(target, n, screenSeconds);
       note(`  screen ${trialLine(trial)}`);
       return trial;
     };
     const full = async (n: number) => {
-      if (fullTrials.length > 0) ideals.push(await ideal());
+      ideals.push(await ideal());
       const trial = await runTrial(target, n, fullSeconds);
       note(`  full ${trialLine(trial)}`);
       fullTrials.push({ trial, before: ideals.length - 1 });
       return trial;
     };
-    result = await searchLargest(screen, full, start, { bracketSteps: MAX_BRACKET_STEPS, screens: MAX_SCREENS, full: maxFull });
+    // BENCH_STREAMS_N: no search, full-length trials at N and N + 1 only (to compare builds or settings at one load).
+    const fixed = Math.round(envNumber('BENCH_STREAMS_N', 0));
+    result = fixed
+      ? await searchLargest(screen, full, fixed, { bracketSteps: 0, screens: 0, full: 2, skipScreening: true })
+      : await searchLargest(screen, full, start, { bracketSteps: MAX_BRACKET_STEPS, screens: MAX_SCREENS, full: maxFull });
     ideals.push(await ideal());
   } finally {
     await engine?.stop();
@@ -451,6 +477,8 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
       num(client, 2),
       num(otherLoad(t.server, t.clientCpuSeconds), 2),
       `${num(busy, 2)} / ${num(queued, 1)} / ${num(maxQueued, 0)}`,
+      `${num(t.loopDelay.serverP99, 0)} / ${num(t.loopDelay.serverMax, 0)}`,
+      `${num(t.loopDelay.clientP99, 0)} / ${num(t.loopDelay.clientMax, 0)}`,
       t.passed ? 'pass' : 'fail',
     ];
   };
@@ -474,6 +502,8 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
       'Client CPU',
       'Other load',
       'Pool busy / queued mean / max',
+      'Server loop delay p99 / max ms',
+      'Client loop delay p99 / max ms',
       'Result',
     ],
     trials.map(row),
@@ -485,7 +515,7 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
     '',
     table,
     '',
-    `- Ideal (audio s / s, in-process, ${subject.workers} workers, concurrency ${subject.workers}, the same turns, ${IDEAL_SECONDS} s slices before the search, between the full-length trials and after): ${ideals.map((s) => num(s.rate, 1)).join(', ')} (mean ${num(idealRate, 1)}; ${idealUsage.join(', ')} cores). It is the number of real-time streams a perfect server could feed; each full-length trial is compared with the mean of the slices just before and after it.`,
+    `- Ideal (audio s / s, in-process, ${subject.workers} workers, concurrency ${subject.workers}, the same turns, ${IDEAL_SECONDS} s slices before the search, then before every full-length trial and after the last): ${ideals.map((s) => num(s.rate, 1)).join(', ')} (mean ${num(idealRate, 1)}; ${idealUsage.join(', ')} cores). It is the number of real-time streams a perfect server could feed; each full-length trial is compared with the mean of the slices just before and after it.`,
     `- Largest N passing a ${fullSeconds} s trial: ${best ? best.streams : 'none'}${result.above ? `; ${result.above.streams} failed` : ''}${best && result.above && result.above.streams - best.streams > 1 ? ' (the full-length trials ran out before the bracket closed)' : ''}.`,
     `- Screening (${result.screens.length} trials of ${result.screens[0]?.seconds ?? '—'} s, from 0.5 × the ideal): ${screens.join(', ')}.`,
     ...underrunLines(trials),
@@ -514,7 +544,7 @@ function espeakSubject(): Subject {
     workers,
     engineId: 'espeak',
     startTimeoutMs: 30_000,
-    overrides: { accounts: { enabled: false }, cache: { enabled: false } },
+    overrides: { accounts: { enabled: false }, cache: { enabled: false }, metrics: { public: true } },
     makeBody: (sampleRate) => (text, contextId) => ({
       model_id: 'gepard-1.0',
       transcript: text,
@@ -543,7 +573,7 @@ function neuralSubject(model: string, work: string): Subject {
     workers: SERVED.workers,
     engineId: ENGINE_ID,
     startTimeoutMs: 120_000,
-    overrides: { ...childOverrides(model), cache: { enabled: false } },
+    overrides: { ...childOverrides(model), cache: { enabled: false }, metrics: { public: true } },
     makeBody: (sampleRate) => (text, contextId) => ({
       model_id: MODEL_ID,
       transcript: text,
@@ -575,7 +605,10 @@ export async function runStreamsBench(): Promise<StreamsReport> {
   const turns = makeTurns();
   const sections: string[] = [];
   const started = new Date().toISOString();
-  sections.push((await measureSubject(espeakSubject(), transport, turns)).markdown);
+  // BENCH_STREAMS_ENGINES: `espeak`, `neural` or both (the default).
+  const only = process.env.BENCH_STREAMS_ENGINES;
+  if (only !== 'neural') sections.push((await measureSubject(espeakSubject(), transport, turns)).markdown);
+  if (only === 'espeak') return { markdown: sections.join('\n') };
 
   const source = neuralModelDir();
   if (!existsSync(join(source, 'model.onnx')) || !existsSync(join(source, 'tokens.txt'))) {
@@ -597,7 +630,7 @@ export async function runStreamsBench(): Promise<StreamsReport> {
     '',
     ...sections.flatMap((s) => [s, '']),
     `- A stream asks for a turn (2–4 sentences, ${turns.length} turns drawn from ${SENTENCES.length} sentences), plays it in real time from its first chunk, and asks for the next once it has played out. Underrun: a chunk arriving after the turn's buffer ran dry (the player then waits, so one stall counts once); worst lateness is by how much. Pass: no underrun, no failed turn, p99 first audio ≤ ${TARGET_FIRST_AUDIO_P99_MS} ms (request sent → first chunk, every turn sent in the window). Streams start spread over the first ${RAMP_SECONDS} s (a quarter of a screening trial at most); every turn counts from the start.`,
-    '- Server CPU, main thread and peak RSS: the server child over the trial, in cores and MiB. Client CPU: this process (the streams and the pool sampler; the in-process engine is idle then), on the same cores. Other load: the machine\'s busy CPU minus both. Pool: the served engine\'s busy workers, queued jobs (mean, max), sampled from `/readyz` every 500 ms.',
+    '- Server CPU, main thread and peak RSS: the server child over the trial, in cores and MiB. Client CPU: this process (the streams and the pool sampler; the in-process engine is idle then), on the same cores. Other load: the machine\'s busy CPU minus both. Pool: the served engine\'s busy workers, queued jobs (mean, max), sampled from `/readyz` every 500 ms. Loop delay: event-loop delay over the trial, the server\'s from its `/metrics` (prom-client), this process\'s from `monitorEventLoopDelay`.',
   ].join('\n');
   return { markdown };
 }

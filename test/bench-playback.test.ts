@@ -95,3 +95,14 @@ test('full-length trials correct a screening that passed by luck, within their b
   const bounded = await searchLargest(fakeTrials(150).screen, full, 100, { ...LIMITS, full: 2 });
   assert.equal(bounded.full.length, 2);
 });
+
+test('without screening, full-length trials start at the given count', async () => {
+  const fake = fakeTrials(50);
+  const result = await searchLargest(fake.screen, fake.full, 50, { bracketSteps: 0, screens: 0, full: 2, skipScreening: true });
+  assert.deepEqual(
+    fake.calls.map((c) => `${c.kind} ${c.n}`),
+    ['full 50', 'full 51'],
+  );
+  assert.equal(result.best?.streams, 50);
+  assert.equal(result.screens.length, 0);
+});

@@ -71,6 +71,8 @@ export interface SearchLimits {
   screens: number;
   /** Full-length trials. */
   full: number;
+  /** No screening: full-length trials start at `start` itself. */
+  skipScreening?: boolean;
 }
 
 export interface SearchResult<T extends Passing> {
@@ -99,7 +101,8 @@ export async function searchLargest<T extends Passing>(screen: (n: number) => Pr
   let lo = 0;
   let hi = Infinity;
   let n = Math.max(1, Math.round(start));
-  if (await tryScreen(n)) {
+  if (limits.skipScreening) lo = n;
+  else if (await tryScreen(n)) {
     lo = n;
     for (let step = 0; hi === Infinity && step < limits.bracketSteps && screens.length < limits.screens; step++) {
       n = lo * 2;
