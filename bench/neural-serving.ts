@@ -44,10 +44,10 @@ export const TARGET_OVERHEAD_MS = 3;
 /** The server child's peak RSS with 2 workers, under load. */
 export const TARGET_RSS_MIB = 600;
 
-const ENGINE_ID = 'vits-proxy';
-const MODEL_ID = 'vits-proxy';
+export const ENGINE_ID = 'vits-proxy';
+export const MODEL_ID = 'vits-proxy';
 /** The served configuration (targets 1–3): two workers of one thread each, the two cores. */
-const SERVED = { workers: 2, numThreads: 1 };
+export const SERVED = { workers: 2, numThreads: 1 };
 /** The RTF table's configurations. */
 const GRID = [
   { workers: 1, numThreads: 1 },
@@ -104,7 +104,7 @@ function engineEntry(model: string, shape: { workers: number; numThreads: number
  * bound to the engine, and the shipped models rebound to it too, so the child starts no eSpeak pool
  * and its memory and CPU are the neural engine's and the gateway's alone.
  */
-function childOverrides(model: string): Record<string, unknown> {
+export function childOverrides(model: string): Record<string, unknown> {
   return {
     accounts: { enabled: false },
     engines: { [ENGINE_ID]: engineEntry(model, SERVED) },
@@ -117,7 +117,7 @@ function childOverrides(model: string): Record<string, unknown> {
 }
 
 /** A `SherpaEngine` made by the engine type's own registration from the same config entry as the child's. */
-async function startEngine(model: string, dataDir: string, shape: { workers: number; numThreads: number }): Promise<{ engine: Engine; voice: Voice }> {
+export async function startEngine(model: string, dataDir: string, shape: { workers: number; numThreads: number }): Promise<{ engine: Engine; voice: Voice }> {
   const config = sherpaEngine.configSchema.parse(engineEntry(model, shape));
   const engine = sherpaEngine.create(ENGINE_ID, config, { logger: createLogger('silent'), dataDir });
   await engine.start();
@@ -131,7 +131,7 @@ async function startEngine(model: string, dataDir: string, shape: { workers: num
  * sherpa phonemizes with) unpacked beside them from the bundled eSpeak NG, so the child and the
  * in-process engines use one folder and the child unpacks nothing at start.
  */
-function prepareModel(source: string, work: string): string {
+export function prepareModel(source: string, work: string): string {
   const dir = join(work, 'model');
   mkdirSync(dir);
   for (const name of ['model.onnx', 'tokens.txt']) symlinkSync(join(source, name), join(dir, name));
@@ -277,18 +277,18 @@ async function rtfSlice(engine: Engine, voice: Voice, text: string, concurrency:
  * finishes the sentence it is on, and sherpa-onnx ends the whole process natively (exit 134) when a
  * worker is terminated inside a generation, so no engine or server is stopped before this.
  */
-async function whenIdle(busy: () => Promise<number>, timeoutMs = 10_000): Promise<void> {
+export async function whenIdle(busy: () => Promise<number>, timeoutMs = 10_000): Promise<void> {
   const until = performance.now() + timeoutMs;
   while ((await busy()) > 0 && performance.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
-const engineBusy = (engine: Engine) => async () => {
+export const engineBusy = (engine: Engine) => async () => {
   const info = engine.info() as { busy?: number; queued?: number };
   return (info.busy ?? 0) + (info.queued ?? 0);
 };
 
 /** Busy workers and queued jobs of the child's engines, from `/readyz`. */
-const serverBusy = (server: ChildServer) => async () => {
+export const serverBusy = (server: ChildServer) => async () => {
   try {
     const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { engines?: { busy?: number; queued?: number }[] };
     return (ready.engines ?? []).reduce((n, e) => n + (e.busy ?? 0) + (e.queued ?? 0), 0);

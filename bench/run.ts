@@ -1,11 +1,12 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, mixed load, cold start, the audio cache, long-form jobs, neural serving, then intelligibility) and
+ * overhead, streaming latency, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
+ * without underruns, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
- * neural serving without its stand-in model, intelligibility without
- * pocketsphinx and its en-us model.
+ * neural serving without its stand-in model (streams without underruns then
+ * has no neural row), intelligibility without pocketsphinx and its en-us model.
  */
 import { runCacheBench } from './cache.js';
 import { runColdStart } from './cold-start.js';
@@ -18,6 +19,7 @@ import { runMixedLatency } from './mixed-latency.js';
 import { neuralModelDir, runNeuralServing } from './neural-serving.js';
 import { runServingEfficiency } from './serving-efficiency.js';
 import { runStreamingLatency } from './streaming-latency.js';
+import { runStreamsBench } from './streams.js';
 
 const started = performance.now();
 const serving = await runServingEfficiency();
@@ -28,6 +30,7 @@ const cold = await runColdStart();
 const cache = await runCacheBench();
 const jobs = await runJobsBench();
 const neural = await runNeuralServing();
+const streams = await runStreamsBench();
 const unavailable = intelligibilityUnavailable();
 if (unavailable) note(`intelligibility skipped: ${unavailable}`);
 const intelligibility = unavailable ? { markdown: `### Intelligibility\n\nSkipped: ${unavailable}.` } : await runIntelligibility();
@@ -54,6 +57,8 @@ console.log(
     jobs.markdown,
     '',
     neural?.markdown ?? `### Neural serving: skipped (no stand-in model in ${neuralModelDir()}; BENCH_NEURAL_MODEL sets its folder)`,
+    '',
+    streams.markdown,
     '',
     intelligibility.markdown,
   ].join('\n'),

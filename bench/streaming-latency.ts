@@ -219,21 +219,28 @@ export function sseClient(url: string, agent: Agent, makeBody: (text: string) =>
     });
 }
 
-/** One WebSocket connection carrying one context at a time (a new context id per request). */
-class WsStream {
+/**
+ * One WebSocket connection carrying one context at a time (a new context id per request), each
+ * turn sent whole in one message: `makeBody(text, contextId)` (by default gepard-1.0, voice sarah,
+ * raw s16 22050 Hz).
+ */
+export class WsStream {
   private current: { needle: string; onAudio: (bytes: number) => void; resolve: () => void; reject: (err: Error) => void } | null = null;
   private next = 0;
 
-  private constructor(private readonly ws: WebSocket) {
+  private constructor(
+    private readonly ws: WebSocket,
+    private readonly makeBody: (text: string, contextId: string) => Record<string, unknown>,
+  ) {
     ws.on('message', (data: RawData) => this.onMessage(data as Buffer));
     ws.on('close', () => this.current?.reject(new Error('websocket closed')));
     ws.on('error', () => {}); // 'close' follows and fails the open request
   }
 
-  static open(url: string): Promise<WsStream> {
+  static open(url: string, makeBody: (text: string, contextId: string) => Record<string, unknown> = body): Promise<WsStream> {
     return new Promise((resolve, reject) => {
       const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/tts/websocket`, { perMessageDeflate: false });
-      ws.once('open', () => resolve(new WsStream(ws)));
+      ws.once('open', () => resolve(new WsStream(ws, makeBody)));
       ws.once('error', reject);
     });
   }
@@ -275,7 +282,7 @@ class WsStream {
         reject: (err) => (signal.removeEventListener('abort', onAbort), reject(err)),
       };
       signal.addEventListener('abort', onAbort, { once: true });
-      this.ws.send(JSON.stringify(body(text, contextId)));
+      this.ws.send(JSON.stringify(this.makeBody(text, contextId)));
     });
   }
 
