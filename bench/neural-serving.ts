@@ -70,6 +70,12 @@ const TWO_SENTENCES = 'Thanks for calling. How can I help you today?';
 /** The RTF table's text: a first sentence of typical length, then a second. */
 const RTF_TEXT = 'Thanks for calling, your order has shipped. It should arrive on Thursday, before noon.';
 
+/** The parts `BENCH_NEURAL_PARTS` (a comma list of `bytes`, `sse`, `rtf`) asks for; all by default. */
+export function neuralParts(): Set<'bytes' | 'sse' | 'rtf'> {
+  const asked = (process.env.BENCH_NEURAL_PARTS ?? 'bytes,sse,rtf').split(',').map((p) => p.trim());
+  return new Set((['bytes', 'sse', 'rtf'] as const).filter((p) => asked.includes(p)));
+}
+
 /** The stand-in model's folder: `BENCH_NEURAL_MODEL`, else `../shared/models/vits-proxy-medium` beside the repository. */
 export function neuralModelDir(): string {
   // dist/bench/ → the repository root is two folders up.
@@ -311,6 +317,7 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
     return null;
   }
   const seconds = sliceSeconds(DEFAULT_SLICE_SECONDS);
+  const parts = neuralParts();
   const servedRounds = rounds(3);
   const gridRounds = rounds(2);
   const notes: string[] = [];
@@ -368,106 +375,111 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
     warmRss = statusMiB(server.pid, 'VmRSS');
     const audioSeconds = (format: Format, load: { bodyBytes: number }) => load.bodyBytes / format.bytesPerSample / format.output_format.sample_rate;
 
-    note(`POST /tts/bytes: ${servedRounds} rounds of ${seconds} s slices, the engine between every served slice`);
-    const clips = await interleave<RawSlice, LoadSlice>(
-      async () => {
-        const slice = await rawSlice(base.engine, base.voice, SENTENCES, connections, seconds);
-        await engineIdle();
-        return { rate: slice.audioSeconds / slice.seconds, data: slice };
-      },
-      FORMATS.map((format) => ({
-        id: format.id,
-        run: async (): Promise<Slice<LoadSlice>> => {
-          const slice = await loadSlice(live.pid, options.get(format.id)!);
-          await serverIdle();
-          return { rate: audioSeconds(format, slice.load) / slice.load.seconds, data: slice };
-        },
-      })),
-      servedRounds,
-    );
-
-    const baseline = baselineRow('SherpaEngine in-process (baseline)', `native ${nativeRate} Hz`, clips.reference.map((s) => s.data), clips.reference.map((s) => s.rate), 1);
-    servedRows.push(baseline.row);
     const peaks: number[] = [];
-    for (const format of FORMATS) {
-      const { slices, ratios } = clips.candidates.get(format.id)!;
-      const served = servedRow(format.id, slices, ratios, baseline.perCpu, (load) => audioSeconds(format, load), 1);
-      peaks.push(served.usage.peakRssMiB);
-      if (format.primary) {
-        ratio = served.ratio;
-        cpuRatio = served.cpuRatio;
+    if (parts.has('bytes')) {
+      note(`POST /tts/bytes: ${servedRounds} rounds of ${seconds} s slices, the engine between every served slice`);
+      const clips = await interleave<RawSlice, LoadSlice>(
+        async () => {
+          const slice = await rawSlice(base.engine, base.voice, SENTENCES, connections, seconds);
+          await engineIdle();
+          return { rate: slice.audioSeconds / slice.seconds, data: slice };
+        },
+        FORMATS.map((format) => ({
+          id: format.id,
+          run: async (): Promise<Slice<LoadSlice>> => {
+            const slice = await loadSlice(live.pid, options.get(format.id)!);
+            await serverIdle();
+            return { rate: audioSeconds(format, slice.load) / slice.load.seconds, data: slice };
+          },
+        })),
+        servedRounds,
+      );
+
+      const baseline = baselineRow('SherpaEngine in-process (baseline)', `native ${nativeRate} Hz`, clips.reference.map((s) => s.data), clips.reference.map((s) => s.rate), 1);
+      servedRows.push(baseline.row);
+      for (const format of FORMATS) {
+        const { slices, ratios } = clips.candidates.get(format.id)!;
+        const served = servedRow(format.id, slices, ratios, baseline.perCpu, (load) => audioSeconds(format, load), 1);
+        peaks.push(served.usage.peakRssMiB);
+        if (format.primary) {
+          ratio = served.ratio;
+          cpuRatio = served.cpuRatio;
+        }
+        if (served.load.failed) notes.push(`${format.id}: ${served.load.failed} failed requests (non-2xx, errors or timeouts).`);
+        servedRows.push(served.row);
       }
-      if (served.load.failed) notes.push(`${format.id}: ${served.load.failed} failed requests (non-2xx, errors or timeouts).`);
-      servedRows.push(served.row);
     }
 
     // 2. SSE first audio against the engine's first chunk, one stream.
-    const streamOptions = { texts: [TWO_SENTENCES], bytesPerSecond: 2 * nativeRate };
-    const engineStream = engineClient(base.engine, base.voice);
-    const sse = sseClient(server.url, agent, (text) => body(text, FORMATS[0].output_format));
-    note(`warm-up: engine and SSE at concurrency 1 (1 s each)`);
-    await streamSlice(engineStream, 1, 1, process.pid, streamOptions);
-    await engineIdle();
-    await streamSlice(sse, 1, 1, server.pid, streamOptions);
-    await serverIdle();
-    note(`POST /tts/sse at concurrency 1: ${servedRounds} rounds of ${seconds} s slices, the engine between every served slice`);
-    const streams = await interleave<StreamSlice, StreamSlice>(
-      async () => asSlice(await streamSlice(engineStream, 1, seconds, process.pid, streamOptions), engineIdle),
-      [{ id: 'POST /tts/sse', run: async () => asSlice(await streamSlice(sse, 1, seconds, live.pid, streamOptions), serverIdle) }],
-      servedRounds,
-    );
-    const p50 = (slice: Slice<StreamSlice>) => percentile(slice.data.firstAudio, 50);
-    const candidate = streams.candidates.get('POST /tts/sse')!;
-    const deltas = candidate.slices.map((slice, i) => {
-      const [before, after] = candidate.around[i];
-      return p50(slice) - (p50(streams.reference[before]) + p50(streams.reference[after])) / 2;
-    });
-    sseDelta = median(deltas);
-    for (const [path, slices] of [
-      ['SherpaEngine in-process (first chunk)', streams.reference],
-      ['POST /tts/sse (child process)', candidate.slices],
-    ] as const) {
-      const engineRow = slices === streams.reference;
-      const data = slices.map((s) => s.data);
-      const firstAudio = data.flatMap((s) => s.firstAudio).sort((a, b) => a - b);
-      const usage = combineUsage(data.map((s) => s.usage));
-      const clientCpu = data.reduce((n, s) => n + s.clientCpuSeconds, 0);
-      const failed = data.reduce((n, s) => n + s.failed, 0);
-      if (failed) notes.push(`${path}: ${failed} failed requests.`);
-      if (!engineRow) peaks.push(usage.peakRssMiB);
-      sseRows.push([
-        path,
-        firstAudio.length,
-        num(percentile(firstAudio, 50), 1),
-        num(percentile(firstAudio, 99), 1),
-        engineRow ? '—' : `${num(sseDelta, 1)} (${spread(deltas, 1)})`,
-        num(data.reduce((n, s) => n + s.audioSeconds, 0) / data.reduce((n, s) => n + s.seconds, 0), 1),
-        num(cores(usage).all, 2),
-        num(cores(usage).main, 2),
-        engineRow ? '—' : num(clientCpu / usage.wallSeconds, 2),
-        num(otherLoad(usage, engineRow ? 0 : clientCpu), 2),
-        engineRow ? '—' : num(usage.peakRssMiB, 0),
-      ]);
+    if (parts.has('sse')) {
+      const streamOptions = { texts: [TWO_SENTENCES], bytesPerSecond: 2 * nativeRate };
+      const engineStream = engineClient(base.engine, base.voice);
+      const sse = sseClient(server.url, agent, (text) => body(text, FORMATS[0].output_format));
+      note(`warm-up: engine and SSE at concurrency 1 (1 s each)`);
+      await streamSlice(engineStream, 1, 1, process.pid, streamOptions);
+      await engineIdle();
+      await streamSlice(sse, 1, 1, server.pid, streamOptions);
+      await serverIdle();
+      note(`POST /tts/sse at concurrency 1: ${servedRounds} rounds of ${seconds} s slices, the engine between every served slice`);
+      const streams = await interleave<StreamSlice, StreamSlice>(
+        async () => asSlice(await streamSlice(engineStream, 1, seconds, process.pid, streamOptions), engineIdle),
+        [{ id: 'POST /tts/sse', run: async () => asSlice(await streamSlice(sse, 1, seconds, live.pid, streamOptions), serverIdle) }],
+        servedRounds,
+      );
+      const p50 = (slice: Slice<StreamSlice>) => percentile(slice.data.firstAudio, 50);
+      const candidate = streams.candidates.get('POST /tts/sse')!;
+      const deltas = candidate.slices.map((slice, i) => {
+        const [before, after] = candidate.around[i];
+        return p50(slice) - (p50(streams.reference[before]) + p50(streams.reference[after])) / 2;
+      });
+      sseDelta = median(deltas);
+      for (const [path, slices] of [
+        ['SherpaEngine in-process (first chunk)', streams.reference],
+        ['POST /tts/sse (child process)', candidate.slices],
+      ] as const) {
+        const engineRow = slices === streams.reference;
+        const data = slices.map((s) => s.data);
+        const firstAudio = data.flatMap((s) => s.firstAudio).sort((a, b) => a - b);
+        const usage = combineUsage(data.map((s) => s.usage));
+        const clientCpu = data.reduce((n, s) => n + s.clientCpuSeconds, 0);
+        const failed = data.reduce((n, s) => n + s.failed, 0);
+        if (failed) notes.push(`${path}: ${failed} failed requests.`);
+        if (!engineRow) peaks.push(usage.peakRssMiB);
+        sseRows.push([
+          path,
+          firstAudio.length,
+          num(percentile(firstAudio, 50), 1),
+          num(percentile(firstAudio, 99), 1),
+          engineRow ? '—' : `${num(sseDelta, 1)} (${spread(deltas, 1)})`,
+          num(data.reduce((n, s) => n + s.audioSeconds, 0) / data.reduce((n, s) => n + s.seconds, 0), 1),
+          num(cores(usage).all, 2),
+          num(cores(usage).main, 2),
+          engineRow ? '—' : num(clientCpu / usage.wallSeconds, 2),
+          num(otherLoad(usage, engineRow ? 0 : clientCpu), 2),
+          engineRow ? '—' : num(usage.peakRssMiB, 0),
+        ]);
+      }
     }
-    peakUnderLoad = Math.max(...peaks);
+    peakUnderLoad = peaks.length ? Math.max(...peaks) : NaN;
     await whenIdle(serverBusy(server));
     lifetimePeak = (await server.stop()).peakRssMiB;
     server = null;
 
     // 4. Threads × workers, in-process; the served shape's engine is reused.
-    note(`RTF table: starting ${GRID.length - 1} more engines`);
-    const grid = new Map<string, { engine: Engine; voice: Voice }>();
-    for (const shape of GRID) {
-      const key = `${shape.workers}×${shape.numThreads}`;
-      if (shape.workers === SERVED.workers && shape.numThreads === SERVED.numThreads) grid.set(key, base);
-      else {
-        const started = await startEngine(model, work, shape);
-        engines.push(started.engine);
-        grid.set(key, started);
-      }
-      const { engine, voice } = grid.get(key)!;
-      await rtfSlice(engine, voice, RTF_TEXT, shape.workers, 1);
-      await whenIdle(engineBusy(engine));
+    if (parts.has('rtf')) {
+      note(`RTF table: starting ${GRID.length - 1} more engines`);
+      const grid = new Map<string, { engine: Engine; voice: Voice }>();
+      for (const shape of GRID) {
+        const key = `${shape.workers}×${shape.numThreads}`;
+        if (shape.workers === SERVED.workers && shape.numThreads === SERVED.numThreads) grid.set(key, base);
+        else {
+          const started = await startEngine(model, work, shape);
+          engines.push(started.engine);
+          grid.set(key, started);
+        }
+        const { engine, voice } = grid.get(key)!;
+        await rtfSlice(engine, voice, RTF_TEXT, shape.workers, 1);
+        await whenIdle(engineBusy(engine));
     }
     const run = (shape: (typeof GRID)[number]) => async (): Promise<Slice<RtfSlice>> => {
       const { engine, voice } = grid.get(`${shape.workers}×${shape.numThreads}`)!;
@@ -504,6 +516,7 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
         num(cores(usage).all, 2),
         num(otherLoad(usage), 2),
       ]);
+      }
     }
   } finally {
     agent.destroy();
@@ -517,63 +530,77 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
 
   const mark = (ok: boolean) => `**${ok ? 'MET' : 'MISSED'}**`;
   const threads = `${SERVED.workers} workers × ${SERVED.numThreads} thread`;
+  const rssLine = `- Server peak RSS under load (${threads}, polled VmRSS over every served slice above): ${num(peakUnderLoad, 0)} MiB (target ≤ ${TARGET_RSS_MIB} MiB) — ${mark(peakUnderLoad <= TARGET_RSS_MIB)}; lifetime peak (VmHWM) ${num(lifetimePeak, 0)} MiB; ${num(idleRss, 0)} MiB idle after start, ${num(warmRss, 0)} MiB after the warm-up.`;
   const markdown = [
-    `### Neural serving: POST /tts/bytes (sherpa-onnx, vits-proxy-medium, ${threads}, concurrency ${connections}; ${servedRounds} slices of ${seconds} s per row, interleaved with the engine)`,
-    '',
-    markdownTable(
-      SERVING_COLUMNS,
-      servedRows,
-    ),
-    '',
-    `- ${verdict(`served/raw at the native rate (raw pcm_s16le ${nativeRate} Hz)`, ratio, TARGET_RATIO)}`,
-    `- Per CPU-second the native row is at ${num(cpuRatio, 2)} of the baseline.`,
-    '- Ratio vs raw = median over slices of (served slice rate ÷ mean of the engine slices just before and after it). Both sides count only whole jobs finished inside the window.',
-    '',
-    `### Neural serving: first audio of POST /tts/sse at concurrency 1 (“${TWO_SENTENCES}”, raw pcm_s16le ${nativeRate} Hz; ${servedRounds} slices of ${seconds} s, interleaved with the engine)`,
-    '',
-    markdownTable(
-      [
-        'Path',
-        'Requests',
-        'First audio p50 ms',
-        'First audio p99 ms',
-        'p50 − engine p50, ms (median, range per slice)',
-        'Audio s / wall s',
-        'CPU (cores)',
-        'Main thread (cores)',
-        'Client CPU (cores)',
-        'Other load on machine (cores)',
-        'Server peak RSS (MiB)',
-      ],
-      sseRows,
-    ),
-    '',
-    `- POST /tts/sse: first audio ${num(sseDelta, 1)} ms after the engine's first chunk (its first sentence) at concurrency 1 (target ≤ ${TARGET_OVERHEAD_MS} ms) — ${mark(sseDelta <= TARGET_OVERHEAD_MS)}`,
-    `- Server peak RSS under load (${threads}, polled VmRSS over every served slice above): ${num(peakUnderLoad, 0)} MiB (target ≤ ${TARGET_RSS_MIB} MiB) — ${mark(peakUnderLoad <= TARGET_RSS_MIB)}; lifetime peak (VmHWM) ${num(lifetimePeak, 0)} MiB; ${num(idleRss, 0)} MiB idle after start, ${num(warmRss, 0)} MiB after the warm-up.`,
-    '- The child binds the shipped models to the neural engine as well, so it runs no eSpeak pool: its CPU and memory are the neural engine\'s and the gateway\'s.',
-    '',
-    `### Neural serving: real-time factor by workers × numThreads (in-process, concurrency = workers, “${RTF_TEXT}”; ${availableParallelism()} CPUs; ${gridRounds} slices of ${seconds} s per shape, 1 × 1 between every other slice)`,
-    '',
-    markdownTable(
-      [
-        'Workers',
-        'numThreads',
-        'Threads',
-        'Jobs',
-        'RTF per job p50',
-        'RTF per job p99',
-        'Audio s / wall s (median)',
-        'vs 1 × 1 (median, range)',
-        'First sentence p50 ms',
-        'First sentence p99 ms',
-        'CPU (cores)',
-        'Other load on machine (cores)',
-      ],
-      gridRows,
-    ),
-    '',
-    '- RTF per job = a job\'s wall time ÷ its audio seconds. Audio s / wall s = the sum over concurrent loops of (audio a loop finished ÷ the time to its last finished job), so a window does not cut a job\'s share off the rate.',
-    '- First sentence = time from `synthesize()` to the first chunk, which the engine posts once the first sentence is made.',
+    ...(parts.has('bytes')
+      ? [
+        `### Neural serving: POST /tts/bytes (sherpa-onnx, vits-proxy-medium, ${threads}, concurrency ${connections}; ${servedRounds} slices of ${seconds} s per row, interleaved with the engine)`,
+        '',
+        markdownTable(
+          SERVING_COLUMNS,
+          servedRows,
+        ),
+        '',
+        `- ${verdict(`served/raw at the native rate (raw pcm_s16le ${nativeRate} Hz)`, ratio, TARGET_RATIO)}`,
+        `- Per CPU-second the native row is at ${num(cpuRatio, 2)} of the baseline.`,
+        '- Ratio vs raw = median over slices of (served slice rate ÷ mean of the engine slices just before and after it). Both sides count only whole jobs finished inside the window.',
+        '',
+      ]
+      : []),
+    ...(parts.has('sse')
+      ? [
+        `### Neural serving: first audio of POST /tts/sse at concurrency 1 (“${TWO_SENTENCES}”, raw pcm_s16le ${nativeRate} Hz; ${servedRounds} slices of ${seconds} s, interleaved with the engine)`,
+        '',
+        markdownTable(
+          [
+            'Path',
+            'Requests',
+            'First audio p50 ms',
+            'First audio p99 ms',
+            'p50 − engine p50, ms (median, range per slice)',
+            'Audio s / wall s',
+            'CPU (cores)',
+            'Main thread (cores)',
+            'Client CPU (cores)',
+            'Other load on machine (cores)',
+            'Server peak RSS (MiB)',
+          ],
+          sseRows,
+        ),
+        '',
+        `- POST /tts/sse: first audio ${num(sseDelta, 1)} ms after the engine's first chunk (its first sentence) at concurrency 1 (target ≤ ${TARGET_OVERHEAD_MS} ms) — ${mark(sseDelta <= TARGET_OVERHEAD_MS)}`,
+            rssLine,
+        '- The child binds the shipped models to the neural engine as well, so it runs no eSpeak pool: its CPU and memory are the neural engine\'s and the gateway\'s.',
+        '',
+      ]
+      : []),
+    ...(parts.has('sse') ? [] : [rssLine, '']),
+    ...(parts.has('rtf')
+      ? [
+        `### Neural serving: real-time factor by workers × numThreads (in-process, concurrency = workers, “${RTF_TEXT}”; ${availableParallelism()} CPUs; ${gridRounds} slices of ${seconds} s per shape, 1 × 1 between every other slice)`,
+        '',
+        markdownTable(
+          [
+            'Workers',
+            'numThreads',
+            'Threads',
+            'Jobs',
+            'RTF per job p50',
+            'RTF per job p99',
+            'Audio s / wall s (median)',
+            'vs 1 × 1 (median, range)',
+            'First sentence p50 ms',
+            'First sentence p99 ms',
+            'CPU (cores)',
+            'Other load on machine (cores)',
+          ],
+          gridRows,
+        ),
+        '',
+        '- RTF per job = a job\'s wall time ÷ its audio seconds. Audio s / wall s = the sum over concurrent loops of (audio a loop finished ÷ the time to its last finished job), so a window does not cut a job\'s share off the rate.',
+        '- First sentence = time from `synthesize()` to the first chunk, which the engine posts once the first sentence is made.',
+      ]
+      : []),
     ...notes.map((n) => `- ${n}`),
   ].join('\n');
   return { markdown, ratio };

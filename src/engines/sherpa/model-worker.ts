@@ -26,6 +26,7 @@ import { engineWorkerData, serveJobs } from '../worker-pool/serve.js';
 import { generationRequest, warmUpRequest } from './generation.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { sentences } from '../sentences.js';
+import { ensureSessionOptions } from './session-options.js';
 
 /** The part of sherpa-onnx's `OfflineTts` a worker uses. */
 export interface OfflineTtsBinding {
@@ -46,7 +47,9 @@ function owned(samples: Float32Array, from: number, to: number): Float32Array {
 
 /** Loads the model with `load` and serves the pool's jobs on this worker thread. */
 export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding): void {
-  const { config, numSteps } = engineWorkerData<SherpaWorkerData>();
+  const { config, numSteps, sessionOptions } = engineWorkerData<SherpaWorkerData>();
+  // sherpa-onnx ends the process when the options file its provider names is missing.
+  if (sessionOptions) ensureSessionOptions(sessionOptions);
   const tts = load(config);
   // Warm up: the first generation sets up the phonemizer and the session's buffers.
   tts.generate(warmUpRequest(config, numSteps));

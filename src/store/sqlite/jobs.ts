@@ -7,7 +7,9 @@
  * Writes are reported once the WAL is flushed after them (`durable`), as the
  * store's other writes that must survive a power cut; lease renewals
  * (heartbeats, `lead`) only commit: one lost with the machine leaves a lease
- * shorter than its holder, which was lost with it.
+ * shorter than its holder, which was lost with it. A claim that finds nothing
+ * wrote nothing and flushes nothing: every server polls for jobs and
+ * webhooks each second, and a flush can hold the event loop (`wal-sync.ts`).
  */
 import type Database from 'better-sqlite3';
 import { checkWhole } from '../checks.js';
@@ -17,6 +19,8 @@ import type { JobRecord, JobRepository, JobStatus } from '../store.js';
 export interface SqliteJobWrites {
   /** Runs a write and resolves once it is on disk. */
   durable<T>(write: () => T): Promise<T>;
+  /** Resolves once every write committed before the call is on disk. */
+  flushed(): Promise<void>;
   /** Runs a write whose loss in a power cut does no harm (classified like the others). */
   committed<T>(write: () => T): T;
 }
@@ -149,8 +153,10 @@ export function sqliteJobs(db: Database.Database, writes: SqliteJobWrites): JobR
       checkWhole('leaseMs', leaseMs, 1);
       checkWhole('maxRunningPerOrg', maxRunningPerOrg, 1);
       const params = { token, now, until: now + leaseMs, started: new Date(now).toISOString(), max: maxRunningPerOrg };
-      const row = await writes.durable(() => claim.immediate(params));
-      return row ? job(row) : null;
+      const row = writes.committed(() => claim.immediate(params));
+      if (!row) return null;
+      await writes.flushed();
+      return job(row);
     },
     async heartbeat(id, token, now, leaseMs) {
       checkWhole('now', now);
@@ -205,8 +211,10 @@ export function sqliteJobs(db: Database.Database, writes: SqliteJobWrites): JobR
     async claimWebhook(now, leaseMs) {
       checkWhole('now', now);
       checkWhole('leaseMs', leaseMs, 1);
-      const row = await writes.durable(() => claimWebhook.immediate(now, now + leaseMs));
-      return row ? job(row) : null;
+      const row = writes.committed(() => claimWebhook.immediate(now, now + leaseMs));
+      if (!row) return null;
+      await writes.flushed();
+      return job(row);
     },
     async webhookAttempted(id, outcome) {
       checkWhole('attempts', outcome.attempts);

@@ -134,6 +134,52 @@ test('a charge is reported once the WAL is on disk; a reservation does not wait 
   }
 });
 
+test('a job or webhook claim that finds nothing flushes nothing; one that takes a job is reported once it is on disk', { timeout: 20_000 }, async () => {
+  let holding = false;
+  const held: ((err: NodeJS.ErrnoException | null) => void)[] = [];
+  let flushes = 0;
+  const flush: Flush = (_fd, done) => {
+    flushes++;
+    if (holding) held.push(done);
+    else done(null);
+  };
+  const store = openSqliteStore(join(dir, 'claims.sqlite'), { flush });
+  try {
+    await store.orgs.create({ id: 'org_j', name: 'j', limits: NO_LIMITS });
+    const now = Date.now();
+    const before = flushes;
+    // Every server polls both queues each second: an empty poll must not touch the disk.
+    for (let i = 0; i < 5; i++) {
+      assert.equal(await store.jobs.claim('token_a', now, 30_000, 4), null);
+      assert.equal(await store.jobs.claimWebhook(now, 30_000), null);
+    }
+    assert.equal(flushes, before, 'empty claims flushed nothing');
+
+    await store.jobs.create({
+      id: 'job_1',
+      orgId: 'org_j',
+      keyId: null,
+      spec: { inputs: ['Hello there.'] },
+      model: 'gepard-1.0',
+      characters: 12,
+      credits: 12,
+      segmentsTotal: 1,
+      webhookUrl: null,
+      idempotencyKey: null,
+      createdAt: new Date(now).toISOString(),
+    });
+    holding = true;
+    const claim = store.jobs.claim('token_a', now, 30_000, 4);
+    assert.equal(await settled(claim), false, 'a claim that took a job waits for its flush');
+    assert.equal(held.length, 1);
+    held.shift()!(null);
+    assert.equal((await claim)?.id, 'job_1');
+  } finally {
+    for (const done of held) done(null);
+    await store.close();
+  }
+});
+
 test('a flush that fails is a 503; the charge it held is in the ledger once, and its retry is a duplicate', { timeout: 20_000 }, async () => {
   let fail = false;
   const flush: Flush = (_fd, done) => done(fail ? Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }) : null);

@@ -442,7 +442,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   };
 
   // The job queue (jobs.ts): its writes are reported once on disk, but for lease renewals.
-  const jobs = sqliteJobs(db, { durable: (write) => durable(() => guard(write)), committed: guard });
+  const jobs = sqliteJobs(db, { durable: (write) => durable(() => guard(write)), committed: guard, flushed });
 
   return {
     orgs,
