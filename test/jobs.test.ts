@@ -138,6 +138,20 @@ describe('long-form jobs', () => {
     assert.ok(start[second] - end[second - 1] >= 0.95, `gap ${start[second] - end[second - 1]}`);
   });
 
+  test('an SSML input with <phoneme> and <lang> is one segment: counted by its text, its words timed', T, async () => {
+    const ssml = '<speak>You say <phoneme alphabet="ipa" ph="pɪˈkɑːn">pecan</phoneme>, <lang xml:lang="fr-FR">je dis noix</lang>.</speak>';
+    const response = await submit({ ...body({ transcript: undefined }), model_id: 'gepard-1.0', add_timestamps: true, inputs: [{ transcript: 'First plain text.' }, { transcript: ssml, transcript_type: 'ssml' }] });
+    assert.equal(response.status, 202, await response.clone().text());
+    const submitted = await json(response);
+    assert.equal(submitted.characters, 'First plain text.'.length + 'You say pecan, je dis noix.'.length);
+    assert.equal(submitted.progress.segments_total, 2);
+    const job = await waitFor(server, submitted.id, org.auth, ['succeeded', 'failed']);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    const { words } = (await json(await fetch(`${server.url}/tts/jobs/${job.id}/timestamps`, { headers: org.auth }))).word_timestamps;
+    assert.deepEqual(words, ['First', 'plain', 'text.', 'You', 'say', 'pecan,', 'je', 'dis', 'noix.']);
+    await fetch(`${server.url}/tts/jobs/${job.id}`, { method: 'DELETE', headers: org.auth });
+  });
+
   test('Range answers part of the result; before success the audio is 409 job_not_finished', T, async () => {
     const job = await waitFor(server, (await json(await submit(body()))).id, org.auth, ['succeeded']);
     const whole = Buffer.from(await (await fetch(`${server.url}${job.result.url}`, { headers: org.auth })).arrayBuffer());

@@ -404,6 +404,15 @@ describe('SSML: <phoneme> and <lang> on eSpeak NG', () => {
     assert.deepEqual(timestamps.flatMap((e) => e.word_timestamps.words), ['You', 'say,', 'pecan.', 'I', 'say', 'New', 'York', 'aujourd’hui.']);
     const starts = timestamps.flatMap((e) => e.word_timestamps.start as number[]);
     for (let i = 1; i < starts.length; i++) assert.ok(starts[i] > starts[i - 1], `word ${i} starts at ${starts[i]}`);
+    // A WebSocket message is the same document: after streamed plain text, its words are the client's too.
+    const socket = await TestSocket.open(server.url, org.auth);
+    const ctx = { model_id: 'gepard-1.0', voice: 'sarah', output_format: raw(RATE), context_id: 'phoneme-ws', add_timestamps: true };
+    socket.send({ ...ctx, transcript: 'Streamed first. ', continue: true });
+    socket.send({ ...ctx, transcript: ssml, continue: false });
+    await socket.waitFor((e) => e.type === 'done' && e.context_id === 'phoneme-ws');
+    const streamed = socket.of('phoneme-ws', 'timestamps').flatMap((e) => e.word_timestamps.words);
+    assert.deepEqual(streamed, ['Streamed', 'first.', 'You', 'say,', 'pecan.', 'I', 'say', 'New', 'York', 'aujourd’hui.']);
+    socket.close();
   });
 
   test('a ph that cannot be read or an unknown alphabet is 400 invalid_ssml at the element; nothing is billed', { timeout: 20_000 }, async () => {
