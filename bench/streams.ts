@@ -56,11 +56,12 @@ export const TARGET_FIRST_AUDIO_P99_MS = 300;
 const RAMP_SECONDS = 5;
 /** Each ideal measurement (before and after the search). */
 const IDEAL_SECONDS = 10;
-/** The server's warm-up trial. */
+/** The server's warm-up trial, at least. */
 const WARMUP_SECONDS = 5;
 /** The in-process engine's warm-up slices, and at most how many. */
 const WARM_SLICE_SECONDS = 2;
-const MAX_WARM_SLICES = 10;
+const MIN_WARM_SLICES = 5;
+const MAX_WARM_SLICES = 30;
 /** Screening: bracketing steps, and trials in all. */
 const MAX_BRACKET_STEPS = 8;
 const MAX_SCREENS = 14;
@@ -416,19 +417,22 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
       note(`  ideal: ${num(slice.rate, 1)} audio s / s (in-process, ${subject.workers} workers)`);
       return slice;
     };
-    // The engine warms until two slices in a row agree: V8 tiers eSpeak's wasm up in the background,
-    // which takes far longer than its usual 3–4 s on a busy machine. The server then warms on as many
-    // streams as half that rate, whose first turns are made as fast as its workers can.
-    note(`warm-up: in-process engine (${WARM_SLICE_SECONDS} s slices until two agree within 10 %), then the server (${WARMUP_SECONDS} s)`);
-    let warmRate = 0;
+    // The engine warms (at least MIN_WARM_SLICES slices) until two slices in a row agree and the last
+    // is no longer above the best before it: V8 tiers eSpeak's wasm up in the background,
+    // which takes far longer than its usual 3–4 s on a busy machine (minutes at a load average of 15).
+    // The server's workers tier up alike: they then warm as long, on as many streams as half the
+    // engine's rate, whose first turns are made as fast as its workers can.
+    note(`warm-up: in-process engine (${WARM_SLICE_SECONDS} s slices until two agree within 10 % and the rate stops rising), then the server as long (at least ${WARMUP_SECONDS} s)`);
+    const warmStarted = performance.now();
     for (let i = 0; i < MAX_WARM_SLICES; i++) {
       const rate = (await idealSlice(inProcess.speak, sampleRate, turns, subject.workers, WARM_SLICE_SECONDS)).rate;
       await inProcess.idle();
+      const before = [...warmSlices];
       warmSlices.push(rate);
-      if (warmRate > 0 && Math.abs(rate - warmRate) <= 0.1 * Math.max(rate, warmRate)) break;
-      warmRate = rate;
+      if (warmSlices.length >= MIN_WARM_SLICES && Math.abs(rate - before.at(-1)!) <= 0.1 * Math.max(rate, before.at(-1)!) && rate <= 1.1 * Math.max(...before)) break;
     }
-    warm = await runTrial(target, Math.max(2 * subject.workers, Math.round(warmSlices.at(-1)! / 2)), WARMUP_SECONDS);
+    const serverWarmSeconds = Math.max(WARMUP_SECONDS, Math.round((performance.now() - warmStarted) / 1000));
+    warm = await runTrial(target, Math.max(2 * subject.workers, Math.round(warmSlices.at(-1)! / 2)), serverWarmSeconds);
     ideals.push(await ideal());
     const start = Math.max(1, Math.round(ideals[0].rate / 2));
     note(`search: from ${start} streams, screening trials of ${screenSeconds} s, then at most ${maxFull} of ${fullSeconds} s`);
@@ -532,7 +536,7 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
     `- Largest N passing a ${fullSeconds} s trial: ${best ? best.streams : 'none'}${result.above ? `; ${result.above.streams} failed` : ''}${best && result.above && result.above.streams - best.streams > 1 ? ' (the full-length trials ran out before the bracket closed)' : ''}.`,
     `- Screening (${result.screens.length} trials of ${result.screens[0]?.seconds ?? '—'} s, from 0.5 × the ideal): ${screens.join(', ')}.`,
     ...underrunLines(trials),
-    `- Warm-up: the in-process engine made ${warmSlices.map((r) => num(r, 1)).join(', ')} audio s / s in ${WARM_SLICE_SECONDS} s slices; then the server ${warm.streams} streams for ${WARMUP_SECONDS} s (first audio p99 ${num(percentile(warm.firstAudio, 99), 1)} ms).`,
+    `- Warm-up: the in-process engine made ${warmSlices.map((r) => num(r, 1)).join(', ')} audio s / s in ${WARM_SLICE_SECONDS} s slices; then the server ${warm.streams} streams for ${warm.seconds} s (first audio p99 ${num(percentile(warm.firstAudio, 99), 1)} ms).`,
     `- Server lifetime peak RSS (VmHWM) ${num(lifetimePeak, 0)} MiB; load average (1 min) at the section's start ${num(load, 2)}.`,
     ...notes.map((n) => `- ${n}`),
   ].join('\n');
