@@ -66,11 +66,11 @@ class Recorder {
   }
 }
 
-function recordingPool(config: unknown, recorder: Recorder, numSteps?: number) {
+function recordingPool(config: unknown, recorder: Recorder, numSteps?: number, extra: Record<string, unknown> = {}) {
   return new WorkerPool<SherpaJob, Float32Array, never, SherpaReady>({
     name: 'recording-sherpa',
     workerUrl: new URL('./helpers/recording-sherpa-worker.js', import.meta.url),
-    workerData: { config, channel: recorder.name, ...(numSteps !== undefined ? { numSteps } : {}) },
+    workerData: { config, channel: recorder.name, ...(numSteps !== undefined ? { numSteps } : {}), ...extra },
     workers: 1,
     queueLimit: 4,
     highWater: 8,
@@ -108,6 +108,22 @@ describe('at the worker boundary', () => {
         assert.deepEqual(call.generationConfig, { sid: 0, speed: 1.25, referenceSampleRate: 24000, referenceText: 'What the clip says.', numSteps: 3 });
         assert.deepEqual(call.referenceAudio, { length: 36_000, shared: true, head: Array.from(audio.subarray(0, 4)) });
       }
+    } finally {
+      await pool.stop();
+      recorder.close();
+    }
+  });
+
+  test('a sentence longer than maxSentenceChars reaches sherpa in pieces cut at its clause punctuation', { timeout: 20_000 }, async () => {
+    const recorder = new Recorder();
+    const pool = recordingPool(VITS_CONFIG, recorder, undefined, { maxSentenceChars: 60 });
+    try {
+      await pool.start();
+      await recorder.until(1);
+      const text = 'Thanks for calling the billing department, where every question is welcome; please hold. Goodbye now.';
+      await drain(pool.submit({ text, sid: 0, speed: 1 }, new AbortController().signal, { chunk: (samples) => samples }));
+      const calls = (await recorder.until(4)).slice(1);
+      assert.deepEqual(calls.map((c) => c.text), ['Thanks for calling the billing department,', 'where every question is welcome; please hold.', 'Goodbye now.']);
     } finally {
       await pool.stop();
       recorder.close();

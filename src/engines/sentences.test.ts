@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HEAD_WORDS, sentences, splitHead } from './sentences.js';
+import { HEAD_WORDS, MAX_SENTENCE_CHARS, sentences, sentenceSpans, splitHead } from './sentences.js';
 
 test('text splits into trimmed sentences; a piece without letters or digits is dropped', () => {
   assert.deepEqual([...sentences('Hello there.  How are you? ')], ['Hello there.', 'How are you?']);
@@ -35,4 +35,56 @@ test('short sentences are not cut, and a cut never leaves an empty rest', () => 
   const split = splitHead('One two three four five six seven,')!;
   assert.deepEqual([split.head, split.rest], ['One two three four', 'five six seven,']);
   assert.equal(splitHead('a, b c d e f g')!.head, 'a,');
+});
+
+const LONG =
+  'Thank you for calling the billing department, where every question about your account is welcome; ' +
+  'before we begin, please have your account number ready — it is printed at the top of every statement, ' +
+  'just below your name and address.';
+
+test('a sentence longer than clauseChars is cut at clause punctuation, each piece within the bound', () => {
+  const pieces = [...sentences(LONG, 120)];
+  // The last break within the bound ends each piece.
+  assert.deepEqual(pieces, [
+    'Thank you for calling the billing department, where every question about your account is welcome; before we begin,',
+    'please have your account number ready — it is printed at the top of every statement, just below your name and address.',
+  ]);
+  assert.deepEqual([...sentences(LONG, 70)], [
+    'Thank you for calling the billing department,',
+    'where every question about your account is welcome; before we begin,',
+    'please have your account number ready —',
+    'it is printed at the top of every statement,',
+    'just below your name and address.',
+  ]);
+  for (const piece of pieces) assert.ok(piece.length <= 120, piece);
+  // Nothing is lost or moved: the pieces are the sentence, cut.
+  assert.equal(pieces.join(' '), LONG);
+  // Each piece knows where it stands in the text.
+  for (const { text, at } of sentenceSpans(`Hello. ${LONG}`, 120)) assert.equal(`Hello. ${LONG}`.slice(at, at + text.length), text);
+});
+
+test('the bound cuts only where a speaker pauses: a long clause stays whole, a short first piece is not cut off', () => {
+  const unbroken = 'Please hold the line while I transfer you to the next available agent in our customer service team who will help you';
+  assert.deepEqual([...sentences(unbroken, 60)], [unbroken]);
+  // A comma in the first quarter of the bound would leave a stub: the cut goes to the last break past it.
+  assert.deepEqual([...sentences('Yes, I can help with the order you placed last week, and with the refund too.', 60)], [
+    'Yes, I can help with the order you placed last week,',
+    'and with the refund too.',
+  ]);
+  // Hyphens inside words are not dashes.
+  assert.deepEqual([...sentences('A well-known, long-standing and twenty-four-hour service that never sleeps at all.', 40)], [
+    'A well-known,',
+    'long-standing and twenty-four-hour service that never sleeps at all.',
+  ]);
+});
+
+test('sentences within the bound, and every sentence by default, are spoken whole up to the hard bound', () => {
+  assert.deepEqual([...sentences(LONG)], [LONG]);
+  assert.deepEqual([...sentences('Short, and sweet. Another one.', 20)], ['Short, and sweet.', 'Another one.']);
+  // Past MAX_SENTENCE_CHARS a run without clause punctuation is still cut, at a space.
+  const wall = Array.from({ length: 120 }, (_, i) => `word${i}`).join(' ');
+  const pieces = [...sentences(wall)];
+  assert.ok(pieces.length > 1);
+  for (const piece of pieces) assert.ok(piece.length <= MAX_SENTENCE_CHARS);
+  assert.equal(pieces.join(' '), wall);
 });

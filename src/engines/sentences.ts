@@ -3,7 +3,10 @@
  * Splits text into the sentences an in-process engine speaks one job at a time, with
  * the platform's Unicode sentence rules (`Intl.Segmenter`, UAX #29). Runs of
  * text without sentence punctuation are cut at clause punctuation or spaces
- * once they grow long, so a wall of text still streams and still cancels. A
+ * once they grow long, so a wall of text still streams and still cancels. An
+ * engine may ask for shorter pieces (`clauseChars`): a sentence longer than
+ * that is cut at clause punctuation only (a comma, semicolon, colon or dash),
+ * where a speaker pauses anyway, and kept whole when it has none. A
  * first sentence that would wait for a busy engine can have a short head cut
  * off (`splitHead`), so its first audio waits for a few words, not a sentence.
  */
@@ -13,27 +16,50 @@ export const MAX_SENTENCE_CHARS = 400;
 
 const segmenter = new Intl.Segmenter(undefined, { granularity: 'sentence' });
 
-export function* sentences(text: string): Generator<string> {
-  for (const sentence of sentenceSpans(text)) yield sentence.text;
+/**
+ * The sentences of `text`, trimmed. `clauseChars` (at most MAX_SENTENCE_CHARS): a longer sentence
+ * is cut at clause punctuation so that each piece holds at most that many characters where it can.
+ */
+export function* sentences(text: string, clauseChars = MAX_SENTENCE_CHARS): Generator<string> {
+  for (const sentence of sentenceSpans(text, clauseChars)) yield sentence.text;
 }
 
 /** `sentences`, each with where it starts in `text` (UTF-16 code units). */
-export function* sentenceSpans(text: string): Generator<{ text: string; at: number }> {
+export function* sentenceSpans(text: string, clauseChars = MAX_SENTENCE_CHARS): Generator<{ text: string; at: number }> {
   for (const { segment, index } of segmenter.segment(text)) {
     let at = index;
-    for (const piece of bounded(segment)) {
+    for (const piece of bounded(segment, Math.min(clauseChars, MAX_SENTENCE_CHARS))) {
       if (/[\p{L}\p{N}]/u.test(piece)) yield { text: piece.trim(), at: at + piece.length - piece.trimStart().length };
       at += piece.length;
     }
   }
 }
 
-function* bounded(sentence: string): Generator<string> {
+/** Clause punctuation followed by a space: a comma, semicolon or colon, or a dash standing between spaces. */
+const CLAUSE_BREAK = /[,;:](?=\s)|\s[\u2013\u2014-](?=\s)/gu;
+
+/** Where a piece of `text` ends at its last clause break within `limit` characters, past a quarter of it; -1 when none. */
+function clauseCut(text: string, limit: number): number {
+  let cut = -1;
+  for (const match of text.slice(0, limit).matchAll(CLAUSE_BREAK)) {
+    const end = match.index + match[0].length;
+    if (end > limit / 4) cut = end;
+  }
+  return cut;
+}
+
+function* bounded(sentence: string, clauseChars: number): Generator<string> {
   let rest = sentence;
-  while (rest.length > MAX_SENTENCE_CHARS) {
-    const window = rest.slice(0, MAX_SENTENCE_CHARS);
-    const cut = Math.max(window.lastIndexOf(', '), window.lastIndexOf('; '), window.lastIndexOf(': '));
-    const at = cut > MAX_SENTENCE_CHARS / 4 ? cut + 1 : window.lastIndexOf(' ') > MAX_SENTENCE_CHARS / 4 ? window.lastIndexOf(' ') : MAX_SENTENCE_CHARS;
+  while (rest.trimEnd().length > clauseChars) {
+    let at = clauseCut(rest, clauseChars);
+    if (at < 0 && rest.length > MAX_SENTENCE_CHARS) {
+      // Past the hard bound anything goes: clause punctuation, else a space, else mid-word.
+      const window = rest.slice(0, MAX_SENTENCE_CHARS);
+      const space = window.lastIndexOf(' ');
+      at = clauseCut(rest, MAX_SENTENCE_CHARS);
+      if (at < 0) at = space > MAX_SENTENCE_CHARS / 4 ? space : MAX_SENTENCE_CHARS;
+    }
+    if (at < 0) break;
     yield rest.slice(0, at);
     rest = rest.slice(at);
   }

@@ -52,6 +52,8 @@ export interface SherpaEngineOptions extends PoolLimits {
   probeTimeoutMs?: number;
   /** Flow-matching steps of a cloning model (more: slower, often cleaner); sherpa-onnx's default when absent. */
   numSteps?: number;
+  /** Longest text one generate call is given where clause punctuation allows (engines/sentences); 400 when absent. */
+  maxSentenceChars?: number;
   logger: Logger;
 }
 
@@ -90,7 +92,12 @@ export class SherpaEngine implements Engine, StagingEngine {
     this.layout = layout;
     this.sampleRate = probed.sampleRate;
     this.numSpeakers = probed.numSpeakers;
-    const workerData: SherpaWorkerData = { config, sessionOptions, ...(this.options.numSteps !== undefined ? { numSteps: this.options.numSteps } : {}) };
+    const workerData: SherpaWorkerData = {
+      config,
+      sessionOptions,
+      ...(this.options.numSteps !== undefined ? { numSteps: this.options.numSteps } : {}),
+      ...(this.options.maxSentenceChars !== undefined ? { maxSentenceChars: this.options.maxSentenceChars } : {}),
+    };
     this.pool = new WorkerPool({
       name: this.id,
       workerUrl: WORKER_URL,

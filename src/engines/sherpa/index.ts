@@ -42,6 +42,12 @@ export const sherpaEngine = defineEngine({
       probeTimeoutMs: z.number().int().min(1000).default(120_000),
       /** Flow-matching steps of a cloning model (ZipVoice, Pocket); sherpa-onnx's default when absent. */
       numSteps: z.number().int().min(1).max(64).optional(),
+      /**
+       * Longest text one generate call is given: a longer sentence is cut at clause punctuation (a
+       * comma, semicolon, colon or dash), and kept whole when it has none (up to 400 characters).
+       * Each worker keeps the memory of the longest call it made, ≈ 20 MiB per second of audio.
+       */
+      maxSentenceChars: z.number().int().min(20).max(400).default(150),
     })
     .strict(),
   create: (id, { type: _type, ...config }, { logger, dataDir }) =>

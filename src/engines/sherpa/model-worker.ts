@@ -1,7 +1,9 @@
 /**
  * @module engines/sherpa/model-worker
  * One sherpa-onnx model in a worker thread of the pool. It speaks one job at
- * a time, sentence by sentence, and hands each sentence's audio (in pieces of
+ * a time, sentence by sentence (a sentence longer than `maxSentenceChars` cut
+ * at clause punctuation: the session keeps the memory of the longest call it
+ * made, ≈ 20 MiB per second of audio), and hands each sentence's audio (in pieces of
  * at most half a second) to the pool's worker half
  * (`engines/worker-pool/serve`) as soon as it is made, so first audio is the
  * first sentence. The pool's cancel flag is read before each sentence and
@@ -47,7 +49,7 @@ function owned(samples: Float32Array, from: number, to: number): Float32Array {
 
 /** Loads the model with `load` and serves the pool's jobs on this worker thread. */
 export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding): void {
-  const { config, numSteps, sessionOptions } = engineWorkerData<SherpaWorkerData>();
+  const { config, numSteps, sessionOptions, maxSentenceChars } = engineWorkerData<SherpaWorkerData>();
   // sherpa-onnx ends the process when the options file its provider names is missing.
   if (sessionOptions) ensureSessionOptions(sessionOptions);
   const tts = load(config);
@@ -59,7 +61,7 @@ export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding
     { sampleRate: tts.sampleRate, numSpeakers: tts.numSpeakers },
     (job, output) => {
       const options = { sid: job.sid, speed: job.speed, reference: job.reference, numSteps };
-      for (const sentence of sentences(job.text)) {
+      for (const sentence of sentences(job.text, maxSentenceChars)) {
         if (output.cancelled()) return;
         const { samples } = tts.generate(generationRequest(sentence, options));
         for (let at = 0; at < samples.length && !output.cancelled(); at += piece) {

@@ -14,6 +14,8 @@ export interface SherpaWorkerData {
   sessionOptions?: SessionOptionsFile;
   /** Flow-matching steps of a cloning model (ZipVoice, Pocket); sherpa-onnx's default when absent. */
   numSteps?: number;
+  /** Longest text one generate call is given where clause punctuation allows (engines/sentences). */
+  maxSentenceChars?: number;
 }
 
 /** What a cloning model speaks in the voice of. */
