@@ -37,14 +37,18 @@ export interface OfflineTtsBinding {
   generate(request: TtsRequest): GeneratedAudio;
 }
 
-/** A copy the worker owns (sherpa's array may be a view it reuses), clamped to −1…1. */
-function owned(samples: Float32Array, from: number, to: number): Float32Array {
-  const copy = new Float32Array(to - from);
-  for (let i = from; i < to; i++) {
+/**
+ * Clamps a sentence's samples to −1…1 in place (NaN becomes 0). `enableExternalBuffer: false`
+ * (generation.ts) makes sherpa copy them into an array of this thread's own, so nothing else sees
+ * the change, and the pieces can be views of it: a job with an output stage encodes each piece at
+ * once, and the pool copies a view it transfers (serve.ts), so no piece is copied twice.
+ */
+function clamped(samples: Float32Array): Float32Array {
+  for (let i = 0; i < samples.length; i++) {
     const s = samples[i];
-    copy[i - from] = s > 1 ? 1 : s < -1 ? -1 : s === s ? s : 0;
+    if (!(s >= -1 && s <= 1)) samples[i] = s > 1 ? 1 : s < -1 ? -1 : 0;
   }
-  return copy;
+  return samples;
 }
 
 /** Loads the model with `load` and serves the pool's jobs on this worker thread. */
@@ -63,9 +67,9 @@ export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding
       const options = { sid: job.sid, speed: job.speed, reference: job.reference, numSteps };
       for (const sentence of sentences(job.text, maxSentenceChars)) {
         if (output.cancelled()) return;
-        const { samples } = tts.generate(generationRequest(sentence, options));
+        const samples = clamped(tts.generate(generationRequest(sentence, options)).samples);
         for (let at = 0; at < samples.length && !output.cancelled(); at += piece) {
-          output.push(owned(samples, at, Math.min(samples.length, at + piece)));
+          output.push(samples.subarray(at, Math.min(samples.length, at + piece)));
         }
       }
     },
