@@ -28,7 +28,6 @@ import { engineWorkerData, serveJobs } from '../worker-pool/serve.js';
 import { generationRequest, warmUpRequest } from './generation.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { sentences } from '../sentences.js';
-import { ensureSessionOptions } from './session-options.js';
 
 /** The part of sherpa-onnx's `OfflineTts` a worker uses. */
 export interface OfflineTtsBinding {
@@ -53,9 +52,7 @@ function clamped(samples: Float32Array): Float32Array {
 
 /** Loads the model with `load` and serves the pool's jobs on this worker thread. */
 export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding): void {
-  const { config, numSteps, sessionOptions, maxSentenceChars } = engineWorkerData<SherpaWorkerData>();
-  // sherpa-onnx ends the process when the options file its provider names is missing.
-  if (sessionOptions) ensureSessionOptions(sessionOptions);
+  const { config, numSteps, maxSentenceChars } = engineWorkerData<SherpaWorkerData>();
   const tts = load(config);
   // Warm up: the first generation sets up the phonemizer and the session's buffers.
   tts.generate(warmUpRequest(config, numSteps));
