@@ -95,65 +95,66 @@ function charge(key: string, credits: number): NewLedgerEntry {
   };
 }
 
-test('a charge is reported once the WAL is on disk; a reservation does not wait for the disk', { timeout: 20_000 }, async () => {
-  let holding = false;
-  const held: ((err: NodeJS.ErrnoException | null) => void)[] = [];
-  let flushes = 0;
-  const flush: Flush = (_fd, done) => {
-    flushes++;
-    if (holding) held.push(done);
-    else done(null);
+/** A WAL flush the test controls: counted, and while `holding` its completions wait in `held`. */
+function heldFlush() {
+  const state = {
+    holding: false,
+    flushes: 0,
+    held: [] as ((err: NodeJS.ErrnoException | null) => void)[],
+    flush: ((_fd, done) => {
+      state.flushes++;
+      if (state.holding) state.held.push(done);
+      else done(null);
+    }) as Flush,
   };
-  const store = openSqliteStore(join(dir, 'durable.sqlite'), { flush });
+  return state;
+}
+
+test('a charge is reported once the WAL is on disk; a reservation does not wait for the disk', { timeout: 20_000 }, async () => {
+  const wal = heldFlush();
+  const store = openSqliteStore(join(dir, 'durable.sqlite'), { flush: wal.flush });
   try {
     await store.orgs.create({ id: 'org_d', name: 'd', limits: NO_LIMITS });
     await store.ledger.append({ ...charge('top-up', -100), kind: 'credit', chargeKey: null, reason: 'test' });
-    holding = true;
-    const before = flushes;
+    wal.holding = true;
+    const before = wal.flushes;
 
     const reservations = await Promise.all(
       ['req_1/0', 'req_2/0', 'req_3/0'].map((id) => store.ledger.reserve({ id, orgId: 'org_d', credits: 5, ttlMs: 60_000 })),
     );
     assert.ok(reservations.every((r) => r.ok));
-    assert.equal(flushes, before, 'reservations were reported without a flush');
+    assert.equal(wal.flushes, before, 'reservations were reported without a flush');
 
     const charges = ['req_1/0', 'req_2/0', 'req_3/0'].map((id) => store.ledger.settle(id, charge(id, 5)));
     assert.equal(await settled(Promise.race(charges)), false, 'no charge is reported before its flush ends');
-    assert.equal(held.length, 1, 'the three charges of one commit share one flush');
-    held.shift()!(null);
+    assert.equal(wal.held.length, 1, 'the three charges of one commit share one flush');
+    wal.held.shift()!(null);
     const results = await Promise.all(charges);
     assert.deepEqual(results.map((r) => r.balance).sort((a, b) => b - a), [95, 90, 85]);
 
     const credit = store.ledger.append({ ...charge('top-up-2', -50), kind: 'credit', chargeKey: null, reason: 'test' });
     assert.equal(await settled(credit), false, 'a credit waits for the disk too');
-    held.shift()!(null);
+    wal.held.shift()!(null);
     assert.equal((await credit).balance, 135);
   } finally {
-    for (const done of held) done(null);
+    for (const done of wal.held) done(null);
     await store.close();
   }
 });
 
-test('a job or webhook claim that finds nothing flushes nothing; one that takes a job is reported once it is on disk', { timeout: 20_000 }, async () => {
-  let holding = false;
-  const held: ((err: NodeJS.ErrnoException | null) => void)[] = [];
-  let flushes = 0;
-  const flush: Flush = (_fd, done) => {
-    flushes++;
-    if (holding) held.push(done);
-    else done(null);
-  };
-  const store = openSqliteStore(join(dir, 'claims.sqlite'), { flush });
+test('a job or webhook claim that finds nothing wal.flushes nothing; one that takes a job is reported once it is on disk', { timeout: 20_000 }, async () => {
+  const wal = heldFlush();
+  const store = openSqliteStore(join(dir, 'claims.sqlite'), { flush: wal.flush });
   try {
     await store.orgs.create({ id: 'org_j', name: 'j', limits: NO_LIMITS });
     const now = Date.now();
-    const before = flushes;
+    const before = wal.flushes;
     // Every server polls both queues each second: an empty poll must not touch the disk.
     for (let i = 0; i < 5; i++) {
       assert.equal(await store.jobs.claim('token_a', now, 30_000, 4), null);
       assert.equal(await store.jobs.claimWebhook(now, 30_000), null);
     }
-    assert.equal(flushes, before, 'empty claims flushed nothing');
+    assert.equal(wal.flushes, before, 'empty claims flushed nothing');
 
     await store.jobs.create({
       id: 'job_1',
@@ -168,14 +169,14 @@ test('a job or webhook claim that finds nothing flushes nothing; one that takes 
       idempotencyKey: null,
       createdAt: new Date(now).toISOString(),
     });
-    holding = true;
+    wal.holding = true;
     const claim = store.jobs.claim('token_a', now, 30_000, 4);
     assert.equal(await settled(claim), false, 'a claim that took a job waits for its flush');
-    assert.equal(held.length, 1);
-    held.shift()!(null);
+    assert.equal(wal.held.length, 1);
+    wal.held.shift()!(null);
     assert.equal((await claim)?.id, 'job_1');
   } finally {
-    for (const done of held) done(null);
+    for (const done of wal.held) done(null);
     await store.close();
   }
 });
