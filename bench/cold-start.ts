@@ -22,6 +22,9 @@ const TEXTS = [
   'The package left our warehouse this morning.',
 ];
 
+/** BENCH_WARM_UP_JOBS=n: eSpeak's warm-up jobs per worker for this run (0 = the engine's cold start, for comparison). */
+const WARM_UP = process.env.BENCH_WARM_UP_JOBS ? { engines: { espeak: { type: 'espeak', warmUpJobs: Number(process.env.BENCH_WARM_UP_JOBS) } } } : {};
+
 /** First-audio times of `BURST` requests sent at once, ms, sorted. */
 async function burst(client: StreamClient): Promise<number[]> {
   const times = await Promise.all(
@@ -48,8 +51,12 @@ export async function runColdStart(): Promise<{ rounds: ColdStartRound[]; markdo
   const count = rounds(3);
   for (let round = 0; round < count; round++) {
     const spawned = performance.now();
-    const server = await startChild(new URL('./server-child.js', import.meta.url), [JSON.stringify({ accounts: { enabled: false } })]);
-    for (let i = 0; i < 200 && (await fetch(`${server.url}/readyz`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 10));
+    const server = await startChild(new URL('./server-child.js', import.meta.url), [JSON.stringify({ accounts: { enabled: false }, ...WARM_UP })]);
+    // Ready may come seconds after listening (engines warm up first): poll for up to a minute.
+    for (let i = 0; (await fetch(`${server.url}/readyz`)).status !== 200; i++) {
+      if (i >= 6000) throw new Error('the server did not report ready within 60 s');
+      await new Promise((r) => setTimeout(r, 10));
+    }
     const startToReadyMs = performance.now() - spawned;
     const agent = new Agent({ keepAlive: true, maxSockets: BURST });
     const client = sseClient(server.url, agent);

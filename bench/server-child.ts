@@ -73,6 +73,8 @@ async function timeFirstAudio(): Promise<string> {
   subscribe('voicegate:synthesis:first-audio', (message) => {
     const now = performance.now();
     const event = message as SynthesisFirstAudio;
+    // Only this server's requests: not the warm-up's, which run before it listens (src/warm-up.ts).
+    if (event.instance !== app.services.instanceId) return;
     const arrived = arrivals.get(event.requestId);
     samples.push([performance.timeOrigin + now, event.cache === 'hit' ? 1 : event.cache === 'miss' ? 0 : -1, event.ttfaMs, arrived === undefined ? NaN : now - arrived]);
   });

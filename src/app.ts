@@ -39,6 +39,7 @@ import { Metrics } from './metrics/metrics.js';
 import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
 import { registerRoutes } from './routes.js';
+import { warmUp } from './warm-up.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
@@ -175,6 +176,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       }
       await Promise.all([engines.start(), cache?.store.open()]);
       voices.addBuiltin(engines.builtinVoices());
+      // Before listening: the first callers meet warm code (warm-up.ts); nothing outside can reach it yet.
+      if (config.server.warmUp) await warmUp(services, logger);
       jobs?.start();
       webhooks?.start();
       const address = await http.listen({ host: config.server.host, port: config.server.port });

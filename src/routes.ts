@@ -33,7 +33,6 @@ import type { Services } from './services.js';
  * still serves, and only `/readyz` says so, for a load balancer to stop routing here.
  */
 export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): void {
-  const { server } = services.config;
   trackRoutes(app);
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
@@ -60,6 +59,12 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
   }
   registerJobs(app, services);
   registerWebSocket(app, services, isClosing);
+  registerSynthesisRoutes(app, services);
+}
+
+/** The HTTP synthesis endpoints (`/tts/bytes`, `/tts/sse`, `/v1/audio/speech`), each dialect in a scope of its own. */
+export function registerSynthesisRoutes(app: FastifyInstance, services: Services): void {
+  const { server } = services.config;
   app.register(async (tts) => {
     acceptRawBodies(tts, server.bodyLimitBytes);
     registerTtsBytes(tts, services);

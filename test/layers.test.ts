@@ -30,6 +30,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['main'],
   ['cli'],
   ['app'],
+  // Warm before ready: requests through the synthesis routes, in-process, before listening.
+  ['warm-up'],
   ['routes'],
   // The OpenAPI document, generated from the routes' own schemas.
   ['openapi'],

@@ -34,8 +34,8 @@ function config(overrides: Record<string, unknown> = {}) {
     overrides: {
       dataDir: tempDataDir(),
       accounts: { enabled: false },
-      server: { host: '127.0.0.1', port: 0 },
-      engines: { espeak: { type: 'espeak', workers: 1 } },
+      server: { host: '127.0.0.1', port: 0, warmUp: false },
+      engines: { espeak: { type: 'espeak', workers: 1, warmUpJobs: 0 } },
       store: { databaseUrl: TEST_DATABASE_URL, schema },
       ...overrides,
     },

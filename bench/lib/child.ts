@@ -19,10 +19,14 @@ export interface ChildServer {
   stop(): Promise<{ peakRssMiB: number }>;
 }
 
-/** Extra node flags for every child: `BENCH_CPU_PROF=<dir>` writes a V8 CPU profile per child. */
+/**
+ * Extra node flags for every child: `BENCH_CPU_PROF=<dir>` writes a V8 CPU profile per child;
+ * `BENCH_NODE_ARGS` (space-separated) adds node or V8 flags, for trying one out.
+ */
 function childExecArgv(): string[] {
   const dir = process.env.BENCH_CPU_PROF;
-  return dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : [];
+  const extra = process.env.BENCH_NODE_ARGS?.split(/\s+/u).filter(Boolean) ?? [];
+  return [...(dir ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []), ...extra];
 }
 
 /** `env`: variables added to this process's environment for the child (a child's own opt-ins). */

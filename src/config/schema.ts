@@ -339,9 +339,14 @@ export const configSchema = z
         drainDelayMs: z.number().int().min(0).max(600_000).default(0),
         websocket: websocketSchema.default(WEBSOCKET_DEFAULTS),
         tls: tlsSchema,
+        /**
+         * Before listening, run a few requests of every HTTP synthesis endpoint through the routes
+         * in-process (unbilled, unlogged, uncounted), so the first callers meet optimised code.
+         */
+        warmUp: z.boolean().default(true),
       })
       .strict()
-      .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, drainDelayMs: 0, websocket: WEBSOCKET_DEFAULTS, tls: null }),
+      .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, drainDelayMs: 0, websocket: WEBSOCKET_DEFAULTS, tls: null, warmUp: true }),
     dataDir: z.string().default(DEFAULT_DATA_DIR),
     /** Local neural models installed on first start and served (`name` or `name=<archive file or URL>`; config/pull.ts). */
     pull: z.array(z.string()).default([]),

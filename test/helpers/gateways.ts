@@ -39,10 +39,11 @@ export interface Gateway {
 export async function startGateway(config: Partial<ConfigInput>, timeoutMs = 30_000): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'voicegate-gateway-'));
   const file = join(dir, 'config.json');
-  const server = { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000, ...(config.server ?? {}) };
+  // No warm-up before ready (test/warm-up.test.ts covers it): these tests start many gateways.
+  const server = { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000, warmUp: false, ...(config.server ?? {}) };
   writeFileSync(file, JSON.stringify({ ...config, dataDir: join(dir, 'data'), server, log: { level: 'info' } }));
   // Only this gateway's own settings: none of the test runner's VOICEGATE_* variables.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('VOICEGATE_')));
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('VOICEGATE_'))), VOICEGATE_ESPEAK_WARM_UP_JOBS: '0' };
   const child = spawn(process.execPath, [MAIN, 'serve', '--config', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const warnings: Record<string, unknown>[] = [];

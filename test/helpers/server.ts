@@ -53,8 +53,9 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
       dataDir: tempDataDir(),
       ...overrides,
       accounts: { enabled: false, ...(overrides.accounts ?? {}) },
-      server: { host: '127.0.0.1', port: 0, ...(overrides.server ?? {}) },
-      engines: { espeak: { type: 'espeak', workers: 1 }, ...(overrides.engines ?? {}) },
+      // Tests start hundreds of servers: none warms up before ready unless it asks (test/warm-up.test.ts).
+      server: { host: '127.0.0.1', port: 0, warmUp: false, ...(overrides.server ?? {}) },
+      engines: withoutWarmUp({ espeak: { type: 'espeak', workers: 1 }, ...(overrides.engines ?? {}) }),
     },
   });
   const logger = createLogger(options.logLevel ?? (options.logDestination ? 'info' : 'silent'), options.logDestination);
@@ -73,6 +74,13 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
         body: typeof body === 'string' ? body : JSON.stringify(body),
       }),
   };
+}
+
+/** eSpeak engines speak no warm-up jobs unless the test's config sets `warmUpJobs`. */
+function withoutWarmUp(engines: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(engines).map(([id, engine]) => [id, (engine as { type?: string }).type === 'espeak' ? { warmUpJobs: 0, ...(engine as object) } : engine]),
+  );
 }
 
 /** A /tts/bytes body with sensible defaults. */

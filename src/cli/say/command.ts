@@ -105,7 +105,9 @@ async function connect(config: Config, url: string | undefined, key: string | un
   if (url) return { url: url.replace(/\/+$/, ''), local: false, close: async () => {} };
   const local: Config = {
     ...config,
-    server: { ...config.server, host: '127.0.0.1', port: 0, tls: null },
+    // One utterance, then gone: warming up for later callers would only delay it.
+    server: { ...config.server, host: '127.0.0.1', port: 0, tls: null, warmUp: false },
+    engines: Object.fromEntries(Object.entries(config.engines).map(([id, engine]) => [id, engine.type === 'espeak' ? { ...engine, warmUpJobs: 0 } : engine])),
     // Without a key there is nobody to bill: the in-process server runs without accounts.
     accounts: { ...config.accounts, enabled: key ? config.accounts.enabled : false },
     jobs: runJobs ? { ...config.jobs, enabled: true, concurrency: Math.max(1, config.jobs.concurrency) } : { ...config.jobs, concurrency: 0 },

@@ -6,7 +6,7 @@ import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { defineEngine } from '../registration.js';
 import { POOL_DEFAULTS } from '../worker-pool/pool.js';
-import { EspeakPool } from './pool.js';
+import { EspeakPool, WARM_UP_JOBS } from './pool.js';
 
 export const espeakEngine = defineEngine({
   type: 'espeak',
@@ -23,6 +23,8 @@ export const espeakEngine = defineEngine({
       jobTimeoutMs: z.number().int().min(1000).default(POOL_DEFAULTS.jobTimeoutMs),
       /** While every worker is busy, speak a first sentence's head as a job of its own (sooner first audio, a phrase break). */
       splitFirstSentence: z.boolean().default(true),
+      /** Jobs each worker speaks before `/readyz` says ready, so the first callers meet optimised code (0 = ready at once, cold). */
+      warmUpJobs: z.number().int().min(0).max(1000).default(WARM_UP_JOBS),
     })
     .strict(),
   create: (id, { type: _type, ...config }, { logger }) => new EspeakPool({ id, ...config, logger }),

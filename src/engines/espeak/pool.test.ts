@@ -16,7 +16,7 @@ import { EspeakPool } from './pool.js';
 const voice = NAMED_VOICES[0];
 const LONG = 'This sentence is here to keep the engine busy for a while. '.repeat(60);
 
-function pool(options: Partial<{ workers: number; queueLimit: number; highWater: number; splitFirstSentence: boolean }> = {}) {
+function pool(options: Partial<{ workers: number; queueLimit: number; highWater: number; splitFirstSentence: boolean; warmUpJobs: number }> = {}) {
   return new EspeakPool({ id: 'espeak', workers: 1, queueLimit: 8, highWater: 8, logger: createLogger('silent'), ...options });
 }
 
@@ -194,6 +194,30 @@ test('text that continues what its listener hears is spoken whole, after a new r
     assert.equal((engine.info().jobs as { submitted: number }).submitted, 3, 'the long text, the continuing sentence whole, the new request');
     assert.equal(engine.info().firstSentencesSplit, 0);
   } finally {
+    await engine.stop();
+  }
+});
+
+test('warm before ready: start() resolves, and the engine says ready, only after every worker has spoken its warm-up jobs', { timeout: 60_000 }, async () => {
+  const engine = pool({ workers: 2, warmUpJobs: 3 });
+  let started = false;
+  const starting = engine.start().then(() => (started = true));
+  try {
+    // Not ready while the warm-up runs, though the workers are up and speaking.
+    const deadline = performance.now() + 30_000;
+    while ((engine.info().jobs as { submitted: number }).submitted === 0) {
+      if (performance.now() > deadline) assert.fail('no warm-up job was ever submitted');
+      await sleep(2);
+    }
+    assert.equal(engine.isReady(), false, 'ready before the warm-up was done');
+    await starting;
+    assert.ok(started);
+    assert.equal(engine.isReady(), true);
+    const jobs = engine.info().jobs as { completed: number; failed: number };
+    assert.ok(jobs.completed >= 6, `${jobs.completed} warm-up jobs completed, 3 per worker asked`);
+    assert.equal(jobs.failed, 0, 'every warm-up job is one the engine can speak, through each output stage');
+  } finally {
+    await starting.catch(() => undefined);
     await engine.stop();
   }
 });

@@ -11,10 +11,11 @@
  * Phonemes are mnemonics of eSpeak's English table, so only an English
  * voice speaks them; any other reads the text.
  */
+import type { StageSpec } from '../../audio/output-stage.js';
 import { int16ToFloat } from '../../audio/pcm.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
-import { espeakLanguageVoices, type EspeakListedVoice } from '../../voices/builtin.js';
+import { espeakLanguageVoices, NAMED_VOICES, type EspeakListedVoice } from '../../voices/builtin.js';
 import { ESPEAK_VOICE_LEVELS } from '../../voices/loudness-table.js';
 import type { Voice } from '../../voices/voice.js';
 import type { EngineChunk, EngineInfo, EngineInput, WordTiming } from '../engine.js';
@@ -37,7 +38,27 @@ export interface EspeakPoolOptions extends PoolLimits {
   logger: Logger;
   /** While every worker is busy, a first sentence's head is spoken as a job of its own (default true). */
   splitFirstSentence?: boolean;
+  /** Jobs each worker speaks before the engine reports ready (default 0; config's default is WARM_UP_JOBS). */
+  warmUpJobs?: number;
 }
+
+/**
+ * eSpeak NG is compiled to JavaScript (wasm2js): a new worker runs it in V8's interpreter, and the
+ * first jobs of a cold worker cost 60–210 ms of CPU against 10 ms warm (BENCHMARKS.md, warm before
+ * ready). So before the engine says ready, every worker speaks real jobs, on the path requests
+ * take (named voices and their variants, word events, the output stage), until V8 has optimised it.
+ */
+export const WARM_UP_JOBS = 12;
+
+/** Varied text for the warm-up: questions, clauses, numbers, names, long and short sentences. */
+const WARM_UP_TEXTS = [
+  'Good morning, and welcome back. Your balance is forty two dollars and seventeen cents.',
+  'Could you spell your last name for me, one letter at a time?',
+  'The train to Edinburgh leaves from platform 9 at 10:45; please have your ticket ready.',
+  "I'm sorry, I didn't catch that. Would you like me to repeat the options?",
+  'Press one for billing, two for technical support, or stay on the line.',
+  'Wow! That was quick.',
+];
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
@@ -68,12 +89,18 @@ export class EspeakPool implements Int16Engine, StagingEngine {
   /** Workers post eSpeak's samples, or the bytes of a job's output stage (Uint8Array). */
   private readonly pool: WorkerPool<SynthesizeJob, Int16Array | Uint8Array, RawWordEvent, EspeakReady>;
   private readonly splitFirstSentence: boolean;
+  private readonly warmUpJobs: number;
+  private readonly logger: Logger;
+  /** Set once the start's warm-up is done: the engine is ready only then. */
+  private warmed = false;
   /** First sentences spoken as a head and a rest since start. */
   private firstSentencesSplit = 0;
 
   constructor(options: EspeakPoolOptions) {
     this.id = options.id;
     this.splitFirstSentence = options.splitFirstSentence ?? true;
+    this.warmUpJobs = options.warmUpJobs ?? 0;
+    this.logger = options.logger;
     this.pool = new WorkerPool({
       name: options.id,
       workerUrl: WORKER_URL,
@@ -92,8 +119,42 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     });
   }
 
-  start(): Promise<void> {
-    return this.pool.start();
+  async start(): Promise<void> {
+    await this.pool.start();
+    await this.warmUp(this.logger);
+    this.warmed = true;
+  }
+
+  /**
+   * `warmUpJobs` jobs per worker, two per worker at a time so that every worker gets its share and
+   * first sentences are cut as under load, all with word timings. They alternate between plain
+   * samples and the output stages requests take most (same rate, telephony μ-law, 16 kHz, 44.1 kHz).
+   * A failed warm-up job is logged and skipped: the engine still starts, only colder.
+   */
+  private async warmUp(logger: Logger): Promise<void> {
+    const total = this.warmUpJobs * this.pool.stats().workers;
+    const voices = NAMED_VOICES.filter((v) => v.profiles.espeak);
+    const stages: StageSpec[] = [
+      { inputRate: this.sampleRate, outputRate: this.sampleRate, encoding: 'pcm_f32le' },
+      { inputRate: this.sampleRate, outputRate: 8000, encoding: 'pcm_mulaw' },
+      { inputRate: this.sampleRate, outputRate: 16000, encoding: 'pcm_s16le' },
+      { inputRate: this.sampleRate, outputRate: 2 * this.sampleRate, encoding: 'pcm_s16le' },
+    ];
+    let next = 0;
+    const lane = async (): Promise<void> => {
+      for (let n = next++; n < total; n = next++) {
+        const input: EngineInput = { text: WARM_UP_TEXTS[n % WARM_UP_TEXTS.length], voice: voices[n % voices.length], speed: 1, wordTimings: true };
+        const signal = new AbortController().signal;
+        const spec = stages[(n >> 1) % stages.length];
+        try {
+          const chunks = n % 2 === 0 ? this.synthesizeInt16(input, signal) : this.synthesizeStaged(input, { spec, gain: 1, state: { resampler: null } }, signal);
+          for await (const _ of chunks);
+        } catch (err) {
+          logger.warn({ engine: this.id, err }, 'a warm-up job failed; the engine starts colder');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 2 * this.pool.stats().workers }, lane));
   }
 
   stop(): Promise<void> {
@@ -101,7 +162,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
   }
 
   isReady(): boolean {
-    return this.pool.isReady();
+    return this.warmed && this.pool.isReady();
   }
 
   /** The eSpeak NG build the workers run (engines/fingerprint). */
