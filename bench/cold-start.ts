@@ -22,8 +22,16 @@ const TEXTS = [
   'The package left our warehouse this morning.',
 ];
 
-/** BENCH_WARM_UP_JOBS=n: eSpeak's warm-up jobs per worker for this run (0 = the engine's cold start, for comparison). */
-const WARM_UP = process.env.BENCH_WARM_UP_JOBS ? { engines: { espeak: { type: 'espeak', warmUpJobs: Number(process.env.BENCH_WARM_UP_JOBS) } } } : {};
+/**
+ * BENCH_WARM_UP=off: neither warm-up (the engine's nor the server's), for the cold baseline;
+ * BENCH_WARM_UP_JOBS=n: eSpeak's warm-up jobs per worker for this run.
+ */
+const WARM_UP = {
+  ...(process.env.BENCH_WARM_UP === 'off' ? { server: { warmUp: false } } : {}),
+  ...(process.env.BENCH_WARM_UP === 'off' || process.env.BENCH_WARM_UP_JOBS
+    ? { engines: { espeak: { type: 'espeak', warmUpJobs: process.env.BENCH_WARM_UP === 'off' ? 0 : Number(process.env.BENCH_WARM_UP_JOBS) } } }
+    : {}),
+};
 
 /** First-audio times of `BURST` requests sent at once, ms, sorted. */
 async function burst(client: StreamClient): Promise<number[]> {

@@ -35,7 +35,7 @@ const pgTrace = process.env.BENCH_PG_TRACE ? installPgTrace() : null;
 const overrides = JSON.parse(process.argv[2] ?? '{}') as Record<string, unknown>;
 const dataDir = mkdtempSync(join(tmpdir(), 'voicegate-bench-'));
 // The audio cache off unless a benchmark asks for it: the benchmarks repeat their texts, and measure synthesis.
-const config = loadConfig({ env: {}, overrides: { dataDir, cache: { enabled: false }, ...overrides, server: { host: '127.0.0.1', port: 0 } } });
+const config = loadConfig({ env: {}, overrides: { dataDir, cache: { enabled: false }, ...overrides, server: { ...(overrides.server as object), host: '127.0.0.1', port: 0 } } });
 const app = await createApp(config, createLogger('silent'));
 const firstAudioUrl = process.env.BENCH_FIRST_AUDIO === '1' ? await timeFirstAudio() : null;
 const url = await app.listen();

@@ -48,7 +48,7 @@ export interface EspeakPoolOptions extends PoolLimits {
  * ready). So before the engine says ready, every worker speaks real jobs, on the path requests
  * take (named voices and their variants, word events, the output stage), until V8 has optimised it.
  */
-export const WARM_UP_JOBS = 12;
+export const WARM_UP_JOBS = 40;
 
 /** Varied text for the warm-up: questions, clauses, numbers, names, long and short sentences. */
 const WARM_UP_TEXTS = [
