@@ -25,6 +25,7 @@ import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import { ensureEspeakData } from './espeak-data.js';
 import { CLONING_FAMILIES, detectLayout, sherpaConfig, type Family, type ModelFiles, type ModelLayout } from './layout.js';
 import { probeModel } from './probe.js';
+import { providerFor, SESSION_OPTIONS } from './session-options.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { validateLayout } from './validate.js';
 import { builtinSpeakerVoices, speakerFor, type SpeakerMap } from './voices.js';
@@ -46,6 +47,8 @@ export interface SherpaEngineOptions extends PoolLimits {
   defaultSpeaker?: number;
   /** Where the bundled eSpeak NG data is unpacked for models that bring none. */
   espeakDataDir?: string;
+  /** The onnxruntime session options file (`session-options.ts`); a file in the temporary folder when absent. */
+  sessionOptionsPath?: string;
   probeTimeoutMs?: number;
   /** Flow-matching steps of a cloning model (more: slower, often cleaner); sherpa-onnx's default when absent. */
   numSteps?: number;
@@ -82,13 +85,18 @@ export class SherpaEngine implements Engine, StagingEngine {
     if (problems.length) throw new Error(problems.join('; '));
     // Every file the model is made of, hashed: a swapped file makes new audio-cache keys.
     this.modelDigest = `${SHERPA_PACKAGE} ${layout.family} ${await pathsDigest(layout.files)}`;
-    const config = sherpaConfig(layout, { numThreads: this.options.numThreads, lang: this.options.lang });
+    const sessionOptions = { path: this.options.sessionOptionsPath ?? join(tmpdir(), 'voicegate-sherpa-onnx-session.conf'), text: SESSION_OPTIONS };
+    const provider = providerFor(sessionOptions, (err) =>
+      this.options.logger.warn({ engine: this.id, path: sessionOptions.path, err }, 'cannot write the onnxruntime options file; the model loads with the memory pattern on (more memory)'),
+    );
+    const config = sherpaConfig(layout, { numThreads: this.options.numThreads, lang: this.options.lang, provider });
     const probed = await probeModel(config, this.options.probeTimeoutMs);
     this.layout = layout;
     this.sampleRate = probed.sampleRate;
     this.numSpeakers = probed.numSpeakers;
     const workerData: SherpaWorkerData = {
       config,
+      ...(provider === 'cpu' ? {} : { sessionOptions }),
       ...(this.options.numSteps !== undefined ? { numSteps: this.options.numSteps } : {}),
       ...(this.options.maxSentenceChars !== undefined ? { maxSentenceChars: this.options.maxSentenceChars } : {}),
     };

@@ -51,5 +51,11 @@ export const sherpaEngine = defineEngine({
     })
     .strict(),
   create: (id, { type: _type, ...config }, { logger, dataDir }) =>
-    new SherpaEngine({ id, ...config, espeakDataDir: dataDir ? join(dataDir, 'espeak-ng-data') : undefined, logger }),
+    new SherpaEngine({
+      id,
+      ...config,
+      espeakDataDir: dataDir ? join(dataDir, 'espeak-ng-data') : undefined,
+      sessionOptionsPath: dataDir ? join(dataDir, 'sherpa-onnx-session.conf') : undefined,
+      logger,
+    }),
 });

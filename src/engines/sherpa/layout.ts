@@ -155,9 +155,9 @@ function resolveFiles(root: string, files: ModelFiles): ModelFiles {
 }
 
 /** sherpa-onnx's config for the layout. */
-export function sherpaConfig(layout: ModelLayout, options: { numThreads: number; lang?: string }): OfflineTtsConfig {
+export function sherpaConfig(layout: ModelLayout, options: { numThreads: number; lang?: string; provider?: string }): OfflineTtsConfig {
   const f = layout.files;
-  const model: OfflineTtsModelConfig = { numThreads: options.numThreads, provider: 'cpu', debug: false };
+  const model: OfflineTtsModelConfig = { numThreads: options.numThreads, provider: options.provider ?? 'cpu', debug: false };
   const dataDir = f.dataDir ?? '';
   const lexicon = f.lexicon ?? '';
   switch (layout.family) {

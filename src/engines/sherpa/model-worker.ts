@@ -28,6 +28,7 @@ import { engineWorkerData, serveJobs } from '../worker-pool/serve.js';
 import { generationRequest, warmUpRequest } from './generation.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { sentences } from '../sentences.js';
+import { providerFor } from './session-options.js';
 
 /** The part of sherpa-onnx's `OfflineTts` a worker uses. */
 export interface OfflineTtsBinding {
@@ -52,7 +53,10 @@ function clamped(samples: Float32Array): Float32Array {
 
 /** Loads the model with `load` and serves the pool's jobs on this worker thread. */
 export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding): void {
-  const { config, numSteps, maxSentenceChars } = engineWorkerData<SherpaWorkerData>();
+  const { config: given, numSteps, sessionOptions, maxSentenceChars } = engineWorkerData<SherpaWorkerData>();
+  // sherpa-onnx ends the whole process when the options file its provider names is missing: this
+  // worker writes it again before it loads (a temporary folder cleaned since start), or loads without it.
+  const config = sessionOptions ? { ...given, model: { ...given.model, provider: providerFor(sessionOptions) } } : given;
   const tts = load(config);
   // Warm up: the first generation sets up the phonemizer and the session's buffers.
   tts.generate(warmUpRequest(config, numSteps));

@@ -5,10 +5,13 @@
  * (`engines/worker-pool/protocol`).
  */
 import type { OfflineTtsConfig } from 'sherpa-onnx-node';
+import type { SessionOptionsFile } from './session-options.js';
 
 /** `workerData.engine` of every worker: the model's sherpa-onnx config. */
 export interface SherpaWorkerData {
   config: OfflineTtsConfig;
+  /** The onnxruntime options file the config's provider names: written again before the model loads. */
+  sessionOptions?: SessionOptionsFile;
   /** Flow-matching steps of a cloning model (ZipVoice, Pocket); sherpa-onnx's default when absent. */
   numSteps?: number;
   /** Longest text one generate call is given where clause punctuation allows (engines/sentences). */
