@@ -35,12 +35,12 @@ test('a server warms up before it listens: real requests on every HTTP endpoint,
   try {
     const warmed = lines.find((line) => line.msg === 'warmed up the synthesis routes');
     assert.ok(warmed, 'the warm-up reports itself');
-    // Two models, seven requests each (three SSE, two /tts/bytes, two OpenAI), three rounds.
-    assert.equal(warmed.requests, 42);
+    // One model per engine (gepard-1.0 for eSpeak), seven requests (three SSE, two /tts/bytes, two OpenAI), three rounds.
+    assert.equal(warmed.requests, 21);
     assert.equal(warmed.failed, 0, 'every warm-up request is one the server answers 200');
     const engine = server.app.services.engines.get('espeak')!;
     const jobs = engine.info().jobs as { completed: number };
-    assert.ok(jobs.completed >= 2 + 42, `${jobs.completed} engine jobs: the warm-up's own and one or more per request`);
+    assert.ok(jobs.completed >= 2 + 21, `${jobs.completed} engine jobs: the warm-up's own and one or more per request`);
 
     assert.equal(lines.filter((line) => line.msg === 'synthesis ended' || line.msg === 'synthesis failed').length, 0, 'no request log line');
     const bootstrap = server.app.bootstrap!;
