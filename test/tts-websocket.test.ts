@@ -57,6 +57,25 @@ describe('generation', () => {
     }
   });
 
+  test('a long call: many turns on one socket leave nothing behind on it (no listener per finished turn)', { timeout: 60_000 }, async () => {
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => void (warning.name === 'MaxListenersExceededWarning' && warnings.push(warning));
+    process.on('warning', onWarning);
+    try {
+      const socket = await open();
+      // Node warns once a signal holds more than 10 listeners: 15 turns would pass that if each kept one.
+      for (let turn = 0; turn < 15; turn++) {
+        socket.send({ ...BASE, context_id: `turn-${turn}`, transcript: 'Yes.' });
+        await socket.waitFor((e) => e.type === 'done' && e.context_id === `turn-${turn}`);
+      }
+      socket.close();
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(warnings.map((w) => w.message), []);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
   test('a single message speaks and ends with done; every event carries the context id', async () => {
     const socket = await open();
     socket.send({ ...BASE, context_id: 'one', transcript: 'Hello from the socket.' });

@@ -87,6 +87,8 @@ export class SynthesisSession {
   private clientLeft = false;
   /** Pipelines of this session still running; only they need the abort at the end. */
   private running = 0;
+  /** Removes this session's listener from the transport's signal (`options.signal`). */
+  private forgetExternal: (() => void) | null = null;
   private ending: Promise<void> | null = null;
   /** The client and the model allow the audio cache for this request. */
   private cacheAllowed = false;
@@ -103,7 +105,13 @@ export class SynthesisSession {
     const external = options.signal;
     if (external) {
       if (external.aborted) this.leave();
-      else external.addEventListener('abort', () => this.leave(), { once: true });
+      else {
+        // A WebSocket's signal outlives its turns: the listener goes when the session ends, or each
+        // turn would stay reachable from the socket until it closes.
+        const onAbort = () => this.leave();
+        external.addEventListener('abort', onAbort, { once: true });
+        this.forgetExternal = () => external.removeEventListener('abort', onAbort);
+      }
     }
     publish(diagnostics.start, { instance: this.services.instanceId, requestId: this.requestId, clientRequestId: this.clientRequestId, transport: this.transport });
   }
@@ -442,6 +450,7 @@ export class SynthesisSession {
   }
 
   private async finish(): Promise<void> {
+    this.forgetExternal?.();
     // Aborting costs an event dispatch per request: only done while a pipeline may still run.
     if (this.running > 0 && this.controller && !this.controller.signal.aborted) this.controller.abort(SESSION_ENDED);
     try {
