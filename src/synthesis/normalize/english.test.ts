@@ -48,3 +48,20 @@ describe('English normaliser', () => {
     assert.ok(performance.now() - started < 2000);
   });
 });
+
+describe('recent texts', () => {
+  it('a repeated text (its matches remembered) reads and maps exactly as the first time, at any offset in its source', () => {
+    const text = 'Dr. Lee owes $5.20 at 3 PM, call 555-0100.';
+    const first = normalizeMapped(MappedText.copied(text, 0));
+    const again = normalizeMapped(MappedText.copied(text, 0));
+    assert.equal(again.text, first.text);
+    assert.notEqual(again.text, text, 'the text was rewritten');
+    for (let i = 0; i <= again.text.length; i++) assert.deepEqual(again.toSource(i, Math.min(i + 3, again.text.length)), first.toSource(i, Math.min(i + 3, first.text.length)));
+    // The same text placed elsewhere in a longer source maps to there.
+    const shifted = normalizeMapped(MappedText.copied(text, 7));
+    assert.equal(shifted.text, first.text);
+    assert.deepEqual(shifted.toSource(0, shifted.text.length), { from: 7, to: 7 + text.length });
+    // Every fixture, a second time, reads as the table says.
+    for (const [input, expected] of PLAIN_FIXTURES) assert.equal(normalizeText(input), expected, input);
+  });
+});
