@@ -22,7 +22,7 @@ import type { EngineChunk, EngineInfo, EngineInput, WordTiming } from '../engine
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
 import type { StageCursor, StagedChunk, StagingEngine } from '../staged.js';
 import { sentenceSpans, splitHead } from '../sentences.js';
-import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
+import { CONTINUATION_LEAD_MS, WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import { EspeakVoices, primaryLanguage } from './languages.js';
 import { espeakMnemonics } from './phonemes.js';
 import type { EspeakReady, RawWordEvent, SynthesizeJob } from './protocol.js';
@@ -62,11 +62,6 @@ const WARM_UP_TEXTS = [
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
-/**
- * A continuation is due this long before its listener would run out of audio: time for the
- * worker to make its first chunk and for the chunk to reach the client.
- */
-export const CONTINUATION_LEAD_MS = 100;
 
 interface Piece {
   text: string;

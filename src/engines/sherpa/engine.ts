@@ -21,7 +21,9 @@ import type { Logger } from '../../log/logger.js';
 import { hasClip, type Voice } from '../../voices/voice.js';
 import type { CloningSupport, Engine, EngineChunk, EngineInfo, EngineInput } from '../engine.js';
 import type { StageCursor, StagedChunk, StagingEngine } from '../staged.js';
-import { WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
+import { sentences } from '../sentences.js';
+import type { ChunkDecoder } from '../worker-pool/stream.js';
+import { CONTINUATION_LEAD_MS, WorkerPool, type PoolLimits } from '../worker-pool/pool.js';
 import { ensureEspeakData } from './espeak-data.js';
 import { CLONING_FAMILIES, detectLayout, sherpaConfig, type Family, type ModelFiles, type ModelLayout } from './layout.js';
 import { probeModel } from './probe.js';
@@ -173,17 +175,51 @@ export class SherpaEngine implements Engine, StagingEngine {
   }
 
   synthesize(input: EngineInput, signal: AbortSignal): AsyncIterable<EngineChunk> {
-    const job = this.job(input);
-    return this.pool!.submit(job, signal, { chunk: (samples) => ({ samples: samples as Float32Array }) }, { background: input.background === true });
+    return this.run(input, signal, { chunk: (samples) => ({ samples: samples as Float32Array }) }, (chunk) => chunk.samples.length);
   }
 
   /** The output stage runs in the worker, on the model's samples (see engines/staged). */
-  async *synthesizeStaged(input: EngineInput, stage: StageCursor, signal: AbortSignal): AsyncGenerator<StagedChunk> {
+  synthesizeStaged(input: EngineInput, stage: StageCursor, signal: AbortSignal): AsyncIterable<StagedChunk> {
+    return this.run(input, signal, { chunk: (bytes, _events, made) => ({ audio: bytes as Uint8Array, made }) }, (chunk) => chunk.made, stage);
+  }
+
+  /**
+   * One job per sentence (cut as the worker would, at `maxSentenceChars`), each submitted when the
+   * one before has ended, so a worker is held by a request for one sentence, not a whole turn: a
+   * new request's first sentence goes before the next sentence of one already speaking, until that
+   * one's listener is about to run out of audio (WorkerPool.submit), as eSpeak's pool does. Text
+   * with `playback` continues what its listener hears: all its sentences queue as continuations.
+   */
+  private async *run<T>(input: EngineInput, signal: AbortSignal, decoder: ChunkDecoder<Float32Array | Uint8Array, never, T>, samplesOf: (chunk: T) => number, stage?: StageCursor): AsyncGenerator<T> {
     const job = this.job(input);
-    const staged = { spec: stage.spec, gain: stage.gain, state: stage.state };
-    const stream = this.pool!.submit(job, signal, { chunk: (bytes, _events, made) => ({ audio: bytes as Uint8Array, made }) }, { stage: staged, background: input.background === true });
-    yield* stream;
-    stage.state = stream.stageState();
+    const parts = [...sentences(job.text, this.options.maxSentenceChars)];
+    const { playback } = input;
+    let firstAudioAt = playback?.startedAt ?? 0;
+    const before = playback?.seconds ?? 0;
+    let offset = 0;
+    let worked = 0;
+    for (const [index, text] of (parts.length > 0 ? parts : [job.text]).entries()) {
+      const dueAt = firstAudioAt > 0 ? firstAudioAt + (before + offset) * 1000 - CONTINUATION_LEAD_MS : performance.now();
+      const staged = stage ? { stage: { spec: stage.spec, gain: stage.gain, state: stage.state } } : {};
+      const stream = this.pool!.submit({ ...job, text }, signal, decoder, {
+        continuation: index > 0 || playback !== undefined,
+        workedMs: worked,
+        dueAt,
+        ...staged,
+        background: input.background === true,
+      });
+      let samples = 0;
+      for await (const chunk of stream) {
+        const made = samplesOf(chunk);
+        if (made > 0 && firstAudioAt === 0) firstAudioAt = performance.now();
+        samples += made;
+        yield chunk;
+      }
+      // The next sentence's stage continues where this one's ended, on whichever worker it runs.
+      if (stage) stage.state = stream.stageState();
+      worked += stream.workingMs();
+      offset += samples / this.sampleRate;
+    }
   }
 
   /** The worker's job for `input`; throws when the engine cannot speak it. */

@@ -26,6 +26,12 @@ import { Job, type RawChunk } from './job.js';
 import { CONTROL, CONTROL_SLOTS, type JobEnvelope, type PoolWorkerData, type PoolWorkerMessage, type Samples, type StageJob } from './protocol.js';
 import { JobStream, type ChunkDecoder, type JobControl } from './stream.js';
 
+/**
+ * A continuation is due this long before its listener would run out of audio: time for the
+ * worker to make its first chunk and for the chunk to reach the client.
+ */
+export const CONTINUATION_LEAD_MS = 100;
+
 export const POOL_DEFAULTS = { queueTimeoutMs: 10_000, jobTimeoutMs: 120_000, cancelGraceMs: 2_000, stopWaitMs: 30_000 };
 
 /**
