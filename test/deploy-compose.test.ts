@@ -63,12 +63,21 @@ after(async () => {
 
 const gateways = () => [1, 2].map((n) => `${project}_gateway_${n}`);
 
+/** A POST that a 503 `store_unavailable` (nothing done, Retry-After) is retried for, up to three times: see `say` below. */
+async function postRetried(path: string, headers: Record<string, string>, body: unknown): Promise<Response> {
+  for (let attempt = 0; ; attempt++) {
+    const response = await fetch(`${url}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+    if (response.status !== 503 || attempt === 3 || !(await response.clone().text()).includes('store_unavailable')) return response;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
+}
+
 async function adminOrg(credits: number): Promise<{ orgId: string; key: string }> {
   const headers = { authorization: `Bearer ${admin}`, 'content-type': 'application/json' };
-  const created = await fetch(`${url}/admin/orgs`, { method: 'POST', headers, body: JSON.stringify({ name: 'compose', credits, limits: { max_concurrent: null, rate_limit: null } }) });
+  const created = await postRetried('/admin/orgs', headers, { name: 'compose', credits, limits: { max_concurrent: null, rate_limit: null } });
   assert.equal(created.status, 201, await created.clone().text());
   const { id } = (await created.json()) as { id: string };
-  const issued = await fetch(`${url}/admin/orgs/${id}/keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'compose' }) });
+  const issued = await postRetried(`/admin/orgs/${id}/keys`, headers, { name: 'compose' });
   const { key } = (await issued.json()) as { key: string };
   return { orgId: id, key };
 }
