@@ -20,6 +20,22 @@ import { removeRunDir, runDir, standInModel } from './helpers/sherpa-model.js';
 
 after(() => removeRunDir());
 
+/** The stand-in model on one worker, its options file at `sessionOptionsPath`. */
+function engineWith(sessionOptionsPath: string, logger = createLogger('silent')): SherpaEngine {
+  return new SherpaEngine({
+    id: 'piper',
+    model: standInModel(),
+    numThreads: 1,
+    workers: 1,
+    queueLimit: 4,
+    highWater: 4,
+    voices: {},
+    espeakDataDir: join(runDir(), 'espeak-ng-data'),
+    sessionOptionsPath,
+    logger,
+  });
+}
+
 async function speak(engine: SherpaEngine, text: string): Promise<number> {
   let samples = 0;
   for await (const chunk of engine.synthesize({ text, voice: NAMED_VOICES[0], speed: 1, wordTimings: false }, new AbortController().signal)) samples += chunk.samples.length;
@@ -47,18 +63,7 @@ test('the provider string names the file for CPU inference', () => {
 
 test('the engine writes the options where it is told and its model loads and speaks with them', { timeout: 60_000 }, async () => {
   const sessionOptionsPath = join(runDir(), 'engine-options', 'sherpa-onnx-session.conf');
-  const engine = new SherpaEngine({
-    id: 'piper',
-    model: standInModel(),
-    numThreads: 1,
-    workers: 1,
-    queueLimit: 4,
-    highWater: 4,
-    voices: {},
-    espeakDataDir: join(runDir(), 'espeak-ng-data'),
-    sessionOptionsPath,
-    logger: createLogger('silent'),
-  });
+  const engine = engineWith(sessionOptionsPath);
   await engine.start();
   try {
     assert.equal(readFileSync(sessionOptionsPath, 'utf8'), SESSION_OPTIONS);
@@ -77,18 +82,7 @@ test('an options file that cannot be written costs memory, not the start: the mo
   writeFileSync(blocker, 'a file');
   const warnings: string[] = [];
   const logger = createLogger('warn', { write: (line: string) => void warnings.push(line) } as never);
-  const engine = new SherpaEngine({
-    id: 'piper',
-    model: standInModel(),
-    numThreads: 1,
-    workers: 1,
-    queueLimit: 4,
-    highWater: 4,
-    voices: {},
-    espeakDataDir: join(runDir(), 'espeak-ng-data'),
-    sessionOptionsPath: join(blocker, 'sherpa-onnx-session.conf'),
-    logger,
-  });
+  const engine = engineWith(join(blocker, 'sherpa-onnx-session.conf'), logger);
   await engine.start();
   try {
     assert.ok(await speak(engine, 'Thanks for calling.') > 0);
