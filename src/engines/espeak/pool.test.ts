@@ -207,7 +207,8 @@ test('warm before ready: start() resolves, and the engine says ready, only after
     const deadline = performance.now() + 30_000;
     while ((engine.info().jobs as { submitted: number }).submitted === 0) {
       if (performance.now() > deadline) assert.fail('no warm-up job was ever submitted');
-      await sleep(2);
+      // Yield to the event loop (the pool's messages), no timed wait: the deadline bounds the poll.
+      await new Promise((resolve) => setImmediate(resolve));
     }
     assert.equal(engine.isReady(), false, 'ready before the warm-up was done');
     await starting;
