@@ -14,10 +14,12 @@
  *      chunk (its first sentence), the two asked in turn, request by request;
  *   3. the server child's peak RSS under that load;
  *   4. real-time factor, aggregate rate and first-sentence latency for
- *      workers × numThreads ∈ {1, 2}², in-process, concurrency = workers.
+ *      workers × numThreads ∈ {1, 2}², in-process, concurrency = workers;
+ *   5. first audio of sentences with and without a head cut off
+ *      (`splitFirstSentence`), in-process, concurrency 1, the two in turn.
  * Skips (exit 0) when the model folder is missing: `../shared/models/vits-proxy-medium`
  * beside the repository, or `BENCH_NEURAL_MODEL`.
- * Run: `npm run build && node dist/bench/neural-serving.js` (`BENCH_NEURAL_PARTS=sse,rtf`: only those parts; the warm-up always runs).
+ * Run: `npm run build && node dist/bench/neural-serving.js` (`BENCH_NEURAL_PARTS=sse,rtf,head`: only those parts; the warm-up always runs).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { Agent } from 'node:http';
@@ -25,6 +27,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Engine } from '../src/engines/engine.js';
+import { splitHead } from '../src/engines/sentences.js';
 import { ensureEspeakData } from '../src/engines/sherpa/espeak-data.js';
 import { sherpaEngine } from '../src/engines/sherpa/index.js';
 import { createLogger } from '../src/log/logger.js';
@@ -70,11 +73,23 @@ const TWO_SENTENCES = 'Thanks for calling. How can I help you today?';
 /** The RTF table's text: a first sentence of typical length, then a second. */
 const RTF_TEXT = 'Thanks for calling, your order has shipped. It should arrive on Thursday, before noon.';
 
-/** The parts `BENCH_NEURAL_PARTS` (a comma list of `bytes`, `sse`, `rtf`) asks for; all by default. */
-export function neuralParts(): Set<'bytes' | 'sse' | 'rtf'> {
-  const asked = (process.env.BENCH_NEURAL_PARTS ?? 'bytes,sse,rtf').split(',').map((p) => p.trim());
-  return new Set((['bytes', 'sse', 'rtf'] as const).filter((p) => asked.includes(p)));
+const PARTS = ['bytes', 'sse', 'rtf', 'head'] as const;
+
+/** The parts `BENCH_NEURAL_PARTS` (a comma list of `bytes`, `sse`, `rtf`, `head`) asks for; all by default. */
+export function neuralParts(): Set<(typeof PARTS)[number]> {
+  const asked = (process.env.BENCH_NEURAL_PARTS ?? PARTS.join(',')).split(',').map((p) => p.trim());
+  return new Set(PARTS.filter((p) => asked.includes(p)));
 }
+
+/** Part 5's sentences: voice-agent openers with a clause in their first words, and one without. */
+const HEAD_SENTENCES = [
+  'Thanks for calling, your order has shipped.',
+  'Good morning, how can I help you today?',
+  'Sure, I can move your appointment to Friday morning.',
+  'Please hold while I transfer you to the next available agent.',
+];
+/** Part 5: requests per sentence and side. */
+const HEAD_REQUESTS = 15;
 
 /** The stand-in model's folder: `BENCH_NEURAL_MODEL`, else `../shared/models/vits-proxy-medium` beside the repository. */
 export function neuralModelDir(): string {
@@ -101,8 +116,8 @@ function body(text: string, output_format: Format['output_format']): Record<stri
 }
 
 /** The `engines.<id>` entry, the same for the server child and the in-process engines. */
-function engineEntry(model: string, shape: { workers: number; numThreads: number }): Record<string, unknown> {
-  return { type: 'sherpa-onnx', model, ...shape };
+function engineEntry(model: string, shape: { workers: number; numThreads: number }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { type: 'sherpa-onnx', model, ...shape, ...extra };
 }
 
 /**
@@ -123,8 +138,8 @@ export function childOverrides(model: string): Record<string, unknown> {
 }
 
 /** A `SherpaEngine` made by the engine type's own registration from the same config entry as the child's. */
-export async function startEngine(model: string, dataDir: string, shape: { workers: number; numThreads: number }): Promise<{ engine: Engine; voice: Voice }> {
-  const config = sherpaEngine.configSchema.parse(engineEntry(model, shape));
+export async function startEngine(model: string, dataDir: string, shape: { workers: number; numThreads: number }, extra: Record<string, unknown> = {}): Promise<{ engine: Engine; voice: Voice }> {
+  const config = sherpaEngine.configSchema.parse(engineEntry(model, shape, extra));
   const engine = sherpaEngine.create(ENGINE_ID, config, { logger: createLogger('silent'), dataDir });
   await engine.start();
   const voice = engine.builtinVoices?.()[0];
@@ -328,6 +343,7 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
   const servedRows: Cell[][] = [];
   const sseRows: Cell[][] = [];
   const gridRows: Cell[][] = [];
+  const headRows: Cell[][] = [];
   let ratio = NaN;
   let cpuRatio = NaN;
   let sseDelta = NaN;
@@ -505,6 +521,33 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
       ]);
       }
     }
+
+    // 5. First audio with a head cut off and with sentences whole, the same sentences in turn.
+    if (parts.has('head')) {
+      note(`first sentence as a head: ${HEAD_REQUESTS} requests per sentence and side, in-process, concurrency 1`);
+      const whole = await startEngine(model, work, SERVED, { splitFirstSentence: false });
+      engines.push(whole.engine);
+      const firstAudio = async ({ engine, voice }: { engine: Engine; voice: Voice }, text: string): Promise<number> => {
+        const begun = performance.now();
+        let first = NaN;
+        for await (const chunk of engine.synthesize({ text, voice, speed: 1, wordTimings: false }, new AbortController().signal)) {
+          if (Number.isNaN(first) && chunk.samples.length > 0) first = performance.now() - begun;
+        }
+        return first;
+      };
+      for (const text of HEAD_SENTENCES) {
+        await firstAudio(base, text);
+        await firstAudio(whole, text);
+        const cut: number[] = [];
+        const kept: number[] = [];
+        for (let i = 0; i < HEAD_REQUESTS; i++) {
+          cut.push(await firstAudio(base, text));
+          kept.push(await firstAudio(whole, text));
+        }
+        const head = splitHead(text, { betweenWords: false })?.head ?? '— (whole: no clause in its first words)';
+        headRows.push([text, head, num(median(kept), 1), num(median(cut), 1), num(median(cut) / median(kept), 2)]);
+      }
+    }
   } finally {
     agent.destroy();
     await Promise.all(engines.map(async (engine) => (await whenIdle(engineBusy(engine)), await engine.stop())));
@@ -560,7 +603,7 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
         '',
       ]
       : []),
-    ...(parts.has('sse') ? [] : [rssLine, '']),
+    ...(parts.has('bytes') && !parts.has('sse') ? [rssLine, ''] : []),
     ...(parts.has('rtf')
       ? [
         `### Neural serving: real-time factor by workers × numThreads (in-process, concurrency = workers, “${RTF_TEXT}”; ${availableParallelism()} CPUs; ${gridRounds} slices of ${seconds} s per shape, 1 × 1 between every other slice)`,
@@ -584,7 +627,16 @@ export async function runNeuralServing(): Promise<NeuralReport | null> {
         ),
         '',
         '- RTF per job = a job\'s wall time ÷ its audio seconds. Audio s / wall s = the sum over concurrent loops of (audio a loop finished ÷ the time to its last finished job), so a window does not cut a job\'s share off the rate.',
-        '- First sentence = time from `synthesize()` to the first chunk, which the engine posts once the first sentence is made.',
+        '- First sentence = time from `synthesize()` to the first chunk, which the engine posts once the first sentence (or its head, `splitFirstSentence`) is made.',
+        '',
+      ]
+      : []),
+    ...(parts.has('head')
+      ? [
+        `### Neural serving: first audio with the first sentence's head cut off (in-process, ${threads}, concurrency 1, idle workers; ${HEAD_REQUESTS} requests per sentence and side, in turn)`,
+        '',
+        markdownTable(['Sentence', 'Head (idle workers: cut at clause punctuation only)', 'Whole, first audio p50 ms', 'Head, first audio p50 ms', 'Head ÷ whole'], headRows),
+        '',
       ]
       : []),
     ...notes.map((n) => `- ${n}`),

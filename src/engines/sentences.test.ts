@@ -29,6 +29,12 @@ test('a head is cut at clause punctuation within the first words, else after a f
   assert.equal(splitHead('One two three four five six seven eight nine, ten eleven.')!.head, 'One two three four');
 });
 
+test('betweenWords: false cuts at clause punctuation only', () => {
+  assert.equal(splitHead('Thanks for calling, your order has shipped today.', { betweenWords: false })!.head, 'Thanks for calling,');
+  assert.equal(splitHead('Please hold while I transfer you to the next available agent.', { betweenWords: false }), null);
+  assert.equal(splitHead('One two three four five six seven eight nine, ten eleven.', { betweenWords: false }), null);
+});
+
 test('short sentences are not cut, and a cut never leaves an empty rest', () => {
   assert.equal(splitHead('Good morning, how are you?'), null);
   assert.equal(splitHead('One two three four five six'), null);

@@ -7,8 +7,8 @@
  * engine may ask for shorter pieces (`clauseChars`): a sentence longer than
  * that is cut at clause punctuation only (a comma, semicolon, colon or dash),
  * where a speaker pauses anyway, and kept whole when it has none. A
- * first sentence that would wait for a busy engine can have a short head cut
- * off (`splitHead`), so its first audio waits for a few words, not a sentence.
+ * request's first sentence can have a short head cut off (`splitHead`), so its
+ * first audio waits for a few words, not a sentence.
  */
 
 /** Longest piece of text generated in one call. */
@@ -84,10 +84,10 @@ const CLAUSE_END = /[,;:\u2013\u2014]["'\u201d\u2019)\]]*$/u;
 
 /**
  * Cuts a short head off `sentence`: after its first clause punctuation if that comes within
- * HEAD_MAX_WORDS words (where the engine would pause anyway), else after HEAD_WORDS words.
- * Null for a sentence of HEAD_MIN_SENTENCE_WORDS words or fewer.
+ * HEAD_MAX_WORDS words (where the engine would pause anyway), else after HEAD_WORDS words
+ * (`betweenWords: false`: no cut then). Null for a sentence of HEAD_MIN_SENTENCE_WORDS words or fewer.
  */
-export function splitHead(sentence: string): SplitSentence | null {
+export function splitHead(sentence: string, { betweenWords = true }: { betweenWords?: boolean } = {}): SplitSentence | null {
   const words = [...sentence.matchAll(/\S+/gu)];
   if (words.length <= HEAD_MIN_SENTENCE_WORDS) return null;
   const cutAt = (last: number, atPunctuation: boolean): SplitSentence => {
@@ -97,5 +97,5 @@ export function splitHead(sentence: string): SplitSentence | null {
   for (let i = 0; i < Math.min(HEAD_MAX_WORDS, words.length - 2); i++) {
     if (CLAUSE_END.test(words[i][0])) return cutAt(i, true);
   }
-  return cutAt(HEAD_WORDS - 1, false);
+  return betweenWords ? cutAt(HEAD_WORDS - 1, false) : null;
 }

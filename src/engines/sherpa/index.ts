@@ -48,6 +48,11 @@ export const sherpaEngine = defineEngine({
        * Each worker keeps the memory of the longest call it made, ≈ 20 MiB per second of audio.
        */
       maxSentenceChars: z.number().int().min(20).max(400).default(150),
+      /**
+       * A request's first sentence as a short head and the rest, so first audio waits for a few
+       * words: cut at clause punctuation always, between words while every worker is busy.
+       */
+      splitFirstSentence: z.boolean().default(true),
     })
     .strict(),
   create: (id, { type: _type, ...config }, { logger, dataDir }) =>
