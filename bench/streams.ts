@@ -359,6 +359,36 @@ async function idealSlice(speak: (text: string, signal: AbortSignal, onSamples: 
   return { rate: samples / sampleRate / seconds, usage };
 }
 
+/** Turns asked one at a time for the first-audio floor. */
+const FLOOR_TURNS = 60;
+
+/**
+ * The first audio the engine itself gives, in-process, one turn at a time on idle workers: no N of
+ * streams can be served faster, so a p99 here above the bound means no N passes. Each turn is
+ * cancelled at its first chunk; the next waits for the workers to be idle again.
+ */
+async function firstAudioFloor(engine: { speak: (text: string, signal: AbortSignal, onSamples: (samples: number) => void) => Promise<void>; idle(): Promise<void> }, turns: string[]): Promise<number[]> {
+  const times: number[] = [];
+  for (let k = 0; k < Math.min(FLOOR_TURNS, turns.length); k++) {
+    const controller = new AbortController();
+    const begun = performance.now();
+    let first = NaN;
+    try {
+      await engine.speak(turns[k], controller.signal, (made) => {
+        if (made > 0 && Number.isNaN(first)) {
+          first = performance.now() - begun;
+          controller.abort();
+        }
+      });
+    } catch (err) {
+      if (!controller.signal.aborted) throw err;
+    }
+    times.push(first);
+    await engine.idle();
+  }
+  return times.sort((a, b) => a - b);
+}
+
 interface EngineSection {
   label: string;
   markdown: string;
@@ -394,6 +424,7 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
   let lifetimePeak = NaN;
   let warm!: Trial;
   const warmSlices: number[] = [];
+  let floor: number[] = [];
   try {
     const served = (server.ready.engines as { id: string; ready?: boolean; workers?: number; sampleRate?: number }[]).find((e) => e.id === subject.engineId);
     if (!served?.ready) throw new Error(`the server child's ${subject.engineId} engine is not ready`);
@@ -433,6 +464,8 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
     }
     const serverWarmSeconds = Math.max(WARMUP_SECONDS, Math.round((performance.now() - warmStarted) / 1000));
     warm = await runTrial(target, Math.max(2 * subject.workers, Math.round(warmSlices.at(-1)! / 2)), serverWarmSeconds);
+    floor = await firstAudioFloor(inProcess, turns);
+    note(`  first-audio floor: p50 ${num(percentile(floor, 50), 1)} / p99 ${num(percentile(floor, 99), 1)} ms (in-process, one turn at a time)`);
     ideals.push(await ideal());
     const start = Math.max(1, Math.round(ideals[0].rate / 2));
     note(`search: from ${start} streams, screening trials of ${screenSeconds} s, then at most ${maxFull} of ${fullSeconds} s`);
@@ -533,6 +566,7 @@ async function measureSubject(subject: Subject, transport: 'ws' | 'sse', turns: 
     table,
     '',
     `- Ideal (audio s / s, in-process, ${subject.workers} workers, concurrency ${subject.workers}, the same turns, ${IDEAL_SECONDS} s slices before the search, then before every full-length trial and after the last): ${ideals.map((s) => num(s.rate, 1)).join(', ')} (mean ${num(idealRate, 1)}; ${idealUsage.join(', ')} cores). It is the number of real-time streams a perfect server could feed; each full-length trial is compared with the mean of the slices just before and after it.`,
+    `- First-audio floor: the in-process engine asked the first ${floor.length} turns one at a time on idle workers gave first audio at p50 ${num(percentile(floor, 50), 1)} / p99 ${num(percentile(floor, 99), 1)} ms (max ${num(floor.at(-1) ?? NaN, 1)}). No N of streams is served faster: a p99 floor near the ${TARGET_FIRST_AUDIO_P99_MS} ms bound leaves no room for streams to share the workers.`,
     `- Largest N passing a ${fullSeconds} s trial: ${best ? best.streams : 'none'}${result.above ? `; ${result.above.streams} failed` : ''}${best && result.above && result.above.streams - best.streams > 1 ? ' (the full-length trials ran out before the bracket closed)' : ''}.`,
     `- Screening (${result.screens.length} trials of ${result.screens[0]?.seconds ?? '—'} s, from 0.5 × the ideal): ${screens.join(', ')}.`,
     ...underrunLines(trials),
