@@ -14,7 +14,7 @@ import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
 import { registerTtsBytes } from './api/cartesia/bytes.js';
 import { registerTtsSse } from './api/cartesia/sse.js';
-import { registerWebSocket } from './api/cartesia/websocket.js';
+import { cartesiaWebSocket } from './api/cartesia/websocket.js';
 import { registerOpenAISpeech } from './api/openai/speech.js';
 import { registerHealth } from './api/health.js';
 import { registerJobs } from './api/jobs.js';
@@ -23,7 +23,9 @@ import { registerModels } from './api/models.js';
 import { registerPlayground } from './api/playground.js';
 import { registerUsage } from './api/usage.js';
 import { registerVoices } from './api/voices.js';
+import { rawErrorResponse } from './http/errors.js';
 import { acceptRawBodies } from './http/json-body.js';
+import { WebSocketRouter } from './http/websocket-router.js';
 import { registerOpenApi } from './openapi/route.js';
 import { trackRoutes } from './openapi/routes.js';
 import type { Services } from './services.js';
@@ -58,8 +60,26 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null);
   }
   registerJobs(app, services);
-  registerWebSocket(app, services, isClosing);
+  registerWebSockets(app, services, isClosing);
   registerSynthesisRoutes(app, services);
+}
+
+/** Every dialect's WebSocket path, on the server's one upgrade router. */
+export function registerWebSockets(app: FastifyInstance, services: Services, isClosing: () => boolean): WebSocketRouter {
+  const router = new WebSocketRouter(
+    app,
+    {
+      options: services.config.server.websocket,
+      gate: services.gate,
+      instance: services.instanceId,
+      logger: services.logger,
+      shutdownGraceMs: services.config.server.shutdownGraceMs,
+      notFound: (error, requestId) => rawErrorResponse(error, requestId),
+    },
+    isClosing,
+  );
+  router.route(cartesiaWebSocket(services));
+  return router;
 }
 
 /** The HTTP synthesis endpoints (`/tts/bytes`, `/tts/sse`, `/v1/audio/speech`), each dialect in a scope of its own. */

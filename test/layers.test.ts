@@ -207,3 +207,22 @@ test('no file imports itself back, through any number of others', () => {
   const found = circles(graph).map((members) => circleThrough(members, graph).map(show).join(' → '));
   assert.deepEqual(found, [], `${found.length} circle(s) of imports:\n  ${found.join('\n  ')}`);
 });
+
+/** The dialect a file of `src/api/<dialect>/` speaks, or null for the shared files at `src/api/`'s top. */
+function dialectOf(file: string): string | null {
+  const parts = relative(join(src, 'api'), file).split(sep);
+  return parts.length > 1 && !parts[0].startsWith('..') ? parts[0] : null;
+}
+
+test('no dialect imports another: each folder under src/api/ is its own wire shape', () => {
+  const crossing: string[] = [];
+  for (const [file, targets] of graph.imports) {
+    const from = dialectOf(file);
+    if (from === null || layerOf(file) !== 'api') continue;
+    for (const target of targets) {
+      const to = layerOf(target) === 'api' ? dialectOf(target) : null;
+      if (to !== null && to !== from) crossing.push(`${show(file)} → ${show(target)}`);
+    }
+  }
+  assert.deepEqual(crossing, [], `dialects that import another dialect (shared framing belongs in src/http/):\n  ${crossing.join('\n  ')}`);
+});

@@ -84,6 +84,24 @@ function logRejection(log: FastifyBaseLogger, err: unknown, error: ApiError): vo
   else log.info({ code: error.code }, 'request rejected');
 }
 
+/** How a dialect writes an error: its status, headers and body for a registry error (and the thrown value, which may carry dialect details). */
+export type ErrorRenderer = (error: ApiError, request: FastifyRequest, thrown: unknown) => { body: unknown; contentType?: string };
+
+/**
+ * Gives a dialect's scope its own error shape: every error its routes throw (and Fastify's own
+ * refusals inside the scope) is classified onto a registry code as everywhere, logged once, and
+ * written by `render`, with the request id header. A stream already under way is cut.
+ */
+export function installErrorRenderer(scope: FastifyInstance, bodyLimit: number, render: ErrorRenderer): void {
+  scope.setErrorHandler((err, request, reply) => {
+    const error = classify(err, bodyLimit, request);
+    logRejection(request.log, err, error);
+    if (reply.sent || reply.raw.headersSent) return void reply.raw.destroy();
+    const { body, contentType = 'application/json; charset=utf-8' } = render(error, request, err);
+    return reply.code(error.status).headers(error.headers).header('x-request-id', String(request.id)).type(contentType).send(body);
+  });
+}
+
 export function installErrorHandlers(app: FastifyInstance, bodyLimit: number): void {
   app.setErrorHandler((err, request, reply) => {
     const error = classify(err, bodyLimit, request);

@@ -7,9 +7,10 @@
  * audio is thrown to the scope's error handler (each dialect renders its own
  * envelope); after it, the dialect's framing reports it in-band.
  */
-import type { OutgoingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CONTENT_TYPES } from '../audio/format.js';
+import type { WordTiming } from '../engines/engine.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import type { SynthesisServices } from '../synthesis/services.js';
 import { SynthesisSession, type FrameSink, type StreamFraming } from '../synthesis/session.js';
@@ -25,11 +26,30 @@ export interface StreamAnswer {
   framing: StreamFraming;
 }
 
+/** What a route's decoder sees: the whole request (the body already read as a JSON object). */
+export interface RouteRequest {
+  body: Record<string, unknown>;
+  /** The path's parameters (`/v1/text-to-speech/:voice_id`). */
+  params: Record<string, string>;
+  query: Record<string, string | string[] | undefined>;
+  headers: IncomingHttpHeaders;
+}
+
+/** A whole clip as a dialect answers it: the audio bytes, or a document with them (JSON with audio and alignment). */
+export interface ClipAnswer {
+  contentType: string;
+  body: Buffer | string;
+}
+
 export interface SynthesisRoute<I extends SpeechInput> {
-  decode(body: Record<string, unknown>): I;
+  decode(request: RouteRequest): I;
   endpoint(input: I): Endpoint;
   /** How a streamed answer is typed and framed. */
   stream(input: I, synthesis: SynthesisRequest): StreamAnswer;
+  /** How a whole clip is answered; absent: its audio bytes. With `timings`, the clip comes with its word timings. */
+  clip?: { timings: boolean; answer(input: I, synthesis: SynthesisRequest, clip: { audio: Buffer; words: WordTiming[]; seconds: number }): ClipAnswer };
+  /** Headers of the dialect's own on every answer (set once the request is admitted). */
+  headers?(input: I, synthesis: SynthesisRequest): Record<string, string>;
 }
 
 /** Audio bytes as they are made; a failure after the first byte can only cut the connection. */
@@ -57,13 +77,20 @@ export async function serveSynthesis<I extends SpeechInput>(
   });
   try {
     await session.authenticate(presentedKey(request.headers, request.url, false));
-    const input = route.decode(decodeJsonObject(request.body));
+    const input = route.decode({
+      body: decodeJsonObject(request.body),
+      params: (request.params ?? {}) as Record<string, string>,
+      query: (request.query ?? {}) as Record<string, string | string[] | undefined>,
+      headers: request.headers,
+    });
     // `Cache-Control: no-store`: neither served from the audio cache nor kept in it.
     if (noStore(request.headers['cache-control'])) input.cache = false;
     const synthesis = await session.admit(input, route.endpoint(input));
+    if (route.headers) reply.headers(route.headers(input, synthesis));
     if (!synthesis.streaming) {
-      const { audio, headers } = await session.clip();
-      return reply.headers(headers).type(CONTENT_TYPES[synthesis.format.container]).header('content-length', audio.length).send(audio);
+      const clip = await session.clip({ timings: route.clip?.timings });
+      const answer = route.clip ? route.clip.answer(input, synthesis, clip) : { contentType: CONTENT_TYPES[synthesis.format.container], body: clip.audio };
+      return reply.headers(clip.headers).type(answer.contentType).header('content-length', Buffer.byteLength(answer.body)).send(answer.body);
     }
     const answer = route.stream(input, synthesis);
     await session.stream(answer.framing, rawSink(reply, answer));

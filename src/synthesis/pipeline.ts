@@ -169,28 +169,34 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   }
 }
 
-/** The request a clip is made from: not streamed, and without timestamps (a clip carries none, so the engine need not report words). */
-export function clipRequest(request: SynthesisRequest): SynthesisRequest {
-  return { ...request, streaming: false, wordTimestamps: false };
+/**
+ * The request a clip is made from: not streamed, and without timestamps unless `timings` asks for
+ * them (a clip rendered with its timings, JSON with audio and alignment); without, the engine need
+ * not report words.
+ */
+export function clipRequest(request: SynthesisRequest, timings = false): SynthesisRequest {
+  return { ...request, streaming: false, wordTimestamps: timings && request.wordTimestamps };
 }
 
 /**
  * Collects a clip's pieces (from the pipeline or the audio cache) into the finished clip (WAV with
- * its real size). One piece is returned as is; several are joined once: one copy costs less than
- * writing them out one by one.
+ * its real size), and the words the pieces carried. One piece is returned as is; several are
+ * joined once: one copy costs less than writing them out one by one.
  */
-export async function collectClip(source: AsyncIterable<AudioPiece>, format: SynthesisRequest['format']): Promise<{ audio: Buffer; seconds: number }> {
+export async function collectClip(source: AsyncIterable<AudioPiece>, format: SynthesisRequest['format']): Promise<{ audio: Buffer; seconds: number; words: WordTiming[] }> {
   const pieces: Buffer[] = [];
+  const words: WordTiming[] = [];
   let size = 0;
   let seconds = 0;
   for await (const piece of source) {
     seconds += piece.seconds;
+    if (piece.words) for (const word of piece.words) words.push(word);
     if (piece.audio.length === 0) continue;
     pieces.push(piece.audio);
     size += piece.audio.length;
   }
   if (format.container === 'wav') pieces.unshift(finalWavHeader(format, size));
-  return { audio: pieces.length === 1 ? pieces[0] : Buffer.concat(pieces), seconds };
+  return { audio: pieces.length === 1 ? pieces[0] : Buffer.concat(pieces), seconds, words };
 }
 
 /** The finished clip of audio already joined (a stored entry's): as is, or after a WAV header that knows its size. */

@@ -21,6 +21,7 @@ import { ApiError, toApiError } from '../errors/api-error.js';
 import type { Admission, Caller, Endpoint } from './gate.js';
 import { diagnostics, publish, type SynthesisEnd } from './diagnostics.js';
 import type { CachedAudio, CachedPiece } from '../cache/entry.js';
+import type { WordTiming } from '../engines/engine.js';
 import { cacheEntryOf } from './cache-entry.js';
 import { clipRequest, collectClip, storedClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
@@ -278,15 +279,21 @@ export class SynthesisSession {
     if (status === 'hit' && !billHits) this.freeAudio = true;
   }
 
-  /** Clip policy: the whole clip, charged once it exists and before any of it is sent. */
-  async clip(): Promise<{ audio: Buffer; headers: Record<string, string> }> {
+  /**
+   * Clip policy: the whole clip, charged once it exists and before any of it is sent. `timings`: the
+   * clip's word timestamps come with it (the request asked for them), for a dialect that renders a
+   * clip with its alignment.
+   */
+  async clip(options: { timings?: boolean } = {}): Promise<{ audio: Buffer; headers: Record<string, string>; words: WordTiming[]; seconds: number }> {
     const request = this.synthesis;
-    const made = clipRequest(request);
+    const made = clipRequest(request, options.timings === true);
     const found = await this.cached(made, true);
     this.throwIfAborted();
-    let clip: { audio: Buffer; seconds: number };
-    if (found.entry) clip = { audio: storedClip(found.entry.audio, request.format), seconds: found.entry.seconds };
-    else {
+    let clip: { audio: Buffer; seconds: number; words: WordTiming[] };
+    if (found.entry) {
+      const words = made.wordTimestamps ? found.entry.pieces.flatMap((piece) => piece.words ?? []) : [];
+      clip = { audio: storedClip(found.entry.audio, request.format), seconds: found.entry.seconds, words };
+    } else {
       this.running++;
       try {
         clip = await collectClip(this.made(made, this.signal, found.id), request.format);
@@ -294,11 +301,11 @@ export class SynthesisSession {
         this.running--;
       }
     }
-    const { audio, seconds } = clip;
+    const { audio, seconds, words } = clip;
     this.throwIfOver();
     const headers = await this.charge(0, request.characters);
     this.delivered(seconds);
-    return { audio, headers: { ...headers, ...this.cacheHeaders() } };
+    return { audio, headers: { ...headers, ...this.cacheHeaders() }, words, seconds };
   }
 
   /**

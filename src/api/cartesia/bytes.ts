@@ -15,7 +15,7 @@ export function registerTtsBytes(scope: FastifyInstance, services: Services): vo
   postOnly(scope, '/tts/bytes');
   scope.post('/tts/bytes', (request, reply) =>
     serveSynthesis(services, request, reply, {
-      decode: (body) => parseCartesiaBody(body),
+      decode: ({ body }) => parseCartesiaBody(body),
       endpoint: (input) => (input.streaming ? 'tts.bytes.stream' : 'tts.bytes'),
       stream: (_input, synthesis) => audioStream(synthesis),
     }),

@@ -8,7 +8,7 @@
  */
 import type { ApiError } from '../../errors/api-error.js';
 import type { WordTiming } from '../../engines/engine.js';
-import { jsonWithAudio } from '../audio-json.js';
+import { jsonWithAudio } from '../../http/audio-json.js';
 
 export type StreamEvent = Record<string, unknown> & { type: string; context_id: string | null };
 

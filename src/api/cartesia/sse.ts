@@ -10,26 +10,22 @@ import type { FastifyInstance } from 'fastify';
 import { postOnly } from '../../http/json-body.js';
 import { serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { sseFrameWithAudio } from '../audio-json.js';
+import { SSE_HEADERS, sseFrame, sseFrameWithAudio } from '../../http/audio-json.js';
 import { chunkEvent, doneEvent, errorEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
 
-function frame(event: StreamEvent): string {
-  return `data: ${JSON.stringify(event)}\n\n`;
-}
+const frame: (event: StreamEvent) => string = sseFrame;
 
-/** A chunk's frame as bytes: its audio copied in, not run through a UTF-8 encoder (api/audio-json). */
+/** A chunk's frame as bytes: its audio copied in, not run through a UTF-8 encoder (http/audio-json). */
 function chunkFrame(event: StreamEvent): Buffer {
   return sseFrameWithAudio(event, 'data');
 }
-
-export const SSE_HEADERS = { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
 
 export function registerTtsSse(scope: FastifyInstance, services: Services): void {
   postOnly(scope, '/tts/sse');
   scope.post('/tts/sse', (request, reply) =>
     serveSynthesis(services, request, reply, {
-      decode: (body) => parseCartesiaBody(body, { alwaysStreaming: true }),
+      decode: ({ body }) => parseCartesiaBody(body, { alwaysStreaming: true }),
       endpoint: () => 'tts.sse',
       stream: (_input, synthesis) => {
         const contextId = synthesis.contextId ?? synthesis.requestId;

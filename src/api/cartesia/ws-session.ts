@@ -7,27 +7,23 @@
  * contexts and idle time keep one client from holding resources forever.
  */
 import { randomUUID } from 'node:crypto';
-import { WebSocket, type RawData } from 'ws';
-import type { Config } from '../../config/schema.js';
 import { ApiError, toApiError } from '../../errors/api-error.js';
-import type { Caller } from '../../synthesis/gate.js';
+import type { WordTiming } from '../../engines/engine.js';
+import type { WebSocketConnection, WebSocketHandler } from '../../http/websocket-router.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
 import { SynthesisSession } from '../../synthesis/session.js';
 import { isSsml, readSsml } from '../../synthesis/ssml.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
+import { TextTurn, type TurnInput, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
-import { errorEvent, doneEvent, eventJson, type StreamEvent } from './events.js';
+import { chunkEvent, errorEvent, doneEvent, eventJson, flushDoneEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
-import { TurnContext, type ContextHost, type ContextInput } from './ws-context.js';
 
-const PING_INTERVAL_MS = 30_000;
 const RECENT_CONTEXTS = 1024;
 /** Close code for an idle connection (private-use range). */
 export const IDLE_CLOSE_CODE = 4000;
-
-type WebSocketOptions = Config['server']['websocket'];
 
 /** The `context_id` of a message, if it is a JSON object that names a valid one. */
 function contextIdIn(text: string): string | null {
@@ -39,51 +35,58 @@ function contextIdIn(text: string): string | null {
   }
 }
 
-export class WebSocketSession implements ContextHost {
-  private readonly contexts = new Map<string, TurnContext>();
+export class WebSocketSession implements WebSocketHandler, TurnOutput {
+  private readonly contexts = new Map<string, TextTurn>();
   private readonly recentlyEnded = new Set<string>();
-  private queue: Promise<void> = Promise.resolve();
-  private lastActivity = Date.now();
-  private alive = true;
   private draining = false;
-  private readonly timers: NodeJS.Timeout[] = [];
-  /** Aborts when the socket closes: every turn's session listens to it. */
-  private readonly socketClosed = new AbortController();
+  readonly log: Logger;
 
   constructor(
-    private readonly ws: WebSocket,
-    private readonly caller: Caller,
+    private readonly connection: WebSocketConnection,
     private readonly services: Services,
-    private readonly options: WebSocketOptions,
-    readonly log: Logger,
   ) {
-    ws.on('message', (data, isBinary) => {
-      this.lastActivity = Date.now();
-      this.queue = this.queue.then(() => this.handle(data, isBinary)).catch((err) => this.log.error({ err }, 'websocket message failed'));
-    });
-    ws.on('pong', () => (this.alive = true));
-    ws.on('close', () => this.closed());
-    ws.on('error', (err) => this.log.warn({ err }, 'websocket error'));
-    const idleCheck = setInterval(() => this.checkIdle(), Math.min(5000, Math.max(250, options.idleTimeoutMs / 4)));
-    const ping = setInterval(() => this.ping(), PING_INTERVAL_MS);
-    this.timers.push(idleCheck, ping);
-    for (const timer of this.timers) timer.unref();
+    this.log = connection.log;
+    connection.idleClose = { code: IDLE_CLOSE_CODE, reason: '' };
   }
 
-  /**
-   * Resolves once the frame has been written to the socket (true), or false when the socket is not
-   * open or failed: awaiting it is the back-pressure, and its answer is what counts as delivered.
-   */
+  private get options() {
+    return this.connection.options;
+  }
+
+  /** Resolves true once the event has been written to the socket, false when it is not open. */
   send(event: StreamEvent): Promise<boolean> {
-    if (this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(false);
-    return new Promise((resolve) => this.ws.send(eventJson(event), (err) => resolve(!err)));
+    return this.connection.send(eventJson(event));
   }
 
-  ended(context: TurnContext): void {
+  // TurnOutput: a turn's results as Cartesia events.
+  async piece(turn: TextTurn, piece: TurnPiece): Promise<boolean> {
+    if (piece.marks) await this.send(markTimestampsEvent(turn.id, piece.marks));
+    if (piece.audio.length > 0 && !(await this.send(chunkEvent(turn.id, piece.audio, piece.stepTime)))) return false;
+    if (piece.words) await this.send(timestampsEvent(turn.id, piece.words));
+    return true;
+  }
+
+  async words(turn: TextTurn, words: WordTiming[]): Promise<void> {
+    await this.send(timestampsEvent(turn.id, words));
+  }
+
+  async flushed(turn: TextTurn, id: number | string): Promise<void> {
+    await this.send(flushDoneEvent(turn.id, id));
+  }
+
+  async done(turn: TextTurn): Promise<void> {
+    await this.send(doneEvent(turn.id));
+  }
+
+  async failed(turn: TextTurn, error: ApiError): Promise<void> {
+    await this.send(errorEvent(turn.id, error, turn.requestId));
+  }
+
+  ended(context: TextTurn): void {
     if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
     this.recentlyEnded.add(context.id);
     if (this.recentlyEnded.size > RECENT_CONTEXTS) this.recentlyEnded.delete(this.recentlyEnded.values().next().value!);
-    this.lastActivity = Date.now();
+    this.connection.lastActivity = Date.now();
   }
 
   /** Open contexts (for draining and tests). */
@@ -91,35 +94,35 @@ export class WebSocketSession implements ContextHost {
     return this.contexts.size;
   }
 
-  /** Shutdown: accept no new contexts, let open ones finish (up to the grace period), then close. */
-  async drain(graceMs: number): Promise<void> {
+  busy(): boolean {
+    return this.contexts.size > 0;
+  }
+
+  /** Shutdown: accept no new contexts; open ones finish (the router closes the socket after them). */
+  drain(): void {
     this.draining = true;
-    const deadline = Date.now() + graceMs;
-    while (this.contexts.size > 0 && Date.now() < deadline && this.ws.readyState === WebSocket.OPEN) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    this.ws.close(1001, 'server shutting down');
+  }
+
+  async binary(): Promise<void> {
+    await this.reject(null, new ApiError('invalid_message', { reason: 'binary frames are not accepted; send JSON text messages' }));
   }
 
   private async reject(contextId: string | null, error: ApiError, requestId = newRequestId()): Promise<void> {
     await this.send(errorEvent(contextId, error, requestId));
   }
 
-  private async handle(data: RawData, isBinary: boolean): Promise<void> {
-    if (isBinary) return this.reject(null, new ApiError('invalid_message', { reason: 'binary frames are not accepted; send JSON text messages' }));
-    const size = Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
-    const text = () => (Buffer.isBuffer(data) ? data.toString('utf8') : Buffer.concat(data as Buffer[]).toString('utf8'));
+  async message(text: string, size: number): Promise<void> {
     if (size > this.options.maxMessageBytes) {
       // Answered under its context when it names one (below the hard cap it can still be read), so a
       // client waiting on that context sees its turn end instead of waiting for it.
       const error = new ApiError('payload_too_large', { limit: this.options.maxMessageBytes });
-      const contextId = contextIdIn(text());
+      const contextId = contextIdIn(text);
       const open = contextId ? this.contexts.get(contextId) : undefined;
       return open ? open.fail(error) : this.reject(contextId, error);
     }
     let message: unknown;
     try {
-      message = JSON.parse(text());
+      message = JSON.parse(text);
     } catch (err) {
       return this.reject(null, new ApiError('invalid_json', { reason: `; ${(err as Error).message}` }));
     }
@@ -146,7 +149,7 @@ export class WebSocketSession implements ContextHost {
     return this.openContext(contextId ?? randomUUID(), fields);
   }
 
-  private input(fields: Record<string, unknown>, maxChars: number): ContextInput {
+  private input(fields: Record<string, unknown>, maxChars: number): TurnInput {
     const transcript = fields.transcript ?? '';
     if (typeof transcript !== 'string') throw new ApiError('missing_transcript');
     const type = fields.transcript_type ?? undefined;
@@ -171,7 +174,7 @@ export class WebSocketSession implements ContextHost {
     return { transcript, ssml, characters, continue: fields.continue === true, flush: fields.flush === true, flushId, maxBufferDelayMs: delay };
   }
 
-  private async continueContext(context: TurnContext, fields: Record<string, unknown>): Promise<void> {
+  private async continueContext(context: TextTurn, fields: Record<string, unknown>): Promise<void> {
     try {
       await context.accept(this.input(fields, context.model.maxTranscriptChars));
     } catch (err) {
@@ -184,9 +187,9 @@ export class WebSocketSession implements ContextHost {
       services: this.services,
       transport: 'websocket',
       requestId: newRequestId(),
-      signal: this.socketClosed.signal,
+      signal: this.connection.signal,
     });
-    session.useCaller(this.caller);
+    session.useCaller(this.connection.authenticated!);
     try {
       if (this.draining) throw new ApiError('not_ready');
       const input = parseCartesiaBody(fields, { alwaysStreaming: true, message: true });
@@ -202,38 +205,20 @@ export class WebSocketSession implements ContextHost {
       if (synthesis.format.container !== 'raw') {
         throw new ApiError('invalid_output_format', { reason: 'the WebSocket sends raw audio: use container raw' });
       }
-      const context = new TurnContext(contextId, session, this, this.options.contextTimeoutMs);
+      const context = new TextTurn(contextId, session, this, this.options.contextTimeoutMs);
       this.contexts.set(contextId, context);
       await context.accept(turn);
     } catch (err) {
       const error = session.fail(err);
       await session.end();
-      if (this.socketClosed.signal.aborted) return;
+      if (this.connection.signal.aborted) return;
       if (error.status >= 500) this.log.error({ err, context_id: contextId }, 'websocket context failed to open');
       await this.reject(contextId, error, session.requestId);
     }
   }
 
-  private checkIdle(): void {
-    if (this.contexts.size > 0 || this.ws.readyState !== WebSocket.OPEN) return;
-    if (Date.now() - this.lastActivity >= this.options.idleTimeoutMs) {
-      this.ws.close(IDLE_CLOSE_CODE, `idle timeout: no message for ${Math.round(this.options.idleTimeoutMs / 1000)} s`);
-    }
-  }
-
-  private ping(): void {
-    if (!this.alive) {
-      this.ws.terminate();
-      return;
-    }
-    this.alive = false;
-    this.ws.ping();
-  }
-
-  private closed(): void {
-    for (const timer of this.timers) clearInterval(timer);
-    // Every turn, open or still being admitted, sees this at once and stops generating and billing.
-    this.socketClosed.abort(new Error('websocket closed'));
+  closed(): void {
+    // Every turn, open or still being admitted, sees the connection's signal at once and stops generating and billing.
     for (const context of [...this.contexts.values()]) context.cancel();
   }
 }

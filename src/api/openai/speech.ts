@@ -7,12 +7,11 @@
  * Errors use OpenAI's nested shape.
  */
 import type { FastifyInstance } from 'fastify';
-import { classify } from '../../http/errors.js';
+import { installErrorRenderer } from '../../http/errors.js';
 import { postOnly } from '../../http/json-body.js';
 import { audioStream, serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { jsonWithAudio, sseFrameWithAudio } from '../audio-json.js';
-import { SSE_HEADERS } from '../cartesia/sse.js';
+import { SSE_HEADERS, jsonWithAudio, sseFrameWithAudio } from '../../http/audio-json.js';
 import { openAIError } from './errors.js';
 import { parseOpenAIBody } from './parse.js';
 
@@ -21,19 +20,12 @@ function sse(event: Record<string, unknown>): string {
 }
 
 export function registerOpenAISpeech(scope: FastifyInstance, services: Services): void {
-  scope.setErrorHandler((err, request, reply) => {
-    const error = classify(err, services.config.server.bodyLimitBytes, request);
-    if (error.status >= 500) request.log.error({ err }, 'request failed');
-    else request.log.info({ code: error.code }, 'request rejected');
-    if (reply.raw.headersSent) return void reply.raw.destroy();
-    const param = (err as { param?: string }).param;
-    return reply.code(error.status).headers(error.headers).type('application/json; charset=utf-8').send(openAIError(error, param));
-  });
+  installErrorRenderer(scope, services.config.server.bodyLimitBytes, (error, _request, thrown) => ({ body: openAIError(error, (thrown as { param?: string }).param) }));
   postOnly(scope, '/v1/audio/speech');
   const context = { models: services.models, aliases: services.config.openai };
   scope.post('/v1/audio/speech', (request, reply) =>
     serveSynthesis(services, request, reply, {
-      decode: (body) => parseOpenAIBody(body, context),
+      decode: ({ body }) => parseOpenAIBody(body, context),
       endpoint: (input) => (input.streaming ? 'openai.speech.stream' : 'openai.speech'),
       stream: (input, synthesis) => {
         if (!input.sse) return audioStream(synthesis);

@@ -51,3 +51,11 @@ export function sseFrameWithAudio(event: Record<string, unknown>, field: string)
   frame.write(after, head + base64.length, 'utf8');
   return frame;
 }
+
+/** The headers of every server-sent-events answer: not cached, and not buffered by a proxy (nginx's `X-Accel-Buffering`). */
+export const SSE_HEADERS = { 'cache-control': 'no-cache', 'x-accel-buffering': 'no' };
+
+/** An SSE frame of JSON, `data: <JSON>\n\n`. */
+export function sseFrame(event: Record<string, unknown>): string {
+  return `data: ${JSON.stringify(event)}\n\n`;
+}

@@ -1,41 +1,63 @@
 /**
- * @module api/cartesia/ws-context
- * One WebSocket context (a turn): text arriving in messages is buffered to
- * clause boundaries (never inside a tag), spoken segment by segment through
- * the shared pipeline and sent as `chunk` events in order, with
- * `timestamps` naming the turn's own words on its own clock (one aligner
- * for the turn, so a word split across messages is reported once),
- * `flush_done` after a flush
- * (echoing the client's `flush_id`) and `done` at the end.
+ * @module synthesis/turn
+ * A streaming-text turn (a WebSocket context, in any dialect): text arriving
+ * in messages is buffered to clause boundaries (never inside a tag), spoken
+ * segment by segment through the shared pipeline and handed to the turn's
+ * `TurnOutput` in order, with the words of the turn on the turn's clock (one
+ * aligner for the turn, so a word split across messages is reported once),
+ * a flush's end and the turn's end. The output frames them in its dialect;
+ * this module knows no wire shape.
  *
  * The turn is one synthesis session with the batched billing policy
- * (`synthesis/turn-billing.ts`): audio counts as delivered only once the
- * socket has taken it, and a charge that cannot be written ends the turn
+ * (`turn-billing.ts`): audio counts as delivered only once the output says
+ * the socket has taken it, and a charge that cannot be written ends the turn
  * with its error. The session's release runs once every charge is written.
  */
-import { bytesPerSample } from '../../audio/format.js';
-import { ApiError, toApiError } from '../../errors/api-error.js';
-import type { WordTiming } from '../../engines/engine.js';
-import type { Logger } from '../../log/logger.js';
-import { beforeUnfinishedNumber, takeClauses } from '../../synthesis/clauses.js';
-import type { SynthesisRequest } from '../../synthesis/request.js';
-import { segmentsOf, speechSegments } from '../../synthesis/segments.js';
-import type { SynthesisSession } from '../../synthesis/session.js';
-import { readSsml } from '../../synthesis/ssml.js';
-import { countTranscriptCharacters, cutAllowed, speakablePrefix } from '../../synthesis/tags.js';
-import { TurnBilling } from '../../synthesis/turn-billing.js';
-import { WordAligner } from '../../synthesis/word-align.js';
-import { chunkEvent, doneEvent, errorEvent, flushDoneEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
+import { bytesPerSample } from '../audio/format.js';
+import { ApiError } from '../errors/api-error.js';
+import type { WordTiming } from '../engines/engine.js';
+import type { Logger } from '../log/logger.js';
+import { beforeUnfinishedNumber, takeClauses } from './clauses.js';
+import type { MarkTiming } from './pipeline.js';
+import type { SynthesisRequest } from './request.js';
+import { segmentsOf, speechSegments } from './segments.js';
+import type { SynthesisSession } from './session.js';
+import { readSsml } from './ssml.js';
+import { countTranscriptCharacters, cutAllowed, speakablePrefix } from './tags.js';
+import { TurnBilling } from './turn-billing.js';
+import { WordAligner } from './word-align.js';
 
-export interface ContextHost {
-  /** Sends an event; resolves true once the socket has taken it, false if the socket is not open. */
-  send(event: StreamEvent): Promise<boolean>;
-  /** Called once when the context has ended, for whatever reason. */
-  ended(context: TurnContext): void;
+/** A piece of a turn's audio, with the words and marks that became known with it, all on the turn's clock. */
+export interface TurnPiece {
+  /** Encoded audio; may be empty (a piece that only carries words or marks). */
+  audio: Buffer;
+  /** Milliseconds spent making it. */
+  stepTime: number;
+  /** Where this piece's audio starts on the turn's clock, and how long it lasts, in seconds. */
+  at: number;
+  seconds: number;
+  words?: WordTiming[];
+  marks?: MarkTiming[];
+}
+
+/** Where a turn's results go: the dialect's framing on its socket. */
+export interface TurnOutput {
+  /** A piece; resolves true once its audio (if any) has been taken by the socket, false when the socket is not open. */
+  piece(turn: TextTurn, piece: TurnPiece): Promise<boolean>;
+  /** Words that became known with no new audio (a flush, the end of the turn). */
+  words(turn: TextTurn, words: WordTiming[]): Promise<void>;
+  /** A flush's text has all been spoken. */
+  flushed(turn: TextTurn, id: number | string): Promise<void>;
+  /** The turn ended normally: everything was spoken. */
+  done(turn: TextTurn): Promise<void>;
+  /** The turn ends with an error. */
+  failed(turn: TextTurn, error: ApiError): Promise<void>;
+  /** Called once when the turn has ended, for whatever reason. */
+  ended(turn: TextTurn): void;
   log: Logger;
 }
 
-export interface ContextInput {
+export interface TurnInput {
   transcript: string;
   /** The transcript is a whole SSML document: spoken as one piece, never cut into clauses. */
   ssml: boolean;
@@ -46,11 +68,13 @@ export interface ContextInput {
   /** The client's own `flush_id`, echoed in `flush_done`; absent: the context counts flushes from 1. */
   flushId?: number | string;
   maxBufferDelayMs: number;
+  /** An unfinished clause this long (characters) is spoken up to its last whole word at once, without waiting for its end. */
+  cutAtChars?: number;
 }
 
 type Item = { kind: 'text'; text: string; ssml?: boolean } | { kind: 'flush'; id: number | string };
 
-export class TurnContext {
+export class TextTurn {
   private pending = '';
   private readonly queue: Item[] = [];
   private inputClosed = false;
@@ -79,7 +103,7 @@ export class TurnContext {
   constructor(
     readonly id: string,
     private readonly session: SynthesisSession,
-    private readonly host: ContextHost,
+    private readonly output: TurnOutput,
     lifetimeMs: number,
   ) {
     this.template = session.synthesis;
@@ -110,7 +134,7 @@ export class TurnContext {
    * it started (0: it is spoken now). A tag or `<spell>` run is never cut, and one still arriving
    * waits for the rest, up to a flush or the end of input.
    */
-  async accept(input: ContextInput): Promise<void> {
+  async accept(input: TurnInput): Promise<void> {
     if (this.over) return;
     let accepted: boolean;
     try {
@@ -141,7 +165,10 @@ export class TurnContext {
       if (clauses.length > 0 || !rest.trim()) this.clearBufferTimer();
       if (rest.trim()) {
         if (input.maxBufferDelayMs <= 0) this.enqueueSpeakable();
-        else this.bufferTimer ??= setTimeout(() => (this.bufferTimer = null, this.enqueueSpeakable(), this.notify()), input.maxBufferDelayMs);
+        else {
+          if (input.cutAtChars !== undefined && rest.length >= input.cutAtChars) this.enqueueSpeakable(true);
+          if (this.pending.trim()) this.bufferTimer ??= setTimeout(() => (this.bufferTimer = null, this.enqueueSpeakable(), this.notify()), input.maxBufferDelayMs);
+        }
       }
     } else {
       this.enqueuePending();
@@ -160,14 +187,14 @@ export class TurnContext {
   fail(error: ApiError): void {
     if (this.over) return;
     this.session.fail(error);
-    void this.host.send(errorEvent(this.id, error, this.template.requestId));
+    void this.output.failed(this, error);
     this.end();
   }
 
   private failWith(err: unknown, what: string): void {
     if (this.over) return;
     const error = this.session.fail(err);
-    if (error.status >= 500) this.host.log.error({ err, context_id: this.id, request_id: this.requestId }, what);
+    if (error.status >= 500) this.output.log.error({ err, context_id: this.id, request_id: this.requestId }, what);
     this.fail(error);
   }
 
@@ -183,13 +210,20 @@ export class TurnContext {
     this.pending = '';
   }
 
-  /** Queues what is buffered but a tag, a `<spell>` run or a number still arriving, which waits for its rest. */
-  private enqueueSpeakable(): void {
+  /**
+   * Queues what is buffered but a tag, a `<spell>` run or a number still arriving, which waits for
+   * its rest; `wholeWords`: also a last word that more text may continue.
+   */
+  private enqueueSpeakable(wholeWords = false): void {
     this.clearBufferTimer();
     // A number still arriving waits for its rest too, so it is read whole (never cutting a tag for it).
     const speakable = speakablePrefix(this.pending);
     const beforeNumber = beforeUnfinishedNumber(this.pending.slice(0, speakable));
-    const end = cutAllowed(this.pending, beforeNumber) ? beforeNumber : speakable;
+    let end = cutAllowed(this.pending, beforeNumber) ? beforeNumber : speakable;
+    if (wholeWords) {
+      const space = this.pending.slice(0, end).search(/\s\S*$/u);
+      if (space > 0 && cutAllowed(this.pending, space + 1)) end = space + 1;
+    }
     const text = this.pending.slice(0, end);
     if (text) this.queue.push({ kind: 'text', text });
     this.pending = this.pending.slice(end);
@@ -220,12 +254,12 @@ export class TurnContext {
           // A flush ends the word it cuts: its timestamps come before flush_done.
           this.words?.endWord();
           await this.sendWords(this.words?.settle(this.offsetSeconds, false));
-          await this.host.send(flushDoneEvent(this.id, item.id));
+          await this.output.flushed(this, item.id);
         } else await this.speak(item.text, item.ssml === true);
       }
       if (this.over) return;
       await this.sendWords(this.words?.settle(this.offsetSeconds, true));
-      await this.host.send(doneEvent(this.id));
+      await this.output.done(this);
       this.end();
     } catch (err) {
       this.failWith(err, 'websocket generation failed');
@@ -248,34 +282,39 @@ export class TurnContext {
     if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: this.wholeTurn };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
     if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
+    // The turn's clock: PCM by its bytes (exact), compressed audio by the seconds the engine made.
     const { format } = synthesis;
-    const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
+    const bytesPerSecond = format.container === 'raw' || format.container === 'wav' ? bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate : 0;
     let bytes = 0;
+    let seconds = 0;
     const clauseAt = this.offsetSeconds;
     for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
       if (this.over) return;
+      const at = clauseAt + (bytesPerSecond > 0 ? bytes / bytesPerSecond : seconds);
+      const out: TurnPiece = { audio: piece.audio, stepTime: piece.stepTime, at, seconds: piece.seconds };
+      if (piece.words && piece.words.length > 0) out.words = piece.words;
       // Marks on the turn's clock, before the audio that starts where they stand.
-      if (piece.marks) await this.host.send(markTimestampsEvent(this.id, piece.marks.map((m) => ({ name: m.name, time: clauseAt + m.time }))));
+      if (piece.marks) out.marks = piece.marks.map((m) => ({ name: m.name, time: clauseAt + m.time }));
+      // Only audio the socket took counts as delivered (a closing socket drops it).
+      if (!(await this.output.piece(this, out))) {
+        // The socket is closing: the client has left, whether or not its close event has come yet.
+        this.session.leave();
+        return this.cancel();
+      }
       if (piece.audio.length > 0) {
-        // Only audio the socket took counts as delivered (a closing socket drops it).
-        if (!(await this.host.send(chunkEvent(this.id, piece.audio, piece.stepTime)))) {
-          // The socket is closing: the client has left, whether or not its close event has come yet.
-          this.session.leave();
-          return this.cancel();
-        }
         if (this.firstAudioAt === 0) this.firstAudioAt = performance.now();
         this.session.delivered(piece.seconds);
         this.billing.audioDelivered();
       }
-      await this.sendWords(piece.words);
       bytes += piece.audio.length;
+      seconds += piece.seconds;
     }
-    this.offsetSeconds += bytes / bytesPerSecond;
+    this.offsetSeconds = clauseAt + (bytesPerSecond > 0 ? bytes / bytesPerSecond : seconds);
   }
 
-  /** A `timestamps` event for words already on the turn's clock; none for none. */
+  /** Words already on the turn's clock; none for none. */
   private async sendWords(words: WordTiming[] | undefined): Promise<void> {
-    if (words && words.length > 0 && !this.over) await this.host.send(timestampsEvent(this.id, words));
+    if (words && words.length > 0 && !this.over) await this.output.words(this, words);
   }
 
   private end(): void {
@@ -286,7 +325,7 @@ export class TurnContext {
     this.notify();
     // Release comes after the last charge is written, so the reservation it settles is still held.
     this.settled = this.billing.finish().finally(() => this.session.end());
-    this.host.ended(this);
+    this.output.ended(this);
   }
 
   /** Resolves when every charge of this turn has been written and the turn released. */
