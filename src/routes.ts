@@ -15,6 +15,7 @@ import { registerDictionaries } from './api/dictionaries.js';
 import { registerTtsBytes } from './api/cartesia/bytes.js';
 import { registerTtsSse } from './api/cartesia/sse.js';
 import { cartesiaWebSocket } from './api/cartesia/websocket.js';
+import { elevenLabsWebSocketRoutes, registerElevenLabs } from './api/elevenlabs/index.js';
 import { registerOpenAISpeech } from './api/openai/speech.js';
 import { registerHealth } from './api/health.js';
 import { registerJobs } from './api/jobs.js';
@@ -79,10 +80,11 @@ export function registerWebSockets(app: FastifyInstance, services: Services, isC
     isClosing,
   );
   router.route(cartesiaWebSocket(services));
+  for (const route of elevenLabsWebSocketRoutes(services)) router.route(route);
   return router;
 }
 
-/** The HTTP synthesis endpoints (`/tts/bytes`, `/tts/sse`, `/v1/audio/speech`), each dialect in a scope of its own. */
+/** The HTTP synthesis endpoints (`/tts/bytes`, `/tts/sse`, `/v1/audio/speech`, `/v1/text-to-speech/…`), each dialect in a scope of its own. */
 export function registerSynthesisRoutes(app: FastifyInstance, services: Services): void {
   const { server } = services.config;
   app.register(async (tts) => {
@@ -94,4 +96,5 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     acceptRawBodies(openai, server.bodyLimitBytes);
     registerOpenAISpeech(openai, services);
   });
+  registerElevenLabs(app, services);
 }

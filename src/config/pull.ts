@@ -4,7 +4,7 @@
  * `<dataDir>/models/<name>` on its first start and serves. Each entry is a
  * catalogue id, or `name=<archive file or URL>`. Loading the config binds
  * them: each becomes a `sherpa-onnx` engine and a model of its own id, and the
- * first also serves the shipped model ids (`gepard-1.0`, `omnivoice`) unless
+ * first also serves the shipped model ids (`gepard-1.0`, `omnivoice`, `voicegate-1.0`) unless
  * the config binds those itself. Installing is the serve command's job,
  * before any engine starts.
  */
@@ -17,7 +17,7 @@ export interface PullSpec {
 }
 
 /** The shipped model ids the first pulled model serves. */
-export const DEFAULT_MODEL_IDS = ['gepard-1.0', 'omnivoice'] as const;
+export const DEFAULT_MODEL_IDS = ['gepard-1.0', 'omnivoice', 'voicegate-1.0'] as const;
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

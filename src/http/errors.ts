@@ -85,7 +85,7 @@ function logRejection(log: FastifyBaseLogger, err: unknown, error: ApiError): vo
 }
 
 /** How a dialect writes an error: its status, headers and body for a registry error (and the thrown value, which may carry dialect details). */
-export type ErrorRenderer = (error: ApiError, request: FastifyRequest, thrown: unknown) => { body: unknown; contentType?: string };
+export type ErrorRenderer = (error: ApiError, request: FastifyRequest, thrown: unknown) => { body: unknown; contentType?: string; status?: number };
 
 /**
  * Gives a dialect's scope its own error shape: every error its routes throw (and Fastify's own
@@ -97,8 +97,8 @@ export function installErrorRenderer(scope: FastifyInstance, bodyLimit: number, 
     const error = classify(err, bodyLimit, request);
     logRejection(request.log, err, error);
     if (reply.sent || reply.raw.headersSent) return void reply.raw.destroy();
-    const { body, contentType = 'application/json; charset=utf-8' } = render(error, request, err);
-    return reply.code(error.status).headers(error.headers).header('x-request-id', String(request.id)).type(contentType).send(body);
+    const { body, contentType = 'application/json; charset=utf-8', status = error.status } = render(error, request, err);
+    return reply.code(status).headers(error.headers).header('x-request-id', String(request.id)).type(contentType).send(body);
   });
 }
 
@@ -133,12 +133,17 @@ export function frameworkErrorHandler(bodyLimit: number) {
 /** A whole HTTP/1.1 error response, for sockets no Fastify reply owns (`shape` as `sendError` picks it). */
 export function rawErrorResponse(error: ApiError, requestId: string, shape: ErrorShape = 'json'): string {
   const body = shape === 'text' ? errorText(error) : JSON.stringify(error.toBody(requestId));
+  return rawHttpResponse(error.status, `${shape === 'text' ? 'text/plain' : 'application/json'}; charset=utf-8`, body, requestId, error.headers);
+}
+
+/** A whole HTTP/1.1 response that closes the connection (a refused WebSocket upgrade, in any dialect's shape). */
+export function rawHttpResponse(status: number, contentType: string, body: string, requestId: string, headers: Record<string, string> = {}): string {
   const head = [
-    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status] ?? 'Error'}`,
-    `Content-Type: ${shape === 'text' ? 'text/plain' : 'application/json'}; charset=utf-8`,
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    `Content-Type: ${contentType}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     `x-request-id: ${requestId}`,
-    ...Object.entries(error.headers).map(([name, value]) => `${name}: ${value}`),
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     'Connection: close',
   ];
   return `${head.join('\r\n')}\r\n\r\n${body}`;

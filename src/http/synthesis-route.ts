@@ -42,6 +42,8 @@ export interface ClipAnswer {
 }
 
 export interface SynthesisRoute<I extends SpeechInput> {
+  /** The credential as the dialect's clients send it; absent: `Authorization: Bearer` or `X-API-Key`. */
+  credential?(headers: IncomingHttpHeaders): string | null;
   decode(request: RouteRequest): I;
   endpoint(input: I): Endpoint;
   /** How a streamed answer is typed and framed. */
@@ -76,7 +78,7 @@ export async function serveSynthesis<I extends SpeechInput>(
     if (!reply.raw.writableFinished) session.leave();
   });
   try {
-    await session.authenticate(presentedKey(request.headers, request.url, false));
+    await session.authenticate(route.credential ? route.credential(request.headers) : presentedKey(request.headers, request.url, false));
     const input = route.decode({
       body: decodeJsonObject(request.body),
       params: (request.params ?? {}) as Record<string, string>,

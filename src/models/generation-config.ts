@@ -1,8 +1,8 @@
 /**
  * @module models/generation-config
  * Validates `generation_config` (speed, volume) against the model profile.
- * Speed must be 1 on any stream: a stream's audio is sent as it is made, and
- * the documented contract keeps speed changes to whole clips.
+ * Speed must be 1 on a stream unless the profile says otherwise (`speedOnStreams`): the
+ * seeds' documented contract keeps speed changes to whole clips.
  */
 import { ApiError } from '../errors/api-error.js';
 import type { ModelProfile, Range } from './profile.js';
@@ -32,6 +32,6 @@ export function resolveGenerationConfig(raw: unknown, model: ModelProfile, strea
   const fields = raw as Record<string, unknown>;
   const speed = inRange('speed', fields.speed, model.speed, model.id) ?? 1;
   const volume = inRange('volume', fields.volume, model.volume, model.id) ?? 1;
-  if (streaming && speed !== 1) throw invalid('generation_config.speed must be 1 when streaming');
+  if (streaming && speed !== 1 && !model.speedOnStreams) throw invalid('generation_config.speed must be 1 when streaming');
   return { speed, volume };
 }

@@ -46,6 +46,8 @@ export interface ModelProfile {
   /** Voice used when a dialect without a voice field (OpenAI) leaves it out. */
   defaultVoice: string | null;
   languages: string[];
+  /** true: `speed` may be other than 1 on a stream too; absent: streams speak at speed 1 (the seeds' rule). */
+  speedOnStreams?: boolean;
   /** false: responses of this model never come from or go to the audio cache; absent: they do. */
   cache?: boolean;
 }

@@ -143,6 +143,8 @@ export interface LedgerRepository {
   list(orgId: string, query: PageQuery): Promise<Page<LedgerEntry>>;
   /** Sum of all the organisation's rows (for audits and tests). */
   sum(orgId: string): Promise<number>;
+  /** What the organisation has been charged over all time: credits and characters of its charge rows. */
+  charged(orgId: string): Promise<{ credits: number; characters: number }>;
 }
 
 /** A voice an organisation cloned; its reference clip is kept (mono 16-bit WAV at 24 kHz). */

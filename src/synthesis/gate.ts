@@ -32,7 +32,17 @@ export interface AuthenticateOptions {
   token?: TokenUse;
 }
 
-export type Endpoint = 'tts.bytes' | 'tts.bytes.stream' | 'tts.sse' | 'tts.websocket' | 'openai.speech' | 'openai.speech.stream' | 'tts.jobs';
+export type Endpoint =
+  | 'tts.bytes'
+  | 'tts.bytes.stream'
+  | 'tts.sse'
+  | 'tts.websocket'
+  | 'openai.speech'
+  | 'openai.speech.stream'
+  | 'elevenlabs.tts'
+  | 'elevenlabs.tts.stream'
+  | 'elevenlabs.tts.websocket'
+  | 'tts.jobs';
 
 export interface AdmitOptions {
   endpoint: Endpoint;

@@ -64,15 +64,17 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
 
   // Looked up last, so a bad model, format or voice is reported first; empty means none.
   let pronunciation: PronunciationItem[] | null = null;
-  if (input.pronunciationDictId) {
-    const dict = await store.dicts.get(input.pronunciationDictId);
-    if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id: input.pronunciationDictId });
-    pronunciation = dict.items;
+  // Several dictionaries apply in the order given: their items one list, the first's first.
+  const dictIds = input.pronunciationDictIds ?? (input.pronunciationDictId ? [input.pronunciationDictId] : []);
+  for (const id of dictIds) {
+    const dict = await store.dicts.get(id);
+    if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id });
+    pronunciation = pronunciation ? [...pronunciation, ...dict.items] : dict.items;
   }
   const reference: VoiceReference | null = clones ? await voices.reference(voice) : null;
   const gain = await voiceGain(engine, voice, reference);
   // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
-  const normalize = engines.normalizes(model.engine);
+  const normalize = input.normalize ?? engines.normalizes(model.engine);
   const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };
   const segments = reading ? segmentsOf(reading.segments, segmentContext) : speechSegments(input.transcript, segmentContext);
   // Only tags, or only whitespace: nothing to speak (a WebSocket context may open so).

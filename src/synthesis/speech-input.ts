@@ -22,6 +22,10 @@ export interface SpeechInput {
   wordTimestamps: boolean;
   contextId: string | null;
   pronunciationDictId: string | null;
+  /** Several dictionaries, applied in this order (ElevenLabs' locators); when present, instead of `pronunciationDictId`. */
+  pronunciationDictIds?: string[];
+  /** Whether the text normaliser runs (ElevenLabs' `apply_text_normalization`); absent: the engine's setting. */
+  normalize?: boolean;
   /** false: the client asked not to be served from, or kept in, the audio cache (`Cache-Control: no-store`, `"cache": false`). */
   cache?: boolean;
   /** `"ssml"` or `"text"` as the client said (`transcript_type`); absent: SSML when the transcript starts with `<speak` (`ssml.ts`). */

@@ -68,8 +68,12 @@ export interface TurnInput {
   /** The client's own `flush_id`, echoed in `flush_done`; absent: the context counts flushes from 1. */
   flushId?: number | string;
   maxBufferDelayMs: number;
-  /** An unfinished clause this long (characters) is spoken up to its last whole word at once, without waiting for its end. */
-  cutAtChars?: number;
+  /**
+   * Lengths (characters) at which an unfinished clause is spoken up to its last whole word at once,
+   * without waiting for its end: the first for the turn's first such cut, the next for the next, the
+   * last for every later one (ElevenLabs' `chunk_length_schedule`).
+   */
+  cutSchedule?: readonly number[];
 }
 
 type Item = { kind: 'text'; text: string; ssml?: boolean } | { kind: 'flush'; id: number | string };
@@ -94,6 +98,10 @@ export class TextTurn {
   private settled: Promise<void> = Promise.resolve();
   /** Messages taken so far. */
   private messages = 0;
+  /** Unfinished clauses cut by length so far (`cutSchedule`). */
+  private cuts = 0;
+  /** Audio is being made or sent now (not only waiting for more text). */
+  private speaking = false;
   /**
    * The turn came whole in its first message (neither `continue` nor `flush`): it is one response,
    * which the audio cache may answer and keep. A turn built from several messages never is.
@@ -166,7 +174,11 @@ export class TextTurn {
       if (rest.trim()) {
         if (input.maxBufferDelayMs <= 0) this.enqueueSpeakable();
         else {
-          if (input.cutAtChars !== undefined && rest.length >= input.cutAtChars) this.enqueueSpeakable(true);
+          const schedule = input.cutSchedule;
+          if (schedule && schedule.length > 0 && rest.length >= schedule[Math.min(this.cuts, schedule.length - 1)]) {
+            this.cuts++;
+            this.enqueueSpeakable(true);
+          }
           if (this.pending.trim()) this.bufferTimer ??= setTimeout(() => (this.bufferTimer = null, this.enqueueSpeakable(), this.notify()), input.maxBufferDelayMs);
         }
       }
@@ -175,6 +187,24 @@ export class TextTurn {
       this.inputClosed = true;
     }
     this.notify();
+  }
+
+  /**
+   * No more text will come: what was already queued to be spoken (clauses, flushes) is spoken, text
+   * still buffered in an unfinished clause is dropped, and the turn then ends as it does at the end
+   * of input (ElevenLabs' `close_context`).
+   */
+  close(): void {
+    if (this.over) return;
+    this.clearBufferTimer();
+    this.pending = '';
+    this.inputClosed = true;
+    this.notify();
+  }
+
+  /** Whether the turn is making or sending audio, or has text queued to speak (not only waiting for text). */
+  get busy(): boolean {
+    return !this.over && (this.speaking || this.queue.length > 0);
   }
 
   /** Client cancel or disconnect: no more audio, nothing more sent. */
@@ -255,7 +285,14 @@ export class TextTurn {
           this.words?.endWord();
           await this.sendWords(this.words?.settle(this.offsetSeconds, false));
           await this.output.flushed(this, item.id);
-        } else await this.speak(item.text, item.ssml === true);
+        } else {
+          this.speaking = true;
+          try {
+            await this.speak(item.text, item.ssml === true);
+          } finally {
+            this.speaking = false;
+          }
+        }
       }
       if (this.over) return;
       await this.sendWords(this.words?.settle(this.offsetSeconds, true));

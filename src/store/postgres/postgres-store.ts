@@ -312,6 +312,13 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
       const [row] = await query<{ total: number }>('SELECT COALESCE(SUM(credits), 0)::bigint AS total FROM ledger WHERE org_id = $1', [orgId]);
       return row.total;
     },
+    async charged(orgId) {
+      const [row] = await query<{ credits: string | number; characters: string | number }>(
+        "SELECT COALESCE(-SUM(credits), 0)::bigint AS credits, COALESCE(SUM(characters), 0)::bigint AS characters FROM ledger WHERE org_id = $1 AND kind = 'charge'",
+        [orgId],
+      );
+      return { credits: Number(row.credits), characters: Number(row.characters) };
+    },
   };
 
   const getVoice = async (id: string): Promise<StoredVoice | null> => {

@@ -210,6 +210,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     reservationDelete: db.prepare('DELETE FROM reservations WHERE id = ?'),
     ledgerPage: db.prepare('SELECT * FROM ledger WHERE org_id = ? AND id < ? ORDER BY id DESC LIMIT ?'),
     ledgerSum: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM ledger WHERE org_id = ?'),
+    ledgerCharged: db.prepare("SELECT COALESCE(-SUM(credits), 0) AS credits, COALESCE(SUM(characters), 0) AS characters FROM ledger WHERE org_id = ? AND kind = 'charge'"),
     voiceInsert: db.prepare(
       `INSERT INTO voices (id, org_id, name, description, gender, language, accent, transcript, clip, clip_seconds, created_at)
        VALUES (@id, @org_id, @name, @description, @gender, @language, @accent, @transcript, @clip, @clip_seconds, @created_at)`,
@@ -348,6 +349,9 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     },
     async sum(orgId) {
       return (s.ledgerSum.get(orgId) as { total: number }).total;
+    },
+    async charged(orgId) {
+      return s.ledgerCharged.get(orgId) as { credits: number; characters: number };
     },
   };
 

@@ -1,0 +1,66 @@
+/**
+ * @module api/elevenlabs/alignment
+ * ElevenLabs' character alignment, made from the client's words as the
+ * pipeline times them (`synthesis/word-align`: the transcript's own words,
+ * mapped back through tags, SSML, dictionary aliases and `<spell>`). Each
+ * word's characters share its time evenly; the space between two words
+ * spans the gap between them. So the characters spell the text that was
+ * sent, its words separated by single spaces, and a word reaches a client
+ * once, in order, whichever message it arrives in.
+ */
+import type { WordTiming } from '../../engines/engine.js';
+
+export interface CharacterTimes {
+  characters: string[];
+  starts: number[];
+  ends: number[];
+}
+
+/** The characters of a stream of words, in order; a word after the first is preceded by its space. */
+export class CharacterAligner {
+  private previousEnd: number | null = null;
+
+  /** The characters of these words (seconds on the words' clock). */
+  next(words: readonly WordTiming[]): CharacterTimes {
+    const out: CharacterTimes = { characters: [], starts: [], ends: [] };
+    for (const word of words) {
+      if (this.previousEnd !== null) {
+        out.characters.push(' ');
+        out.starts.push(this.previousEnd);
+        out.ends.push(Math.max(this.previousEnd, word.start));
+      }
+      const chars = Array.from(word.word);
+      const step = (word.end - word.start) / Math.max(1, chars.length);
+      chars.forEach((ch, i) => {
+        out.characters.push(ch);
+        out.starts.push(word.start + i * step);
+        out.ends.push(word.start + (i + 1) * step);
+      });
+      this.previousEnd = Math.max(word.end, this.previousEnd ?? 0);
+    }
+    return out;
+  }
+}
+
+const seconds = (t: number) => Math.round(t * 1000) / 1000;
+
+/** The REST shape: `{characters, character_start_times_seconds, character_end_times_seconds}`. */
+export function restAlignment(times: CharacterTimes) {
+  return {
+    characters: times.characters,
+    character_start_times_seconds: times.starts.map(seconds),
+    character_end_times_seconds: times.ends.map(seconds),
+  };
+}
+
+/**
+ * The WebSocket shape, `{chars, charStartTimesMs, charDurationsMs}`, in whole milliseconds counted
+ * from `base` (seconds): ElevenLabs' times are relative to the message.
+ */
+export function socketAlignment(times: CharacterTimes, base: number) {
+  return {
+    chars: times.characters,
+    charStartTimesMs: times.starts.map((t) => Math.round((t - base) * 1000)),
+    charDurationsMs: times.starts.map((t, i) => Math.round((times.ends[i] - t) * 1000)),
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * @module api/elevenlabs/listings
+ * What ElevenLabs' clients read besides speech: `GET /v1/voices` (built-in
+ * and the organisation's cloned voices as `{voices: [{voice_id, name,
+ * category, labels, preview_url, …}]}`, and `/v2/voices`, the SDK's search, as
+ * one page), `GET /v1/voices/{voice_id}`,
+ * `GET /v1/models` (every model, and every ElevenLabs model id the aliases
+ * map, with its limit), and `GET /v1/user/subscription`: the organisation's
+ * ledger in ElevenLabs' shape, every field the official SDK's `Subscription`
+ * type requires. `character_count` is what has been charged, and
+ * `character_limit − character_count` is the balance.
+ */
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../errors/api-error.js';
+import type { ModelProfile } from '../../models/profile.js';
+import type { Services } from '../../services.js';
+import type { Voice } from '../../voices/voice.js';
+import { elevenLabsKey } from './speech.js';
+
+/** ElevenLabs' languages list for a model's language codes. */
+const LANGUAGE_NAMES: Record<string, string> = { en: 'English', de: 'German', fr: 'French', es: 'Spanish', it: 'Italian', pt: 'Portuguese', nl: 'Dutch', zh: 'Chinese', ja: 'Japanese' };
+
+function voiceJson(voice: Voice) {
+  const cloned = voice.ownerOrgId !== null;
+  return {
+    voice_id: voice.id,
+    name: voice.name,
+    category: cloned ? 'cloned' : 'premade',
+    description: voice.description,
+    labels: { gender: voice.gender === 'feminine' ? 'female' : voice.gender === 'masculine' ? 'male' : 'neutral', accent: voice.accent ?? '', language: voice.language },
+    preview_url: null,
+    settings: null,
+    available_for_tiers: [],
+    high_quality_base_model_ids: [],
+    verified_languages: [{ language: voice.language, model_id: 'voicegate-1.0', accent: voice.accent ?? null }],
+    is_owner: cloned,
+    created_at_unix: Math.floor(Date.parse(voice.createdAt) / 1000),
+  };
+}
+
+function modelJson(id: string, model: ModelProfile, name = model.name) {
+  return {
+    model_id: id,
+    name,
+    description: model.description,
+    can_be_finetuned: false,
+    can_do_text_to_speech: true,
+    can_do_voice_conversion: false,
+    can_use_style: false,
+    can_use_speaker_boost: false,
+    serves_pro_voices: false,
+    token_cost_factor: model.creditMultiplier,
+    requires_alpha_access: false,
+    max_characters_request_free_user: model.maxTranscriptChars,
+    max_characters_request_subscribed_user: model.maxTranscriptChars,
+    maximum_text_length_per_request: model.maxTranscriptChars,
+    languages: model.languages.map((code) => ({ language_id: code, name: LANGUAGE_NAMES[code] ?? code })),
+    model_rates: { character_cost_multiplier: model.creditMultiplier },
+    concurrency_group: 'standard',
+  };
+}
+
+export function registerElevenLabsListings(app: FastifyInstance, services: Services): void {
+  const caller = (headers: Parameters<typeof elevenLabsKey>[0]) => services.gate.authenticate(elevenLabsKey(headers), { token: 'read' });
+
+  // v1 lists them all; v2 (the SDK's `voices.search`) the same, as one page.
+  for (const path of ['/v1/voices', '/v2/voices']) {
+    app.get<{ Querystring: Record<string, string> }>(path, async (request) => {
+      const { orgId } = await caller(request.headers);
+      const search = (request.query.search ?? '').trim().toLowerCase();
+      const voices = (await services.voices.list(orgId)).filter((v) => !search || `${v.name} ${v.description} ${v.id}`.toLowerCase().includes(search));
+      return { voices: voices.map(voiceJson), has_more: false, total_count: voices.length };
+    });
+  }
+
+  app.get<{ Params: { voice_id: string } }>('/v1/voices/:voice_id', async (request) => {
+    const { orgId } = await caller(request.headers);
+    const id = services.config.elevenlabs.voiceAliases[request.params.voice_id] ?? request.params.voice_id;
+    const voice = await services.voices.get(id, orgId);
+    if (!voice) throw new ApiError('voice_not_found', { id: request.params.voice_id });
+    return voiceJson(voice);
+  });
+
+  app.get('/v1/models', async (request) => {
+    await caller(request.headers);
+    const models = services.models.list().map((model) => modelJson(model.id, model));
+    for (const [alias, target] of Object.entries(services.config.elevenlabs.modelAliases)) {
+      const model = services.models.get(target);
+      if (model && !services.models.get(alias)) models.push(modelJson(alias, model, `${alias} (served by ${model.id})`));
+    }
+    return models;
+  });
+
+  app.get('/v1/user/subscription', async (request) => {
+    const { orgId } = await caller(request.headers);
+    return subscription(services, orgId);
+  });
+}
+
+/** The organisation's balance and what it has been charged, in ElevenLabs' `Subscription` shape. */
+async function subscription(services: Services, orgId: string | null) {
+  const accounts = services.accounts;
+  let count = 0;
+  let limit = 0;
+  let voices = 0;
+  if (accounts && orgId) {
+    const [org, charged, own] = await Promise.all([accounts.admin.getOrg(orgId), services.store.ledger.charged(orgId), services.store.voices.list(orgId)]);
+    count = charged.credits;
+    limit = org.balance + charged.credits;
+    voices = own.length;
+  }
+  return {
+    tier: accounts ? 'voicegate' : 'unlimited',
+    character_count: count,
+    character_limit: accounts ? limit : 1_000_000_000,
+    max_character_limit_extension: 0,
+    max_credit_limit_extension: 0,
+    can_extend_character_limit: false,
+    allowed_to_extend_character_limit: false,
+    voice_slots_used: voices,
+    professional_voice_slots_used: 0,
+    professional_voice_slots_used_in_workspace: 0,
+    voice_limit: 1000,
+    max_voice_add_edits: 1000,
+    voice_add_edit_counter: 0,
+    professional_voice_limit: 0,
+    can_extend_voice_limit: false,
+    can_use_instant_voice_cloning: true,
+    can_use_professional_voice_cloning: false,
+    currency: 'usd',
+    status: 'active',
+    billing_period: 'monthly_period',
+    character_refresh_period: 'monthly_period',
+    current_overage: { amount: '0', currency: 'usd' },
+    open_invoices: [],
+    has_open_invoices: false,
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * @module api/elevenlabs/speech
+ * ElevenLabs' REST text-to-speech: `POST /v1/text-to-speech/{voice_id}`
+ * (the whole clip), `/stream` (audio as it is made), `/with-timestamps` (one
+ * JSON object with the audio and its character alignment) and
+ * `/stream/with-timestamps` (the same, a JSON line per piece of audio, each
+ * ending in `\n`, times counted from the start of the whole audio). The key
+ * comes in `xi-api-key`. The same session, pipeline, billing and cost
+ * headers as every dialect; `request-id` and `x-character-count` as
+ * ElevenLabs sends them.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { jsonWithAudio } from '../../http/audio-json.js';
+import { presentedKey } from '../../http/credentials.js';
+import { postOnly } from '../../http/json-body.js';
+import { audioStream, serveSynthesis, type SynthesisRoute } from '../../http/synthesis-route.js';
+import type { Services } from '../../services.js';
+import type { WordTiming } from '../../engines/engine.js';
+import type { Endpoint } from '../../synthesis/gate.js';
+import { CharacterAligner, restAlignment } from './alignment.js';
+import { parseElevenLabsRequest, type ElevenLabsContext, type ElevenLabsInput } from './parse.js';
+
+/** The key as ElevenLabs' clients send it (`xi-api-key`), or as every dialect accepts it. */
+export function elevenLabsKey(headers: IncomingHttpHeaders, url = ''): string | null {
+  const header = headers['xi-api-key'];
+  const value = Array.isArray(header) ? header[0] : header;
+  if (typeof value === 'string' && value.trim()) return value.trim();
+  return presentedKey(headers, url, false);
+}
+
+const PATHS = ['', '/stream', '/with-timestamps', '/stream/with-timestamps'] as const;
+
+function route(path: (typeof PATHS)[number], context: ElevenLabsContext): SynthesisRoute<ElevenLabsInput> {
+  const streaming = path.startsWith('/stream');
+  const timestamps = path.endsWith('/with-timestamps');
+  const endpoint: Endpoint = streaming ? 'elevenlabs.tts.stream' : 'elevenlabs.tts';
+  return {
+    credential: (headers) => elevenLabsKey(headers),
+    decode: (request) => parseElevenLabsRequest(request, { streaming, timestamps }, context),
+    endpoint: () => endpoint,
+    headers: (_input, synthesis) => ({ 'request-id': synthesis.requestId, 'x-character-count': String(synthesis.characters) }),
+    // A whole clip is its audio bytes; with timestamps, one JSON object with them and its alignment.
+    ...(timestamps
+      ? {
+          clip: {
+            timings: true,
+            answer(_input: ElevenLabsInput, _synthesis: unknown, clip: { audio: Buffer; words: WordTiming[] }) {
+              const alignment = restAlignment(new CharacterAligner().next(clip.words));
+              const body = jsonWithAudio({ audio_base64: clip.audio.toString('base64'), alignment, normalized_alignment: alignment }, 'audio_base64');
+              return { contentType: 'application/json; charset=utf-8', body };
+            },
+          },
+        }
+      : {}),
+    stream(_input, synthesis) {
+      if (!timestamps) return audioStream(synthesis);
+      const characters = new CharacterAligner();
+      return {
+        contentType: 'application/json; charset=utf-8',
+        framing: {
+          piece(piece) {
+            const words = piece.words && piece.words.length > 0 ? restAlignment(characters.next(piece.words)) : null;
+            if (piece.audio.length === 0 && !words) return [];
+            return [`${jsonWithAudio({ audio_base64: piece.audio.toString('base64'), alignment: words, normalized_alignment: words }, 'audio_base64')}\n`];
+          },
+          done: () => [],
+          // A failure after the first line can only cut the stream: the SDK reads lines, not events.
+          error: () => null,
+        },
+      };
+    },
+  };
+}
+
+export function registerElevenLabsSpeech(scope: FastifyInstance, services: Services): void {
+  const context: ElevenLabsContext = { aliases: services.config.elevenlabs };
+  for (const path of PATHS) {
+    const url = `/v1/text-to-speech/:voice_id${path}`;
+    const answer = route(path, context);
+    postOnly(scope, url);
+    scope.post(url, (request, reply) => serveSynthesis(services, request, reply, answer));
+  }
+}

@@ -1,0 +1,359 @@
+/**
+ * @module api/elevenlabs/websocket
+ * ElevenLabs' realtime WebSockets, `/v1/text-to-speech/{voice_id}/stream-input`
+ * and `/multi-stream-input`, on the server's router. The query sets the turn
+ * (`model_id`, `output_format`, `language_code`, `auto_mode`,
+ * `inactivity_timeout`, `apply_text_normalization`); the key comes in the
+ * `xi-api-key` header or in the first message's `xi_api_key`.
+ *
+ * Each context is one streaming-text turn of the core (`synthesis/turn`):
+ * `{"text": " ", voice_settings, generation_config}` opens it, text messages
+ * feed it (cut at clauses, at `chunk_length_schedule`'s lengths, at once on
+ * `flush`, `try_trigger_generation` or `auto_mode`), and it ends at
+ * `{"text": ""}` (stream-input) or `close_context` (multi-stream: what was
+ * queued is spoken, an unfinished clause dropped). Audio goes out as
+ * `{audio, alignment, normalizedAlignment}` (with `contextId` on
+ * multi-stream), the alignment's times in milliseconds from where the
+ * previous message's alignment ended, then exactly one `{"isFinal": true}`
+ * per context, and nothing after it. `stream-input` then closes with 1000.
+ * On multi-stream, `{"text": ""}` without `flush` only keeps the connection
+ * alive, and `close_socket` ends every context and the connection.
+ */
+import { ApiError, toApiError } from '../../errors/api-error.js';
+import type { WordTiming } from '../../engines/engine.js';
+import { jsonWithAudio } from '../../http/audio-json.js';
+import { rawHttpResponse } from '../../http/errors.js';
+import { newRequestId } from '../../http/request-id.js';
+import type { UpgradeRequest, WebSocketConnection, WebSocketHandler, WebSocketRoute } from '../../http/websocket-router.js';
+import type { Logger } from '../../log/logger.js';
+import type { Services } from '../../services.js';
+import { SynthesisSession } from '../../synthesis/session.js';
+import { countTranscriptCharacters } from '../../synthesis/tags.js';
+import { TextTurn, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
+import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
+import { CharacterAligner, socketAlignment } from './alignment.js';
+import { elevenLabsError, elevenLabsStatus } from './errors.js';
+import { DEFAULT_OUTPUT_FORMAT, dictionaries, modelIdOf, normalization, outputFormatOf, queryValue, voiceIdOf, voiceSettings, type ElevenLabsContext } from './parse.js';
+import { elevenLabsKey } from './speech.js';
+
+/** ElevenLabs' default `chunk_length_schedule`. */
+const DEFAULT_SCHEDULE = [120, 160, 250, 290];
+/** ElevenLabs' default and largest `inactivity_timeout`, seconds. */
+const DEFAULT_INACTIVITY_S = 20;
+const MAX_INACTIVITY_S = 180;
+/** Close codes: a policy refusal (no key, a bad first message), and a server error. */
+const POLICY = 1008;
+const RECENT_CONTEXTS = 1024;
+
+/** What every context of a connection shares: read from the upgrade's query. */
+interface SocketSettings {
+  modelId: string;
+  voiceId: string;
+  outputFormat: Record<string, unknown>;
+  language: string | null;
+  autoMode: boolean;
+  normalize: boolean | undefined;
+}
+
+function flag(query: URLSearchParams, name: string): boolean {
+  return queryValue(query, name) === 'true';
+}
+
+function settingsOf(request: UpgradeRequest, context: ElevenLabsContext): SocketSettings {
+  const { query } = request;
+  const language = queryValue(query, 'language_code');
+  return {
+    modelId: modelIdOf(queryValue(query, 'model_id'), context, 'query', 'model_id'),
+    voiceId: voiceIdOf(request.params.voice_id, context),
+    outputFormat: outputFormatOf(queryValue(query, 'output_format') || DEFAULT_OUTPUT_FORMAT),
+    language: language ? language.toLowerCase() : null,
+    autoMode: flag(query, 'auto_mode'),
+    normalize: normalization(queryValue(query, 'apply_text_normalization'), 'query', 'apply_text_normalization'),
+  };
+}
+
+/** One context: its turn, its alignment's clock, and whether its `isFinal` has gone. */
+interface Context {
+  id: string | null;
+  turn: TextTurn | null;
+  characters: CharacterAligner;
+  /** Where the last alignment sent ended (seconds on the turn's clock): the next message's times count from it. */
+  alignedTo: number;
+  schedule: readonly number[];
+  final: boolean;
+}
+
+class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
+  private readonly contexts = new Map<string | null, Context>();
+  private readonly byTurn = new Map<TextTurn, Context>();
+  private readonly finished = new Set<string>();
+  private settings: SocketSettings | null = null;
+  private draining = false;
+  private closing = false;
+  readonly log: Logger;
+
+  constructor(
+    private readonly connection: WebSocketConnection,
+    private readonly services: Services,
+    private readonly multi: boolean,
+    private readonly context: ElevenLabsContext,
+  ) {
+    this.log = connection.log;
+    const inactivity = Number(queryValue(connection.request.query, 'inactivity_timeout') ?? DEFAULT_INACTIVITY_S);
+    const seconds = Number.isFinite(inactivity) && inactivity > 0 ? Math.min(inactivity, MAX_INACTIVITY_S) : DEFAULT_INACTIVITY_S;
+    connection.idleTimeoutMs = seconds * 1000;
+    connection.idleClose = { code: POLICY, reason: `inactivity timeout: no text for ${seconds} s` };
+  }
+
+  private send(message: Record<string, unknown>): Promise<boolean> {
+    return this.connection.send(typeof message.audio === 'string' ? jsonWithAudio(message, 'audio') : JSON.stringify(message));
+  }
+
+  private withContext(context: Context, message: Record<string, unknown>): Record<string, unknown> {
+    return this.multi && context.id !== null ? { ...message, contextId: context.id } : message;
+  }
+
+  /** An error message (for a context when it names one); with `close`, the connection ends with it. */
+  private async error(contextId: string | null, error: ApiError, close?: number): Promise<void> {
+    const { status } = elevenLabsError(error, '');
+    const message: Record<string, unknown> = { error: elevenLabsStatus(error), message: error.message, code: status };
+    if (this.multi && contextId !== null) message.contextId = contextId;
+    await this.send(message);
+    if (close) this.connection.close(close, elevenLabsStatus(error).slice(0, 120));
+  }
+
+  // TurnOutput: the turn's pieces as ElevenLabs messages.
+  async piece(turn: TextTurn, piece: TurnPiece): Promise<boolean> {
+    const context = this.byTurn.get(turn);
+    if (!context || context.final) return true;
+    const alignment = this.alignment(context, piece.words, piece.at);
+    if (piece.audio.length === 0 && !alignment) return true;
+    return this.send(this.withContext(context, { audio: piece.audio.length > 0 ? piece.audio.toString('base64') : null, isFinal: false, normalizedAlignment: alignment, alignment }));
+  }
+
+  async words(turn: TextTurn, words: WordTiming[]): Promise<void> {
+    const context = this.byTurn.get(turn);
+    if (!context || context.final) return;
+    const alignment = this.alignment(context, words, context.alignedTo);
+    if (alignment) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: alignment, alignment }));
+  }
+
+  /** The alignment of `words`, its times counted from where the last one ended; null for none. */
+  private alignment(context: Context, words: WordTiming[] | undefined, _at: number) {
+    if (!words || words.length === 0) return null;
+    const times = context.characters.next(words);
+    const aligned = socketAlignment(times, context.alignedTo);
+    context.alignedTo = times.ends.length > 0 ? Math.max(context.alignedTo, times.ends[times.ends.length - 1]) : context.alignedTo;
+    return aligned;
+  }
+
+  async flushed(): Promise<void> {
+    // ElevenLabs says nothing when a flush's text has been spoken.
+  }
+
+  async done(turn: TextTurn): Promise<void> {
+    const context = this.byTurn.get(turn);
+    if (context) await this.final(context);
+  }
+
+  async failed(turn: TextTurn, error: ApiError): Promise<void> {
+    const context = this.byTurn.get(turn);
+    if (!context || context.final) return;
+    context.final = true;
+    await this.error(context.id, error, this.multi ? undefined : error.status >= 500 ? 1011 : POLICY);
+  }
+
+  ended(turn: TextTurn): void {
+    const context = this.byTurn.get(turn);
+    this.byTurn.delete(turn);
+    if (!context) return;
+    if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
+    if (context.id !== null) {
+      this.finished.add(context.id);
+      if (this.finished.size > RECENT_CONTEXTS) this.finished.delete(this.finished.values().next().value!);
+    }
+    this.connection.lastActivity = Date.now();
+    // stream-input has one context: once it is over, so is the connection.
+    if (!this.multi && !this.closing) {
+      this.closing = true;
+      this.connection.close(1000, 'done');
+    }
+  }
+
+  /** Exactly one `isFinal` per context, after its last audio. */
+  private async final(context: Context): Promise<void> {
+    if (context.final) return;
+    context.final = true;
+    await this.send(this.withContext(context, { isFinal: true }));
+  }
+
+  busy(): boolean {
+    for (const context of this.contexts.values()) if (context.turn?.busy) return true;
+    return false;
+  }
+
+  drain(): void {
+    this.draining = true;
+  }
+
+  async binary(): Promise<void> {
+    await this.error(null, new ApiError('invalid_message', { reason: 'binary frames are not accepted; send JSON text messages' }));
+  }
+
+  closed(): void {
+    for (const context of [...this.contexts.values()]) context.turn?.cancel();
+  }
+
+  async message(text: string, bytes: number): Promise<void> {
+    if (bytes > this.connection.options.maxMessageBytes) {
+      return this.error(null, new ApiError('payload_too_large', { limit: this.connection.options.maxMessageBytes }));
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(text);
+    } catch (err) {
+      return this.error(null, new ApiError('invalid_json', { reason: `; ${(err as Error).message}` }));
+    }
+    if (typeof message !== 'object' || message === null || Array.isArray(message)) return this.error(null, new ApiError('invalid_json', { reason: '' }));
+    const fields = message as Record<string, unknown>;
+    try {
+      await this.authenticate(fields);
+    } catch (err) {
+      return this.error(null, toApiError(err), POLICY);
+    }
+    if (this.multi && fields.close_socket === true) {
+      for (const context of [...this.contexts.values()]) context.turn?.cancel();
+      this.closing = true;
+      return void this.connection.close(1000, 'close_socket');
+    }
+    const given = this.multi ? fields.context_id : null;
+    if (given !== undefined && given !== null && (typeof given !== 'string' || given.length === 0 || given.length > 256)) {
+      return this.error(null, new ApiError('invalid_message', { reason: 'context_id must be a string of 1–256 characters' }));
+    }
+    const contextId = this.multi ? ((given as string | undefined) ?? 'default') : null;
+    const open = this.contexts.get(contextId);
+    if (this.multi && fields.close_context === true) {
+      if (open) open.turn?.close();
+      else if (!this.finished.has(contextId!)) await this.error(contextId, new ApiError('context_not_found', { id: contextId! }));
+      return;
+    }
+    const textField = fields.text;
+    if (textField !== undefined && typeof textField !== 'string') return this.error(contextId, new ApiError('invalid_message', { reason: 'text must be a string' }));
+    const body = textField ?? '';
+    const flush = fields.flush === true;
+    if (open) return this.feed(open, body, flush, fields.try_trigger_generation === true);
+    // Not open: a keepalive (multi-stream's empty text) or a context that ended is answered with nothing.
+    if (body === '' && !flush) {
+      if (!this.multi) await this.error(null, new ApiError('invalid_message', { reason: 'the first message opens the stream: send {"text": " "} with its settings' }), POLICY);
+      return;
+    }
+    if (!this.multi && this.finished.size > 0) return;
+    return this.openContext(contextId, fields, body, flush);
+  }
+
+  /** The key from the upgrade, else from this (first) message's `xi_api_key` or `authorization`. */
+  private async authenticate(fields: Record<string, unknown>): Promise<void> {
+    if (this.connection.authenticated) return;
+    const key = typeof fields.xi_api_key === 'string' ? fields.xi_api_key : typeof fields.authorization === 'string' ? fields.authorization.replace(/^Bearer\s+/i, '') : null;
+    await this.connection.authenticate(key);
+    this.settings ??= settingsOf(this.connection.request, this.context);
+  }
+
+  private async feed(context: Context, text: string, flush: boolean, trigger: boolean): Promise<void> {
+    const turn = context.turn!;
+    const characters = countTranscriptCharacters(text);
+    if (characters > turn.model.maxTranscriptChars) return turn.fail(new ApiError('input_too_long', { count: characters, max: turn.model.maxTranscriptChars }));
+    // stream-input's empty text ends the input; multi-stream's is a keepalive unless it flushes.
+    const end = !this.multi && text === '' && !flush;
+    if (this.multi && text === '' && !flush) return;
+    await turn.accept({
+      transcript: text,
+      ssml: false,
+      characters,
+      continue: !end,
+      flush,
+      maxBufferDelayMs: this.settings!.autoMode || trigger ? 0 : this.connection.options.maxBufferDelayMs,
+      cutSchedule: this.settings!.autoMode ? undefined : context.schedule,
+    });
+  }
+
+  private async openContext(contextId: string | null, fields: Record<string, unknown>, text: string, flush: boolean): Promise<void> {
+    const session = new SynthesisSession({ services: this.services, transport: 'websocket', requestId: newRequestId(), signal: this.connection.signal });
+    session.useCaller(this.connection.authenticated!);
+    try {
+      if (this.draining) throw new ApiError('not_ready');
+      if (this.contexts.size >= this.context.aliases.maxContexts) throw new ApiError('too_many_contexts', { max: this.context.aliases.maxContexts });
+      const settings = this.settings ?? settingsOf(this.connection.request, this.context);
+      this.settings = settings;
+      const speed = voiceSettings(fields.voice_settings, ['voice_settings']);
+      const dicts = dictionaries(fields.pronunciation_dictionary_locators, 'pronunciation_dictionary_locators');
+      const schedule = scheduleOf(fields.generation_config);
+      await session.admit(
+        {
+          modelId: settings.modelId,
+          transcript: '',
+          voiceId: settings.voiceId,
+          outputFormat: settings.outputFormat,
+          generationConfig: speed.speed === undefined ? undefined : speed,
+          language: settings.language,
+          streaming: true,
+          wordTimestamps: true,
+          contextId,
+          pronunciationDictId: null,
+          ...(dicts ? { pronunciationDictIds: dicts } : {}),
+          ...(settings.normalize === undefined ? {} : { normalize: settings.normalize }),
+        },
+        'elevenlabs.tts.websocket',
+        { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true },
+      );
+      const context: Context = { id: contextId, turn: null, characters: new CharacterAligner(), alignedTo: 0, schedule, final: false };
+      this.contexts.set(contextId, context);
+      const turn = new TextTurn(contextId ?? session.requestId, session, this, this.connection.options.contextTimeoutMs);
+      context.turn = turn;
+      this.byTurn.set(turn, context);
+      await this.feed(context, text, flush, false);
+    } catch (err) {
+      const error = session.fail(err);
+      await session.end();
+      if (this.connection.signal.aborted) return;
+      if (error.status >= 500) this.log.error({ err, context_id: contextId }, 'websocket context failed to open');
+      await this.error(contextId, error, this.multi ? undefined : error.status >= 500 ? 1011 : POLICY);
+    }
+  }
+}
+
+/** `generation_config.chunk_length_schedule`: lengths of 50–500 characters (ElevenLabs' bounds); absent: its default. */
+function scheduleOf(config: unknown): readonly number[] {
+  const schedule = (config as { chunk_length_schedule?: unknown } | null | undefined)?.chunk_length_schedule;
+  if (!Array.isArray(schedule) || schedule.length === 0) return DEFAULT_SCHEDULE;
+  if (!schedule.every((n) => typeof n === 'number' && n >= 50 && n <= 500)) {
+    throw new ApiError('invalid_message', { reason: 'generation_config.chunk_length_schedule must be a list of numbers from 50 to 500' });
+  }
+  return schedule as number[];
+}
+
+/** A refused upgrade, in ElevenLabs' error shape. */
+function refusal(error: ApiError, requestId: string): string {
+  const { body, status } = elevenLabsError(error, requestId);
+  return rawHttpResponse(status, 'application/json; charset=utf-8', JSON.stringify(body), requestId, error.headers);
+}
+
+export function elevenLabsWebSockets(services: Services): WebSocketRoute[] {
+  const context: ElevenLabsContext = { aliases: services.config.elevenlabs };
+  return (['stream-input', 'multi-stream-input'] as const).map((name) => ({
+    path: `/v1/text-to-speech/:voice_id/${name}`,
+    credential: (request) => elevenLabsKey(request.headers),
+    credentialInMessage: true,
+    // The query is read before the upgrade: a bad model or format id is refused as an HTTP error.
+    check: (request) => {
+      try {
+        settingsOf(request, context);
+        return null;
+      } catch (err) {
+        return toApiError(err);
+      }
+    },
+    refusal: (error, requestId) => refusal(error, requestId),
+    open: (connection) => new ElevenLabsSocket(connection, services, name === 'multi-stream-input', context),
+  }));
+}
