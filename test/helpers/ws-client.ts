@@ -26,8 +26,8 @@ export class TestSocket {
     });
   }
 
-  static open(url: string, headers: Record<string, string> = {}, query = ''): Promise<TestSocket> {
-    const ws = new WebSocket(url.replace(/^http/, 'ws') + '/tts/websocket' + query, { headers });
+  static open(url: string, headers: Record<string, string> = {}, query = '', path = '/tts/websocket'): Promise<TestSocket> {
+    const ws = new WebSocket(url.replace(/^http/, 'ws') + path + query, { headers });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new TestSocket(ws)));
       ws.once('unexpected-response', (_req, res) => {
