@@ -67,19 +67,25 @@ function errorResponses(): Record<string, Json> {
       content: { ...json(ref('ErrorBody')), 'text/plain': { schema: { type: 'string', description: '`Title: message`, for a `Cartesia-Version` before 2026-03-01.' } } },
     };
     out[`OpenAIError${status}`] = { description, headers, content: json(ref('OpenAIError')) };
+    out[`ElevenLabsError${status}`] = {
+      description: `${description} In ElevenLabs' shape; a field problem is answered 422 with a list of \`{loc, msg, type}\`.`,
+      headers,
+      content: json(ref('ElevenLabsError')),
+    };
   }
   return out;
 }
 
 /** The error responses of an operation: the statuses it can answer with (the registry's envelope). */
-function errors(statuses: number[], dialect: 'cartesia' | 'openai' = 'cartesia'): Record<string, Json> {
+function errors(statuses: number[], dialect: 'cartesia' | 'openai' | 'elevenlabs' = 'cartesia'): Record<string, Json> {
   const known = codesByStatus();
-  const prefix = dialect === 'openai' ? 'OpenAIError' : 'Error';
+  const prefix = dialect === 'openai' ? 'OpenAIError' : dialect === 'elevenlabs' ? 'ElevenLabsError' : 'Error';
   const out: Record<string, Json> = {};
   for (const status of statuses) {
     if (!known.has(status)) throw new Error(`no registry code has status ${status}`);
     out[String(status)] = { $ref: `#/components/responses/${prefix}${status}` };
   }
+  if (dialect === 'elevenlabs' && statuses.includes(400)) out['422'] = { description: 'A field is missing or not valid: `{"detail": [{loc, msg, type}]}`.', content: json(ref('ElevenLabsError')) };
   return out;
 }
 
@@ -125,6 +131,79 @@ function queryParam(name: string, schema: z.ZodType, description: string): Json 
 }
 
 const idParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `The ${what} id (at most 256 characters).`, schema: inline(z.string().max(256)) });
+
+const voicePathParam: Json = { name: 'voice_id', in: 'path', required: true, description: 'A voice id, or an ElevenLabs voice id mapped by `elevenlabs.voiceAliases`.', schema: inline(z.string().max(256)) };
+const elevenLabsFormat = queryParam(
+  'output_format',
+  z.string(),
+  '`mp3_22050_32`, `mp3_44100_{32,64,96,128,192}` (default `mp3_44100_128`), `pcm_{8000,16000,22050,24000,44100,48000}`, `ulaw_8000`, `alaw_8000`, `opus_48000_{32,64,96,128,192}`, `wav_<rate>`.',
+);
+
+/** ElevenLabs' routes: text-to-speech, its WebSockets, voices, models and the subscription. */
+function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<string, Record<string, Operation>> {
+  const speech = (summary: string, description: string, content: Json): Record<string, Operation> => ({
+    post: {
+      tag: 'ElevenLabs',
+      summary,
+      token: true,
+      description: `${description} The key in \`xi-api-key\` (or as everywhere). Errors in ElevenLabs' shape.`,
+      auth: 'key',
+      parameters: [voicePathParam, elevenLabsFormat],
+      body: { required: true, content: json(ref('ElevenLabsSpeechRequest')) },
+      responses: {
+        '200': { description: 'The answer; `request-id` and `x-character-count` as ElevenLabs sends them.', headers: costHeaders, content },
+        ...errors(TTS_ERRORS, 'elevenlabs'),
+      },
+    },
+  });
+  const timestamps = json(ref('ElevenLabsTimestamps'));
+  const socket = (summary: string, description: string): Record<string, Operation> => ({
+    get: {
+      tag: 'ElevenLabs',
+      summary,
+      token: true,
+      description,
+      auth: 'key',
+      parameters: [
+        voicePathParam,
+        queryParam('model_id', z.string(), 'A model id or an ElevenLabs model id (`elevenlabs.modelAliases`).'),
+        elevenLabsFormat,
+        queryParam('language_code', z.string(), 'The language.'),
+        queryParam('auto_mode', z.enum(['true', 'false']), 'Speak what arrives at once.'),
+        queryParam('inactivity_timeout', z.int().min(1).max(180), 'Seconds without text before the socket closes (default 20).'),
+        queryParam('apply_text_normalization', z.enum(['auto', 'on', 'off']), '`off` turns the normaliser off.'),
+        queryParam('sync_alignment', z.enum(['true', 'false']), 'Accepted: the alignment always comes with the audio.'),
+        queryParam('enable_ssml_parsing', z.enum(['true', 'false']), 'Accepted.'),
+      ],
+      responses: { '101': { description: 'Switching to the WebSocket protocol.' }, ...errors([400, 401, 404, 503], 'elevenlabs') },
+    },
+  });
+  return {
+    '/v1/text-to-speech/{voice_id}': speech('Generate speech (ElevenLabs-compatible)', 'The whole clip.', audio),
+    '/v1/text-to-speech/{voice_id}/stream': speech('Stream speech (ElevenLabs-compatible)', 'The audio as it is made.', audio),
+    '/v1/text-to-speech/{voice_id}/with-timestamps': speech('Speech with character timestamps (ElevenLabs-compatible)', 'One JSON object: the audio in base64 and its alignment.', timestamps),
+    '/v1/text-to-speech/{voice_id}/stream/with-timestamps': speech(
+      'Stream speech with character timestamps (ElevenLabs-compatible)',
+      'One JSON object per line (each ending in `\\n`), times from the start of the whole audio.',
+      timestamps,
+    ),
+    '/v1/text-to-speech/{voice_id}/stream-input': socket(
+      'WebSocket: streamed text in, audio and alignment out (ElevenLabs-compatible)',
+      'One context: `{"text": " "}` with `voice_settings` and `generation_config` opens it, text messages feed it, `{"text": ""}` ends it; `{audio, alignment, normalizedAlignment}` messages, then `{"isFinal": true}` and a 1000 close. The key may come in the first message as `xi_api_key`.',
+    ),
+    '/v1/text-to-speech/{voice_id}/multi-stream-input': socket(
+      'WebSocket: several contexts (ElevenLabs-compatible)',
+      'Every message carries `context_id`; `close_context` ends one (what was queued is spoken, then `isFinal`), `close_socket` all. `{"text": ""}` without `flush` keeps the connection alive.',
+    ),
+    '/v1/voices': { get: { tag: 'ElevenLabs', summary: 'List voices (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('Every voice the caller sees.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
+    '/v2/voices': { get: { tag: 'ElevenLabs', summary: 'Search voices (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [queryParam('search', z.string(), 'Words in the name or description.')], responses: { '200': ok('The voices that match, as one page.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
+    '/v1/voices/{voice_id}': { get: { tag: 'ElevenLabs', summary: 'Get a voice (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [voicePathParam], responses: { '200': ok('The voice.', 'ElevenLabsVoice'), ...errors([404, ...KEY_ERRORS], 'elevenlabs') } } },
+    '/v1/models': { get: { tag: 'ElevenLabs', summary: 'List models (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('Every model, and every ElevenLabs model id an alias maps.', 'ElevenLabsModelList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
+    '/v1/user/subscription': {
+      get: { tag: 'ElevenLabs', summary: 'The organisation’s usage (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('`character_count` charged; `character_limit − character_count` is the balance.', 'ElevenLabsSubscription'), ...errors(KEY_ERRORS, 'elevenlabs') } },
+    },
+  };
+}
 
 const cursorParams = [
   queryParam('limit', z.int().min(1).max(100), '1–100 (default 10).'),
@@ -203,6 +282,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         },
       },
     },
+    ...elevenLabsPaths(audio, COST_HEADERS),
     '/models': { get: { tag: 'Models', summary: 'List models', responses: { '200': ok('Every model.', 'ModelList') } } },
     '/models/{id}': {
       get: { tag: 'Models', summary: 'Get a model', parameters: [idParam('model')], responses: { '200': ok('The model.', 'Model'), ...errors([404, 414]) } },

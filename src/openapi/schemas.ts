@@ -62,6 +62,66 @@ export const openAIErrorSchema = component(
     .describe('Errors of `/v1/audio/speech`, in OpenAI’s shape with the registry’s codes.'),
 );
 
+export const elevenLabsErrorSchema = component(
+  'ElevenLabsError',
+  z
+    .object({
+      detail: z.union([
+        z.object({ status: z.string().describe('ElevenLabs’ name for the code where its clients know one, else the registry’s code.'), message: z.string(), request_id: z.string() }),
+        z.array(z.object({ loc: z.array(z.union([z.string(), z.int()])), msg: z.string(), type: z.string() })),
+      ]),
+    })
+    .describe('Errors of the ElevenLabs routes, in ElevenLabs’ shape with the registry’s codes.'),
+);
+
+const alignment = z.object({ characters: z.array(z.string()), character_start_times_seconds: z.array(z.number()), character_end_times_seconds: z.array(z.number()) });
+
+export const elevenLabsSpeechRequestSchema = component(
+  'ElevenLabsSpeechRequest',
+  z
+    .looseObject({
+      text: z.string().min(1).describe('The text to speak.'),
+      model_id: z.string().optional().describe('A model id, or an ElevenLabs model id mapped by `elevenlabs.modelAliases`; absent: `elevenlabs.defaultModel`.'),
+      language_code: z.string().nullable().optional(),
+      voice_settings: z
+        .looseObject({ stability: z.number().optional(), similarity_boost: z.number().optional(), style: z.number().optional(), use_speaker_boost: z.boolean().optional(), speed: z.number().min(0.7).max(1.2).optional() })
+        .nullable()
+        .optional()
+        .describe('`speed` applies; the others are accepted.'),
+      pronunciation_dictionary_locators: z
+        .array(z.looseObject({ pronunciation_dictionary_id: z.string(), version_id: z.string().nullable().optional() }))
+        .max(3)
+        .optional()
+        .describe('Voicegate dictionaries, applied in order.'),
+      seed: z.int().nullable().optional().describe('Accepted.'),
+      previous_text: z.string().nullable().optional().describe('Accepted.'),
+      next_text: z.string().nullable().optional().describe('Accepted.'),
+      apply_text_normalization: z.enum(['auto', 'on', 'off']).optional().describe('`off` turns the normaliser off.'),
+    })
+    .describe('The body of `POST /v1/text-to-speech/{voice_id}` (ElevenLabs’).'),
+);
+
+export const elevenLabsTimestampsSchema = component(
+  'ElevenLabsTimestamps',
+  z.object({ audio_base64: z.string(), alignment: alignment.nullable(), normalized_alignment: alignment.nullable() }).describe('Audio with its character alignment.'),
+);
+
+export const elevenLabsVoiceSchema = component(
+  'ElevenLabsVoice',
+  z.looseObject({ voice_id: z.string(), name: z.string(), category: z.enum(['premade', 'cloned']), description: z.string(), labels: z.record(z.string(), z.string()), preview_url: z.string().nullable() }),
+);
+export const elevenLabsVoiceListSchema = component('ElevenLabsVoiceList', z.object({ voices: z.array(elevenLabsVoiceSchema), has_more: z.boolean(), total_count: z.int() }));
+export const elevenLabsModelListSchema = component(
+  'ElevenLabsModelList',
+  z.array(
+    z.looseObject({ model_id: z.string(), name: z.string(), can_do_text_to_speech: z.boolean(), maximum_text_length_per_request: z.int(), languages: z.array(z.object({ language_id: z.string(), name: z.string() })) }),
+  ),
+);
+export const elevenLabsSubscriptionSchema = component(
+  'ElevenLabsSubscription',
+  z.looseObject({ tier: z.string(), character_count: z.int(), character_limit: z.int(), status: z.string() }).describe('Every field the official SDK’s `Subscription` type requires.'),
+);
+
 // ---- speech requests ----
 
 const container = z.enum(['raw', 'wav', 'mp3']);
