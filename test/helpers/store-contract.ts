@@ -239,6 +239,11 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       for (let i = 0; i < 5; i++) await store.ledger.append(charge(orgId, i + 1, null));
       assert.equal(await balance(orgId), 93 - 15);
       assert.equal(await store.ledger.sum(orgId), 93 - 15);
+      // What was charged over all time: credits and characters of the charge rows only (the credit is not one).
+      const charged = await store.ledger.charged(orgId);
+      assert.equal(charged.credits, 15 + 7);
+      assert.equal(charged.characters, (await store.ledger.list(orgId, { limit: 100 })).data.filter((e) => e.kind === 'charge').reduce((n, e) => n + (e.characters ?? 0), 0));
+      assert.deepEqual(await store.ledger.charged(await org()), { credits: 0, characters: 0 });
 
       const page1 = await store.ledger.list(orgId, { limit: 4 });
       assert.equal(page1.hasMore, true);
