@@ -39,7 +39,7 @@ async function checkClip(model: string, format: OutputFormat): Promise<void> {
   const response = await server.post('/tts/bytes', ttsBody({ model_id: model, transcript: TRANSCRIPT, output_format: wireFormat(format) }));
   const bytes = Buffer.from(await response.arrayBuffer());
   assert.equal(response.status, 200, bytes.toString());
-  const expectedType = { wav: 'audio/wav', mp3: 'audio/mpeg', raw: 'application/octet-stream' }[format.container];
+  const expectedType = { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', raw: 'application/octet-stream' }[format.container];
   assert.equal(response.headers.get('content-type'), expectedType);
   assert.equal(Number(response.headers.get('content-length')), bytes.length);
   const decoded = await decodeToFloat(bytes, format);
