@@ -76,5 +76,10 @@ describe('readOggPages', () => {
     assert.throws(() => readOggPages(page.subarray(0, page.length - 1)), /cut short/);
     assert.throws(() => readOggPages(Buffer.from('RIFF....WAVEfmt and more bytes')), /capture pattern/);
     assert.equal(readOggPages(new Uint8Array(0)).length, 0);
+    // Reading leaves the bytes as they were (a Buffer too), so they can be read again.
+    const buffer = Buffer.from(page);
+    readOggPages(buffer);
+    assert.deepEqual(buffer, Buffer.from(page));
+    assert.equal(readOggPages(buffer).length, 1);
   });
 });

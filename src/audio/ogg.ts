@@ -111,7 +111,7 @@ export function readOggPages(bytes: Uint8Array): ReadPage[] {
     const bodyLength = lacing.reduce((sum, v) => sum + v, 0);
     const end = at + 27 + segments + bodyLength;
     if (end > bytes.length) throw new Error(`Ogg page at ${at} is cut short`);
-    const page = bytes.slice(at, end);
+    const page = new Uint8Array(bytes.subarray(at, end)); // a copy (a Buffer's slice() would share memory)
     const stored = view.getUint32(at + 22, true);
     page.fill(0, 22, 26);
     if (oggCrc32(page) !== stored) throw new Error(`Ogg page at ${at} fails its CRC`);
