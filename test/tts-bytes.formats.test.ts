@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import type { OutputFormat } from '../src/audio/format.js';
+import type { Container, OutputFormat } from '../src/audio/format.js';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { voiceGain } from '../src/synthesis/voice-gain.js';
 import { mp3BitRateProblem } from '../src/audio/mp3.js';
@@ -14,11 +14,21 @@ import { BUILTIN_MODELS } from '../src/models/builtin.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 
 const TRANSCRIPT = 'Your appointment is confirmed for Tuesday at two.';
+const OPUS_BIT_RATES = [32000, 64000, 96000, 128000, 192000];
+const OPUS_RULES = { containers: ['wav', 'raw', 'opus'] as Container[], opusBitRates: OPUS_BIT_RATES, defaultOpusBitRate: 64000 };
 let server: TestServer;
 let engineSeconds = 0;
 
 before(async () => {
-  server = await startServer({ config: { models: { 'tone-check': { extends: 'omnivoice', engine: 'tone' } } } });
+  server = await startServer({
+    config: {
+      models: {
+        'tone-check': { extends: 'omnivoice', engine: 'tone' },
+        // No shipped model offers Ogg Opus; an operator's model can.
+        'opus-check': { extends: 'omnivoice', clip: OPUS_RULES, stream: OPUS_RULES },
+      },
+    },
+  });
   const engine = server.app.services.engines.get('espeak')!;
   const voice = (await server.app.services.voices.get('sarah', null))!;
   let samples = 0;
@@ -30,22 +40,27 @@ before(async () => {
 after(() => server.close());
 
 function wireFormat(format: OutputFormat): Record<string, unknown> {
-  return format.container === 'mp3'
-    ? { container: 'mp3', sample_rate: format.sampleRate, bit_rate: format.bitRate }
+  return format.container === 'mp3' || format.container === 'opus'
+    ? { container: format.container, sample_rate: format.sampleRate, bit_rate: format.bitRate }
     : { container: format.container, encoding: format.encoding, sample_rate: format.sampleRate };
 }
 
-async function checkClip(model: string, format: OutputFormat): Promise<void> {
-  const response = await server.post('/tts/bytes', ttsBody({ model_id: model, transcript: TRANSCRIPT, output_format: wireFormat(format) }));
+async function checkClip(model: string, format: OutputFormat, stream = false): Promise<void> {
+  const response = await server.post('/tts/bytes', ttsBody({ model_id: model, transcript: TRANSCRIPT, output_format: wireFormat(format), ...(stream ? { stream } : {}) }));
   const bytes = Buffer.from(await response.arrayBuffer());
   assert.equal(response.status, 200, bytes.toString());
-  const expectedType = { wav: 'audio/wav', mp3: 'audio/mpeg', raw: 'application/octet-stream' }[format.container];
+  const expectedType = { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', raw: 'application/octet-stream' }[format.container];
   assert.equal(response.headers.get('content-type'), expectedType);
-  assert.equal(Number(response.headers.get('content-length')), bytes.length);
+  if (!stream) assert.equal(Number(response.headers.get('content-length')), bytes.length);
   const decoded = await decodeToFloat(bytes, format);
-  assert.equal(decoded.sampleRate, format.sampleRate);
+  // Ogg Opus always decodes at 48 kHz; its header names the rate it was made at.
+  if (format.container === 'opus') {
+    assert.equal(decoded.sampleRate, 48000);
+    assert.equal(bytes.readUInt32LE(28 + 12), format.sampleRate, 'OpusHead input rate');
+  } else assert.equal(decoded.sampleRate, format.sampleRate);
   const seconds = decoded.samples.length / decoded.sampleRate;
-  // mp3 adds encoder delay and frame padding (< 2 frames); PCM matches to a few samples.
+  // mp3 adds encoder delay and frame padding (< 2 frames); PCM and Opus (its pre-skip and end
+  // granule trim the decoder's output) match to a few samples.
   const frameSamples = format.sampleRate >= 32000 ? 1152 : 576;
   const tolerance = format.container === 'mp3' ? (1105 + 2 * frameSamples) / format.sampleRate : 0.005;
   assert.ok(Math.abs(seconds - engineSeconds) <= tolerance, `duration ${seconds.toFixed(4)} s vs engine ${engineSeconds.toFixed(4)} s`);
@@ -74,6 +89,36 @@ for (const model of Object.values(BUILTIN_MODELS)) {
     }
   });
 }
+
+describe('opus on a model that allows it', () => {
+  test('clips at every rate Opus takes, streamed and not', async () => {
+    for (const sampleRate of [8000, 16000, 24000, 48000]) {
+      for (const stream of [false, true]) await checkClip('opus-check', { container: 'opus', sampleRate, bitRate: 64000 }, stream);
+    }
+  });
+  test(`every listed bit rate: ${OPUS_BIT_RATES.join(', ')}`, async () => {
+    for (const bitRate of OPUS_BIT_RATES) await checkClip('opus-check', { container: 'opus', sampleRate: 48000, bitRate });
+  });
+  test('the bit rate defaults to the profile’s; what Opus or the profile cannot do is a 400 that says why', async () => {
+    const post = (output_format: Record<string, unknown>, model_id = 'opus-check') => server.post('/tts/bytes', ttsBody({ model_id, transcript: TRANSCRIPT, output_format }));
+    const ok = await post({ container: 'opus', sample_rate: 24000 });
+    assert.equal(ok.status, 200);
+    assert.equal(Buffer.from(await ok.arrayBuffer()).toString('latin1', 0, 4), 'OggS');
+    for (const [output_format, reason, model] of [
+      [{ container: 'opus', sample_rate: 22050 }, /opus does not support a sample rate of 22050 Hz; use one of 8000, 16000, 24000, 48000/],
+      [{ container: 'opus', sample_rate: 48000, bit_rate: 320000 }, /bit_rate must be one of 32000, 64000, 96000, 128000, 192000; got 320000/],
+      [{ container: 'opus', encoding: 'pcm_s16le', sample_rate: 48000 }, /encoding is not accepted with container opus/],
+      [{ container: 'opus', sample_rate: 48000 }, /container must be one of raw, wav/, 'gepard-1.0'],
+      [{ container: 'opus', sample_rate: 48000 }, /container must be one of wav, mp3, raw/, 'omnivoice'],
+    ] as const) {
+      const response = await post(output_format, model);
+      const body = (await response.json()) as { error_code: string; message: string };
+      assert.equal(response.status, 400);
+      assert.equal(body.error_code, 'invalid_output_format');
+      assert.match(body.message, reason);
+    }
+  });
+});
 
 describe('defaults and exact rates', () => {
   test('omnivoice: encoding defaults to pcm_s16le; mp3 bit rate defaults to 128 kbps', async () => {

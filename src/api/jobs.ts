@@ -244,6 +244,7 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
 }
 
 function extension(contentType: string): string {
+  if (contentType.includes('ogg')) return 'opus'; // Ogg Opus's own extension (RFC 7845, section 9)
   return contentType.includes('mpeg') ? 'mp3' : contentType.includes('wav') ? 'wav' : 'pcm';
 }
 

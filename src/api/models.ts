@@ -17,6 +17,8 @@ function formats(rules: FormatRules) {
     default_encoding: rules.defaultEncoding ?? null,
     mp3_bit_rates: rules.mp3BitRates,
     default_mp3_bit_rate: rules.defaultMp3BitRate ?? null,
+    opus_bit_rates: rules.opusBitRates ?? [],
+    default_opus_bit_rate: rules.defaultOpusBitRate ?? null,
   };
 }
 

@@ -1,7 +1,9 @@
 /**
- * @module audio/decode — decodes WAV (any of the four encodings), raw PCM and MP3 to float
- * samples: for reading uploaded voice clips, and for tests that check what a client would
+ * @module audio/decode — decodes WAV (any of the four encodings), raw PCM, MP3 and Ogg Opus to
+ * float samples: for reading uploaded voice clips, and for tests that check what a client would
  * actually hear. The mp3 decoder (mpg123-decoder, wasm) is loaded lazily, on first mp3 only.
+ * The Ogg Opus decoder (ogg-opus-decoder) is a development dependency, loaded only when a test
+ * decodes Opus: nothing the server reads is Opus.
  */
 
 import { bytesPerSample, type Encoding, type OutputFormat } from './format.js';
@@ -85,10 +87,25 @@ async function decodeMp3(bytes: Buffer): Promise<DecodedAudio> {
   }
 }
 
+async function decodeOggOpus(bytes: Buffer): Promise<DecodedAudio> {
+  const { OggOpusDecoder } = await import('ogg-opus-decoder');
+  const decoder = new OggOpusDecoder();
+  await decoder.ready;
+  try {
+    const out = await decoder.decodeFile(new Uint8Array(bytes));
+    if (out.errors.length > 0) throw new Error(`opus decode error: ${out.errors[0].message}`);
+    return { sampleRate: out.sampleRate, samples: out.channelData[0]?.slice(0, out.samplesDecoded) ?? new Float32Array(0) };
+  } finally {
+    decoder.free();
+  }
+}
+
 /**
  * Decodes a complete response body. WAV takes rate and encoding from its header (so the header is
  * checked too); raw takes them from `format`; mp3 reports the rate found in its frames, and its
- * samples include the codec's priming delay and final-frame padding (no gapless trimming).
+ * samples include the codec's priming delay and final-frame padding (no gapless trimming). Ogg Opus
+ * is decoded at 48 kHz, Opus's own rate, whatever the stream's input rate; its pre-skip and
+ * end trimming are applied, so the samples are the input's, resampled.
  */
 export async function decodeToFloat(bytes: Buffer, format: OutputFormat): Promise<DecodedAudio> {
   switch (format.container) {
@@ -105,6 +122,8 @@ export async function decodeToFloat(bytes: Buffer, format: OutputFormat): Promis
     }
     case 'mp3':
       return decodeMp3(bytes);
+    case 'opus':
+      return decodeOggOpus(bytes);
     default:
       throw new Error(`unknown container: ${String(format.container)}`);
   }

@@ -2,28 +2,33 @@
  * @module audio/encoder — turns float sample chunks (already at the output rate) into the bytes of
  * the requested container/encoding. This is the one object the synthesis pipeline drives:
  * header() once, encode() per chunk, end() once, close() when it stops early. PCM encodings
- * answer at once; MP3 answers once the encoder thread has run the chunk (audio/mp3-thread).
+ * answer at once; MP3 and Ogg Opus answer once an encoder thread has run the chunk
+ * (audio/encoder-thread).
  */
 
 import { bytesPerSample, CONTENT_TYPES, type Encoding, type OutputFormat } from './format.js';
+import { openMp3ThreadStream, openOpusThreadStream, type ThreadStream } from './encoder-thread.js';
 import { defaultMp3BitRate, mp3BitRateProblem } from './mp3.js';
-import { openMp3ThreadStream } from './mp3-thread.js';
+import { DEFAULT_OPUS_BIT_RATE, opusFormatProblem } from './opus.js';
 import { int16AsBytes } from './pcm.js';
 import { encodePcm } from './pcm-encoding.js';
 import { wavHeader } from './wav.js';
 
 export interface AudioEncoder {
   readonly contentType: string;
-  /** Bytes to send before the first chunk (WAV header), or null for raw/mp3. */
+  /**
+   * Bytes to send before the first chunk (WAV header), or null for raw/mp3/opus (Ogg Opus's
+   * header pages come with the first encode() or end() result, so clips and streams both have them).
+   */
   header(): Buffer | null;
-  /** Encoded bytes for this chunk; may be empty (mp3 buffers until a frame is full). */
+  /** Encoded bytes for this chunk; may be empty (mp3 and opus buffer until a frame is full). */
   encode(samples: Float32Array): Buffer | Promise<Buffer>;
   /**
    * pcm_s16le only: the bytes of samples that are already 16-bit, equal to encode() of their Float32
    * form. The array must be the caller's own and unchanged afterwards: its memory is sent as is.
    */
   encodeInt16?(samples: Int16Array): Buffer;
-  /** Trailing bytes (mp3's last frames; empty otherwise). The encoder is finished afterwards. */
+  /** Trailing bytes (mp3's last frames, opus's last pages; empty otherwise). The encoder is finished afterwards. */
   end(): Buffer | Promise<Buffer>;
   /** Frees what the encoder holds when the stream stops before end(); safe to call at any time. */
   close?(): void;
@@ -53,7 +58,9 @@ export function finalWavHeader(format: OutputFormat, dataBytes: number): Buffer 
 /**
  * Creates an encoder for `format`. For WAV, header() carries real sizes only when not streaming and
  * `totalSamples` is known; otherwise it uses the 0xFFFFFFFF "unknown length" sizes.
- * mp3 without a bitRate gets defaultMp3BitRate(sampleRate); unsupported pairs throw.
+ * mp3 without a bitRate gets defaultMp3BitRate(sampleRate), opus DEFAULT_OPUS_BIT_RATE;
+ * unsupported pairs throw. Streaming, Ogg Opus closes a page at every encode() that completes a
+ * 20 ms frame, so no audio is held back; a whole clip has pages of up to a second.
  */
 export async function createAudioEncoder(
   format: OutputFormat,
@@ -67,25 +74,34 @@ export async function createAudioEncoder(
     if (ended) throw new Error('audio encoder already ended');
   };
 
+  // Codecs on an encoder thread: each call answers once the thread has run it.
+  const threaded = (stream: ThreadStream): AudioEncoder => ({
+    contentType,
+    header: () => null,
+    async encode(samples) {
+      live();
+      return samples.length === 0 ? EMPTY : asBuffer(await stream.encode(samples));
+    },
+    async end() {
+      if (ended) return EMPTY;
+      ended = true;
+      return asBuffer(await stream.flush());
+    },
+    close: () => stream.close(),
+  });
+
   if (format.container === 'mp3') {
     const bitRate = format.bitRate ?? defaultMp3BitRate(format.sampleRate);
     const problem = mp3BitRateProblem(format.sampleRate, bitRate);
     if (problem) throw new RangeError(problem);
-    const mp3 = await openMp3ThreadStream(format.sampleRate, bitRate);
-    return {
-      contentType,
-      header: () => null,
-      async encode(samples) {
-        live();
-        return samples.length === 0 ? EMPTY : asBuffer(await mp3.encode(samples));
-      },
-      async end() {
-        if (ended) return EMPTY;
-        ended = true;
-        return asBuffer(await mp3.flush());
-      },
-      close: () => mp3.close(),
-    };
+    return threaded(await openMp3ThreadStream(format.sampleRate, bitRate));
+  }
+
+  if (format.container === 'opus') {
+    const bitRate = format.bitRate ?? DEFAULT_OPUS_BIT_RATE;
+    const problem = opusFormatProblem(format.sampleRate, bitRate);
+    if (problem) throw new RangeError(problem);
+    return threaded(await openOpusThreadStream(format.sampleRate, bitRate, { streaming: opts.streaming }));
   }
 
   const encoding = requireEncoding(format);

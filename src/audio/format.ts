@@ -1,11 +1,12 @@
 /** @module audio/format — output format vocabulary shared by the HTTP layer and the encoders. */
 
-export type Container = 'raw' | 'wav' | 'mp3';
+/** `opus` is Opus in an Ogg container (RFC 7845). */
+export type Container = 'raw' | 'wav' | 'mp3' | 'opus';
 export type Encoding = 'pcm_s16le' | 'pcm_f32le' | 'pcm_mulaw' | 'pcm_alaw';
 
 /**
- * A requested output format. `encoding` is required for raw/wav and absent for mp3;
- * `bitRate` (bits per second) only applies to mp3.
+ * A requested output format. `encoding` is required for raw/wav and absent for mp3 and opus;
+ * `bitRate` (bits per second) only applies to mp3 and opus.
  */
 export interface OutputFormat {
   container: Container;
@@ -17,6 +18,7 @@ export interface OutputFormat {
 export const CONTENT_TYPES: Record<Container, string> = {
   wav: 'audio/wav',
   mp3: 'audio/mpeg',
+  opus: 'audio/ogg',
   raw: 'application/octet-stream',
 };
 

@@ -8,7 +8,7 @@ import { z } from 'zod';
 // Each engine type's entry is declared by the engine itself (src/engines/engine-types.ts).
 import { engineConfigSchema, type EngineConfig } from '../engines/engine-types.js';
 
-const containers = z.enum(['raw', 'wav', 'mp3']);
+const containers = z.enum(['raw', 'wav', 'mp3', 'opus']);
 const encodings = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
 const formatRules = z
@@ -19,6 +19,8 @@ const formatRules = z
     defaultEncoding: encodings.optional(),
     mp3BitRates: z.array(z.number().int()),
     defaultMp3BitRate: z.number().int().optional(),
+    opusBitRates: z.array(z.number().int()).optional(),
+    defaultOpusBitRate: z.number().int().optional(),
   })
   .strict();
 

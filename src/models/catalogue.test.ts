@@ -38,3 +38,17 @@ test('a model bound to an unconfigured engine, or extending an unknown model, st
   assert.throws(() => buildModelCatalogue({ omnivoice: { engine: 'gpu-pool' } }, engines), /not configured/);
   assert.throws(() => buildModelCatalogue({ x: { extends: 'nope' } }, engines), /unknown model to extend/);
 });
+
+test('a model that allows opus must list usable opus bit rates and a rate Opus takes', () => {
+  const opus = (rules: Record<string, unknown>) => buildModelCatalogue({ x: { extends: 'omnivoice', clip: { containers: ['wav', 'opus'], ...rules } } }, engines);
+  const good = opus({ opusBitRates: [32000, 64000], defaultOpusBitRate: 64000 }).get('x')!;
+  assert.deepEqual(good.clip.opusBitRates, [32000, 64000]);
+  assert.throws(() => opus({}), /model x: clip allows opus but lists no opusBitRates/);
+  assert.throws(() => opus({ opusBitRates: [64000, 320000] }), /opusBitRates: opus supports bit rates from 6000 to 256000; 320000 was requested/);
+  assert.throws(() => opus({ opusBitRates: [64000], defaultOpusBitRate: 96000 }), /defaultOpusBitRate 96000 is not among opusBitRates/);
+  assert.throws(() => opus({ opusBitRates: [64000], sampleRates: [22050, 44100] }), /none of its sampleRates is one Opus takes/);
+  assert.throws(
+    () => buildModelCatalogue({ x: { extends: 'gepard-1.0', stream: { containers: ['raw', 'opus'] } } }, engines),
+    /model x: stream allows opus but lists no opusBitRates/,
+  );
+});

@@ -4,9 +4,10 @@
  * config's overrides applied, plus models the config defines by extending
  * one. Each is checked against the configured engines at start-up.
  */
+import { OPUS_SAMPLE_RATES, opusFormatProblem } from '../audio/opus.js';
 import type { ModelConfig } from '../config/schema.js';
 import { BUILTIN_MODELS } from './builtin.js';
-import type { ModelProfile } from './profile.js';
+import type { FormatRules, ModelProfile } from './profile.js';
 
 export class ModelCatalogue {
   private readonly models = new Map<string, ModelProfile>();
@@ -41,6 +42,24 @@ function merge(base: ModelProfile, id: string, override: ModelConfig): ModelProf
   } as ModelProfile;
 }
 
+/** Why `rules` cannot serve Ogg Opus as configured, or null (also when opus is not offered). */
+function opusRulesProblem(rules: FormatRules): string | null {
+  if (!rules.containers.includes('opus')) return null;
+  const bitRates = rules.opusBitRates ?? [];
+  if (bitRates.length === 0) return 'allows opus but lists no opusBitRates';
+  for (const bitRate of bitRates) {
+    const problem = opusFormatProblem(48000, bitRate);
+    if (problem) return `opusBitRates: ${problem}`;
+  }
+  if (rules.defaultOpusBitRate !== undefined && !bitRates.includes(rules.defaultOpusBitRate)) {
+    return `defaultOpusBitRate ${rules.defaultOpusBitRate} is not among opusBitRates (${bitRates.join(', ')})`;
+  }
+  if (!rules.sampleRates.some((r) => OPUS_SAMPLE_RATES.includes(r))) {
+    return `allows opus but none of its sampleRates is one Opus takes (${OPUS_SAMPLE_RATES.join(', ')})`;
+  }
+  return null;
+}
+
 export function buildModelCatalogue(configured: Record<string, ModelConfig>, engineIds: Set<string>): ModelCatalogue {
   const profiles = new Map<string, ModelProfile>(Object.entries(BUILTIN_MODELS));
   for (const [id, override] of Object.entries(configured)) {
@@ -50,6 +69,10 @@ export function buildModelCatalogue(configured: Record<string, ModelConfig>, eng
     profiles.set(id, merge(base, id, override));
   }
   for (const profile of profiles.values()) {
+    for (const [name, rules] of [['clip', profile.clip], ['stream', profile.stream]] as const) {
+      const problem = opusRulesProblem(rules);
+      if (problem) throw new Error(`model ${profile.id}: ${name} ${problem}`);
+    }
     if (!engineIds.has(profile.engine)) {
       throw new Error(`model ${profile.id} is bound to engine ${profile.engine}, which is not configured (engines: ${[...engineIds].join(', ')})`);
     }

@@ -2,11 +2,13 @@
  * @module models/output-format
  * Checks a request's `output_format` against the model profile's fixed sets
  * and turns it into a typed `OutputFormat`. Nothing falls back silently: a
- * value outside the set, a field that does not belong to the container, or an
- * mp3 bit rate LAME cannot produce at that rate is a 400 that says why.
+ * value outside the set, a field that does not belong to the container, an
+ * mp3 bit rate LAME cannot produce at that rate, or an Opus sample rate libopus
+ * does not take is a 400 that says why.
  */
 import type { Container, Encoding, OutputFormat } from '../audio/format.js';
 import { mp3BitRateProblem } from '../audio/mp3.js';
+import { OPUS_SAMPLE_RATES, opusFormatProblem } from '../audio/opus.js';
 import { ApiError } from '../errors/api-error.js';
 import type { FormatRules, ModelProfile } from './profile.js';
 
@@ -62,7 +64,23 @@ export function resolveOutputFormat(raw: unknown, model: ModelProfile, streaming
     return { container: 'mp3', sampleRate, bitRate };
   }
 
-  if (fields.bit_rate !== undefined) throw invalid('output_format.bit_rate is only accepted with container mp3');
+  if (container === 'opus') {
+    if (fields.encoding !== undefined) throw invalid('output_format.encoding is not accepted with container opus; use bit_rate');
+    if (!OPUS_SAMPLE_RATES.includes(sampleRate)) {
+      const rates = rules.sampleRates.filter((r) => OPUS_SAMPLE_RATES.includes(r));
+      throw invalid(`opus does not support a sample rate of ${sampleRate} Hz; use one of ${list(rates)} with ${model.id}`);
+    }
+    const allowed = rules.opusBitRates ?? [];
+    const bitRate = fields.bit_rate ?? rules.defaultOpusBitRate;
+    if (typeof bitRate !== 'number' || !allowed.includes(bitRate)) {
+      throw invalid(`output_format.bit_rate must be one of ${list(allowed)}` + (bitRate === undefined ? '' : `; got ${JSON.stringify(bitRate)}`));
+    }
+    const problem = opusFormatProblem(sampleRate, bitRate);
+    if (problem) throw invalid(problem);
+    return { container: 'opus', sampleRate, bitRate };
+  }
+
+  if (fields.bit_rate !== undefined) throw invalid('output_format.bit_rate is only accepted with container mp3 or opus');
   const encoding = fields.encoding ?? rules.defaultEncoding;
   if (typeof encoding !== 'string' || !rules.encodings.includes(encoding as Encoding)) {
     throw invalid(

@@ -16,6 +16,13 @@ export interface FormatRules {
   /** Allowed mp3 bit rates (only meaningful when `mp3` is among the containers). */
   mp3BitRates: number[];
   defaultMp3BitRate?: number;
+  /**
+   * Allowed Ogg Opus bit rates (only meaningful when `opus` is among the containers; absent = none,
+   * so `opus` needs this list). Opus itself takes 6000–256000 at 8, 12, 16, 24 and 48 kHz.
+   */
+  opusBitRates?: number[];
+  /** Opus bit rate used when `output_format.bit_rate` is absent; absent = bit_rate is required. */
+  defaultOpusBitRate?: number;
 }
 
 export interface Range {

@@ -216,7 +216,9 @@ function ok(description: string, schemaId?: string, headers?: Json): Json {
 }
 
 function operations(options: DocumentOptions): Record<string, Record<string, Operation>> {
-  const audio = { 'audio/wav': { schema: binary }, 'audio/mpeg': { schema: binary }, 'application/octet-stream': { schema: binary } };
+  // What OpenAI's endpoint can answer; Voicegate's own also Ogg Opus, where a model allows it.
+  const openAIAudio = { 'audio/wav': { schema: binary }, 'audio/mpeg': { schema: binary }, 'application/octet-stream': { schema: binary } };
+  const audio = { ...openAIAudio, 'audio/ogg': { schema: binary } };
   // Without accounts nothing is charged, and no cost headers are sent.
   const COST_HEADERS = options.accounts ? COST : undefined;
   const paths: Record<string, Record<string, Operation>> = {
@@ -276,7 +278,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
           '200': {
             description: 'The audio (mp3, wav or raw pcm), or with `stream_format: "sse"` an event stream of `OpenAIStreamEvent`s.',
             headers: COST_HEADERS,
-            content: { ...audio, 'text/event-stream': { schema: ref('OpenAIStreamEvent') } },
+            content: { ...openAIAudio, 'text/event-stream': { schema: ref('OpenAIStreamEvent') } },
           },
           ...errors(TTS_ERRORS, 'openai'),
         },

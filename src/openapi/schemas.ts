@@ -124,7 +124,7 @@ export const elevenLabsSubscriptionSchema = component(
 
 // ---- speech requests ----
 
-const container = z.enum(['raw', 'wav', 'mp3']);
+const container = z.enum(['raw', 'wav', 'mp3', 'opus']);
 const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
 export const outputFormatSchema = component(
@@ -132,9 +132,12 @@ export const outputFormatSchema = component(
   z
     .object({
       container: container.describe('What the model allows is in `GET /models` (`formats.bytes` for clips, `formats.stream` for streams).'),
-      encoding: encoding.optional().describe('Required for raw and wav unless the model has a default encoding; not accepted with mp3.'),
-      sample_rate: z.int().min(8000).max(48000).describe('Hz; one of the model’s sample rates.'),
-      bit_rate: z.int().optional().describe('mp3 only: bits per second, one the model lists and LAME can produce at that sample rate.'),
+      encoding: encoding.optional().describe('Required for raw and wav unless the model has a default encoding; not accepted with mp3 or opus.'),
+      sample_rate: z.int().min(8000).max(48000).describe('Hz; one of the model’s sample rates (opus: 8000, 12000, 16000, 24000 or 48000).'),
+      bit_rate: z
+        .int()
+        .optional()
+        .describe('mp3 and opus only: bits per second, one the model lists (mp3: one LAME can produce at that sample rate; opus: 6000–256000).'),
     })
     .describe('The audio to return; checked against the model’s contract.'),
 );
@@ -327,6 +330,8 @@ const formatRules = z.object({
   default_encoding: encoding.nullable(),
   mp3_bit_rates: z.array(z.int()),
   default_mp3_bit_rate: z.int().nullable(),
+  opus_bit_rates: z.array(z.int()),
+  default_opus_bit_rate: z.int().nullable(),
 });
 const range = z.object({ min: z.number(), max: z.number() }).nullable();
 
@@ -451,7 +456,7 @@ export const jobCreateSchema = component(
         .min(1)
         .optional()
         .describe('Instead of `transcript`: texts spoken in order into one result, with a pause between them.'),
-      output_format: outputFormatSchema.describe('`mp3`, `wav` or `raw` on every model.'),
+      output_format: outputFormatSchema.describe('`mp3`, `wav` or `raw` on every model; `opus` on a model whose clip formats allow it.'),
       webhook_url: z.string().optional().describe('Receives a signed POST when the job ends (Standard Webhooks); https only, and never a private address unless the operator allows it.'),
     })
     .describe('The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs`, a larger limit and `webhook_url`; `stream` is not accepted.'),
@@ -464,7 +469,7 @@ export const jobSchema = component(
     status: z.enum(['queued', 'running', 'succeeded', 'failed', 'cancelled']),
     model_id: z.string(),
     voice: z.object({ mode: z.literal('id'), id: z.string() }),
-    output_format: z.object({ container: z.enum(['raw', 'wav', 'mp3']), encoding: nullableString, sample_rate: z.int(), bit_rate: z.int().nullable() }),
+    output_format: z.object({ container, encoding: nullableString, sample_rate: z.int(), bit_rate: z.int().nullable() }),
     characters: z.int(),
     credits: z.int(),
     usd: z.number().nullable(),

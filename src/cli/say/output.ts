@@ -16,7 +16,8 @@ import { int16ToFloat } from '../../audio/pcm.js';
 /** Length of the fade at each end of a piece. */
 export const FADE_MS = 5;
 
-export function containerFor(path: string): Container | null {
+/** The container of a file named `path` (`say` writes WAV, MP3 and raw files). */
+export function containerFor(path: string): Exclude<Container, 'opus'> | null {
   const ext = extname(path).toLowerCase();
   if (ext === '.wav') return 'wav';
   if (ext === '.mp3') return 'mp3';
