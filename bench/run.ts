@@ -1,7 +1,7 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
+ * overhead, streaming latency, the ElevenLabs dialect, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
  * without underruns, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
@@ -10,6 +10,7 @@
  */
 import { runCacheBench } from './cache.js';
 import { runColdStart } from './cold-start.js';
+import { runElevenLabsBench } from './elevenlabs.js';
 import { runGatewayOverhead } from './gateway-overhead.js';
 import { runJobsBench } from './jobs.js';
 import { intelligibilityUnavailable, runIntelligibility } from './intelligibility.js';
@@ -25,6 +26,7 @@ const started = performance.now();
 const serving = await runServingEfficiency();
 const gateway = await runGatewayOverhead();
 const streaming = await runStreamingLatency();
+const elevenlabs = await runElevenLabsBench();
 const mixed = await runMixedLatency();
 const cold = await runColdStart();
 const cache = await runCacheBench();
@@ -47,6 +49,7 @@ console.log(
     gateway.markdown,
     '',
     streaming.markdown,
+    elevenlabs.markdown,
     '',
     mixed.markdown,
     '',

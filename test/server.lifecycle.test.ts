@@ -25,7 +25,7 @@ test('healthz, readyz, / and the model list', async () => {
 
     const models = (await (await fetch(server.url + '/models')).json()) as { data: Record<string, any>[] };
     const byId = Object.fromEntries(models.data.map((m) => [m.id, m]));
-    assert.deepEqual(Object.keys(byId).sort(), ['gepard-1.0', 'omnivoice', 'tone-load']);
+    assert.deepEqual(Object.keys(byId).sort(), ['gepard-1.0', 'omnivoice', 'tone-load', 'voicegate-1.0']);
     assert.deepEqual(byId['gepard-1.0'].engine, { id: 'espeak', type: 'espeak', native_sample_rate: 22050, ready: true, error: null, upstreams: null });
     assert.equal(byId['tone-load'].engine.type, 'tone');
     assert.equal(byId['gepard-1.0'].max_transcript_chars, 2000);

@@ -3,8 +3,8 @@
  * The two shipped model profiles. Each reproduces one seed API document:
  * `gepard-1.0` (2,000 characters, raw/wav, no mp3 or f32) and `omnivoice`
  * (5,000 characters, wav/mp3/raw, f32 allowed, default voice `sarah`), and
- * `voicegate-1.0`, Voicegate's own: every format streams too (MP3 as well as
- * PCM), speed applies on streams, 10,000 characters. ElevenLabs' model ids map
+ * `voicegate-1.0`, Voicegate's own: every format streams too (MP3 and Ogg Opus
+ * as well as PCM), speed applies on streams, 10,000 characters. ElevenLabs' model ids map
  * to it by default, since their clients stream MP3 and set a speed.
  * Config may rebind their engine or override any field.
  */
@@ -12,6 +12,7 @@ import type { ModelProfile } from './profile.js';
 
 const SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 const MP3_BIT_RATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000];
+const OPUS_BIT_RATES = [32000, 64000, 96000, 128000, 192000];
 
 export const BUILTIN_MODELS: Record<string, ModelProfile> = {
   'gepard-1.0': {
@@ -60,24 +61,28 @@ export const BUILTIN_MODELS: Record<string, ModelProfile> = {
   'voicegate-1.0': {
     id: 'voicegate-1.0',
     name: 'Voicegate 1.0',
-    description: 'Every format, streamed too (MP3 included), with speed on streams; 10,000 characters. What ElevenLabs model ids map to.',
+    description: 'Every format, streamed too (MP3 and Ogg Opus included), with speed on streams; 10,000 characters. What ElevenLabs model ids map to.',
     engine: 'espeak',
     maxTranscriptChars: 10000,
     clip: {
-      containers: ['mp3', 'wav', 'raw'],
+      containers: ['mp3', 'opus', 'wav', 'raw'],
       encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
       sampleRates: SAMPLE_RATES,
       defaultEncoding: 'pcm_s16le',
       mp3BitRates: MP3_BIT_RATES,
       defaultMp3BitRate: 128000,
+      opusBitRates: OPUS_BIT_RATES,
+      defaultOpusBitRate: 64000,
     },
     stream: {
-      containers: ['mp3', 'wav', 'raw'],
+      containers: ['mp3', 'opus', 'wav', 'raw'],
       encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
       sampleRates: SAMPLE_RATES,
       defaultEncoding: 'pcm_s16le',
       mp3BitRates: MP3_BIT_RATES,
       defaultMp3BitRate: 128000,
+      opusBitRates: OPUS_BIT_RATES,
+      defaultOpusBitRate: 64000,
     },
     creditMultiplier: 1,
     speed: { min: 0.5, max: 2.0 },

@@ -208,7 +208,7 @@ export const openAISpeechRequestSchema = component(
         .union([z.string(), z.looseObject({ id: z.string() })])
         .optional()
         .describe('A voice id, or an OpenAI name mapped by `openai.voiceAliases`; absent: the model’s default voice.'),
-      response_format: z.enum(['mp3', 'wav', 'pcm']).optional().describe('mp3 (default; 44.1 kHz, 128 kbps), wav or pcm (16-bit, 24 kHz).'),
+      response_format: z.enum(['mp3', 'opus', 'wav', 'pcm']).optional().describe('mp3 (default; 44.1 kHz, 128 kbps), opus (Ogg Opus, 48 kHz, 64 kbps, where the model allows it), wav or pcm (16-bit, 24 kHz).'),
       speed: z.number().optional().describe('The model’s speed range; must be 1 when streaming.'),
       stream: z.boolean().optional().describe('Relay the audio as it is made (wav or pcm).'),
       stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),

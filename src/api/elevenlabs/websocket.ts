@@ -86,6 +86,7 @@ interface Context {
 class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   private readonly contexts = new Map<string | null, Context>();
   private readonly byTurn = new Map<TextTurn, Context>();
+  /** Contexts that have ended (stream-input's one as `''`): a late message for one is not an error. */
   private readonly finished = new Set<string>();
   private settings: SocketSettings | null = null;
   private draining = false;
@@ -168,10 +169,8 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     this.byTurn.delete(turn);
     if (!context) return;
     if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
-    if (context.id !== null) {
-      this.finished.add(context.id);
-      if (this.finished.size > RECENT_CONTEXTS) this.finished.delete(this.finished.values().next().value!);
-    }
+    this.finished.add(context.id ?? '');
+    if (this.finished.size > RECENT_CONTEXTS) this.finished.delete(this.finished.values().next().value!);
     this.connection.lastActivity = Date.now();
     // stream-input has one context: once it is over, so is the connection.
     if (!this.multi && !this.closing) {
@@ -234,7 +233,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     const open = this.contexts.get(contextId);
     if (this.multi && fields.close_context === true) {
       if (open) open.turn?.close();
-      else if (!this.finished.has(contextId!)) await this.error(contextId, new ApiError('context_not_found', { id: contextId! }));
+      else if (!this.finished.has(contextId ?? '')) await this.error(contextId, new ApiError('context_not_found', { id: contextId! }));
       return;
     }
     const textField = fields.text;
@@ -242,9 +241,9 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     const body = textField ?? '';
     const flush = fields.flush === true;
     if (open) return this.feed(open, body, flush, fields.try_trigger_generation === true);
-    // Not open: a keepalive (multi-stream's empty text) or a context that ended is answered with nothing.
-    if (body === '' && !flush) {
-      if (!this.multi) await this.error(null, new ApiError('invalid_message', { reason: 'the first message opens the stream: send {"text": " "} with its settings' }), POLICY);
+    // Not open: empty text (a keepalive, or a flush or end for a context that has ended) opens nothing.
+    if (body === '') {
+      if (!this.multi && this.finished.size === 0) await this.error(null, new ApiError('invalid_message', { reason: 'the first message opens the stream: send {"text": " "} with its settings' }), POLICY);
       return;
     }
     if (!this.multi && this.finished.size > 0) return;

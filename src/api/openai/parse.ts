@@ -18,8 +18,10 @@ const RESPONSE_FORMATS: Record<string, Record<string, unknown>> = {
   mp3: { container: 'mp3', sample_rate: 44100, bit_rate: 128000 },
   wav: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 24000 },
   pcm: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+  // Ogg Opus at 48 kHz, as OpenAI sends it; a model whose profile has no opus (`omnivoice`) refuses it when resolved.
+  opus: { container: 'opus', sample_rate: 48000, bit_rate: 64000 },
 };
-const UNSUPPORTED_FORMATS = new Set(['opus', 'aac', 'flac']);
+const UNSUPPORTED_FORMATS = new Set(['aac', 'flac']);
 
 type Fault = ApiError & { param: string };
 
@@ -49,8 +51,8 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   const format = body.response_format ?? 'mp3';
   if (typeof format !== 'string' || !(format in RESPONSE_FORMATS)) {
     const reason = UNSUPPORTED_FORMATS.has(String(format))
-      ? `response_format ${format} is not supported; use mp3, wav or pcm`
-      : `response_format must be one of mp3, wav, pcm`;
+      ? `response_format ${format} is not supported; use mp3, opus, wav or pcm`
+      : `response_format must be one of mp3, opus, wav, pcm`;
     throw invalid('invalid_output_format', reason, 'response_format');
   }
   let voice = body.voice;
