@@ -10,6 +10,7 @@ import type { Container, OutputFormat } from '../src/audio/format.js';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { voiceGain } from '../src/synthesis/voice-gain.js';
 import { mp3BitRateProblem } from '../src/audio/mp3.js';
+import { OPUS_SAMPLE_RATES } from '../src/audio/opus.js';
 import { BUILTIN_MODELS } from '../src/models/builtin.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 
@@ -79,6 +80,14 @@ for (const model of Object.values(BUILTIN_MODELS)) {
             for (const bitRate of allowed) await checkClip(model.id, { container, sampleRate, bitRate });
           });
         }
+        continue;
+      }
+      if (container === 'opus') {
+        const rates = model.clip.sampleRates.filter((rate) => OPUS_SAMPLE_RATES.includes(rate));
+        test(`opus at ${rates.join(', ')} Hz, every listed bit rate`, async () => {
+          for (const sampleRate of rates) await checkClip(model.id, { container, sampleRate, bitRate: model.clip.defaultOpusBitRate });
+          for (const bitRate of model.clip.opusBitRates ?? []) await checkClip(model.id, { container, sampleRate: 48000, bitRate });
+        });
         continue;
       }
       for (const encoding of model.clip.encodings) {
