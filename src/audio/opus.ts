@@ -28,6 +28,17 @@ export const OPUS_MAX_BIT_RATE = 256000;
 /** Bit rate for a request that names none: transparent for speech at every rate offered. */
 export const DEFAULT_OPUS_BIT_RATE = 64000;
 
+/**
+ * The rate to encode audio made at `sourceRate` from, for Ogg Opus asked for at `requested`: the
+ * lowest rate Opus takes that holds the source's whole band, never above the one asked for. A
+ * decoder plays Opus at 48 kHz whatever it was made from, so audio of 22,050 Hz is encoded from
+ * 24 kHz with nothing lost, and half the samples of 48 kHz to resample and encode.
+ */
+export function opusSourceRate(sourceRate: number, requested: number): number {
+  const holding = OPUS_SAMPLE_RATES.find((rate) => rate >= sourceRate) ?? OPUS_SAMPLE_RATES[OPUS_SAMPLE_RATES.length - 1];
+  return Math.min(holding, requested);
+}
+
 /** Why Ogg Opus cannot be made at `sampleRate` Hz and `bitRate` bits/s, or null when it can. */
 export function opusFormatProblem(sampleRate: number, bitRate: number): string | null {
   if (!OPUS_SAMPLE_RATES.includes(sampleRate)) {

@@ -15,6 +15,7 @@
  * (`word-align.ts`), on the request's clock or the turn's.
  */
 import { createAudioEncoder, finalWavHeader } from '../audio/encoder.js';
+import { opusSourceRate } from '../audio/opus.js';
 import { OutputStage, stageSpecFor } from '../audio/output-stage.js';
 import { applyGainInt16, floatWithGain } from '../audio/pcm.js';
 import { createResampler } from '../audio/resampler.js';
@@ -68,8 +69,11 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   let stage = spec ? new OutputStage(spec) : null;
   const cursor: StageCursor | null = spec && offersStaging(engine) ? { spec, gain: 1, state: stage!.state() } : null;
   // The rest (MP3, rate pairs Speex handles): resampler and encoder here.
-  const resampler = stage || rate === format.sampleRate ? null : await createResampler(rate, format.sampleRate);
-  const encoder = await createAudioEncoder(format, { streaming: request.streaming });
+  // Opus decodes to 48 kHz whatever it was made from: it is made from the lowest rate it takes that
+  // holds the engine's whole band (22,050 Hz speech from 24 kHz), so less is resampled and encoded.
+  const encoded = format.container === 'opus' ? { ...format, sampleRate: opusSourceRate(rate, format.sampleRate) } : format;
+  const resampler = stage || rate === encoded.sampleRate ? null : await createResampler(rate, encoded.sampleRate);
+  const encoder = await createAudioEncoder(encoded, { streaming: request.streaming });
   let header = request.streaming ? encoder.header() : null;
   const encodeHere = (chunk: Float32Array | Int16Array, gain: number): Buffer | Promise<Buffer> => {
     if (stage) return stage.encode(chunk, gain);
