@@ -276,7 +276,7 @@ export class JobRunner {
       ...spec.input,
       transcript: segment.text,
       transcriptType: segment.ssml ? 'ssml' : 'text',
-      outputFormat: { container: 'raw', encoding: 'pcm_s16le', sample_rate: spec.format.sampleRate },
+      outputFormat: { container: 'raw', encoding: 'pcm_s16le', sampleRate: spec.format.sampleRate },
       streaming: false,
       contextId: null,
       cache: false,

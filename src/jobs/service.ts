@@ -20,7 +20,7 @@ import { creditsFor } from '../accounts/pricing.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Logger } from '../log/logger.js';
 import { LOCAL_ORG_ID, type Caller } from '../synthesis/gate.js';
-import { resolveOutputFormat } from '../models/output-format.js';
+import { resolveOutputFormat, type FormatRequest } from '../models/output-format.js';
 import type { ModelProfile } from '../models/profile.js';
 import { resolveSpeech } from '../synthesis/resolve.js';
 import type { SynthesisServices } from '../synthesis/services.js';
@@ -32,7 +32,7 @@ import { JobRunner, retentionMs } from './runner.js';
 
 export interface JobSubmission {
   input: JobInput;
-  outputFormat: unknown;
+  outputFormat: FormatRequest | null;
   texts: JobText[];
   webhookUrl: string | null;
   idempotencyKey: string | null;
@@ -117,7 +117,7 @@ export class JobService {
       ...submission.input,
       transcript: segments[0].text,
       transcriptType: segments[0].ssml ? 'ssml' : 'text',
-      outputFormat: format ? { container: 'raw', encoding: 'pcm_s16le', sample_rate: format.sampleRate } : submission.outputFormat,
+      outputFormat: format ? { container: 'raw', encoding: 'pcm_s16le', sampleRate: format.sampleRate } : submission.outputFormat,
       streaming: false,
       contextId: null,
       cache: false,

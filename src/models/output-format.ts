@@ -28,13 +28,51 @@ function defaultBitRate(rules: FormatRules, sampleRate: number): number | undefi
   return usable.length ? Math.max(...usable) : preferred;
 }
 
-export function resolveOutputFormat(raw: unknown, model: ModelProfile, streaming: boolean): OutputFormat {
-  if (raw === undefined || raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw invalid('output_format is required: an object with container, encoding and sample_rate');
-  }
-  const rules: FormatRules = streaming ? model.stream : model.clip;
+/**
+ * The output format a client asked for, in no dialect's shape: a dialect's parser reads its own
+ * wire form into this (the native `output_format` object through `formatRequestOf`, an OpenAI
+ * `response_format` or an ElevenLabs format name by their tables), checking only that each field
+ * has its type; which values the model offers is decided by `resolveOutputFormat`.
+ */
+export interface FormatRequest {
+  container?: string;
+  encoding?: string;
+  sampleRate?: number;
+  bitRate?: number;
+}
+
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : `${Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value}`;
+}
+
+/**
+ * Reads the native `output_format` object (`{container, encoding, sample_rate, bit_rate}`, as the
+ * seeds and the Cartesia dialect send it, and long-form jobs take it) into a `FormatRequest`; null
+ * when absent. A field of the wrong type is a 400 that names it.
+ */
+export function formatRequestOf(raw: unknown): FormatRequest | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'object' || Array.isArray(raw)) throw invalid('output_format is required: an object with container, encoding and sample_rate');
   const fields = raw as Record<string, unknown>;
-  const container = fields.container;
+  const request: FormatRequest = {};
+  for (const [field, key, type] of [
+    ['container', 'container', 'string'],
+    ['encoding', 'encoding', 'string'],
+    ['sample_rate', 'sampleRate', 'number'],
+    ['bit_rate', 'bitRate', 'number'],
+  ] as const) {
+    const value = fields[field];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== type) throw invalid(`output_format.${field} must be a ${type}; got ${describe(value)}`);
+    (request as Record<string, unknown>)[key] = value;
+  }
+  return request;
+}
+
+export function resolveOutputFormat(requested: FormatRequest | null, model: ModelProfile, streaming: boolean): OutputFormat {
+  if (!requested) throw invalid('output_format is required: an object with container, encoding and sample_rate');
+  const rules: FormatRules = streaming ? model.stream : model.clip;
+  const { container } = requested;
   if (typeof container !== 'string' || !rules.containers.includes(container as Container)) {
     const clipOnly = typeof container === 'string' && streaming && model.clip.containers.includes(container as Container);
     throw invalid(
@@ -45,8 +83,8 @@ export function resolveOutputFormat(raw: unknown, model: ModelProfile, streaming
     );
   }
 
-  const sampleRate = fields.sample_rate;
-  if (typeof sampleRate !== 'number' || !rules.sampleRates.includes(sampleRate)) {
+  const { sampleRate } = requested;
+  if (sampleRate === undefined || !rules.sampleRates.includes(sampleRate)) {
     throw invalid(
       `output_format.sample_rate must be one of ${list(rules.sampleRates)}` +
         (sampleRate === undefined ? '' : `; got ${JSON.stringify(sampleRate)}`),
@@ -54,9 +92,9 @@ export function resolveOutputFormat(raw: unknown, model: ModelProfile, streaming
   }
 
   if (container === 'mp3') {
-    if (fields.encoding !== undefined) throw invalid('output_format.encoding is not accepted with container mp3; use bit_rate');
-    const bitRate = fields.bit_rate ?? defaultBitRate(rules, sampleRate);
-    if (typeof bitRate !== 'number' || !rules.mp3BitRates.includes(bitRate)) {
+    if (requested.encoding !== undefined) throw invalid('output_format.encoding is not accepted with container mp3; use bit_rate');
+    const bitRate = requested.bitRate ?? defaultBitRate(rules, sampleRate);
+    if (bitRate === undefined || !rules.mp3BitRates.includes(bitRate)) {
       throw invalid(`output_format.bit_rate must be one of ${list(rules.mp3BitRates)}` + (bitRate === undefined ? '' : `; got ${JSON.stringify(bitRate)}`));
     }
     const problem = mp3BitRateProblem(sampleRate, bitRate);
@@ -65,14 +103,14 @@ export function resolveOutputFormat(raw: unknown, model: ModelProfile, streaming
   }
 
   if (container === 'opus') {
-    if (fields.encoding !== undefined) throw invalid('output_format.encoding is not accepted with container opus; use bit_rate');
+    if (requested.encoding !== undefined) throw invalid('output_format.encoding is not accepted with container opus; use bit_rate');
     if (!OPUS_SAMPLE_RATES.includes(sampleRate)) {
       const rates = rules.sampleRates.filter((r) => OPUS_SAMPLE_RATES.includes(r));
       throw invalid(`opus does not support a sample rate of ${sampleRate} Hz; use one of ${list(rates)} with ${model.id}`);
     }
     const allowed = rules.opusBitRates ?? [];
-    const bitRate = fields.bit_rate ?? rules.defaultOpusBitRate;
-    if (typeof bitRate !== 'number' || !allowed.includes(bitRate)) {
+    const bitRate = requested.bitRate ?? rules.defaultOpusBitRate;
+    if (bitRate === undefined || !allowed.includes(bitRate)) {
       throw invalid(`output_format.bit_rate must be one of ${list(allowed)}` + (bitRate === undefined ? '' : `; got ${JSON.stringify(bitRate)}`));
     }
     const problem = opusFormatProblem(sampleRate, bitRate);
@@ -80,9 +118,9 @@ export function resolveOutputFormat(raw: unknown, model: ModelProfile, streaming
     return { container: 'opus', sampleRate, bitRate };
   }
 
-  if (fields.bit_rate !== undefined) throw invalid('output_format.bit_rate is only accepted with container mp3 or opus');
-  const encoding = fields.encoding ?? rules.defaultEncoding;
-  if (typeof encoding !== 'string' || !rules.encodings.includes(encoding as Encoding)) {
+  if (requested.bitRate !== undefined) throw invalid('output_format.bit_rate is only accepted with container mp3 or opus');
+  const encoding = requested.encoding ?? rules.defaultEncoding;
+  if (encoding === undefined || !rules.encodings.includes(encoding as Encoding)) {
     throw invalid(
       `output_format.encoding must be one of ${list(rules.encodings)} for ${model.id}` +
         (encoding === undefined ? '' : `; got ${JSON.stringify(encoding)}`),

@@ -6,14 +6,15 @@
  * profile, the caller's voices and dictionaries. Values here are checked for
  * shape only; everything a model decides is checked when resolving.
  */
+import type { FormatRequest } from '../models/output-format.js';
 
 export interface SpeechInput {
   modelId: string;
   /** The transcript exactly as sent. */
   transcript: string;
   voiceId: string;
-  /** `{container, encoding?, sample_rate, bit_rate?}` as the client gave it (or a dialect's fixed mapping). */
-  outputFormat: unknown;
+  /** The format asked for, read from the dialect's wire form (null: none named); the model decides what it offers. */
+  outputFormat: FormatRequest | null;
   /** `{speed?, volume?}`, checked against the model's ranges when resolved. */
   generationConfig: unknown;
   language: string | null;

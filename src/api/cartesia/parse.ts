@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { ApiError } from '../../errors/api-error.js';
+import { formatRequestOf } from '../../models/output-format.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
 /** A voice: its id as a string, `{id}`, or `{mode: "id", id}` (the Cartesia 4.x types dropped `mode`; frameworks still send it). */
@@ -91,7 +92,7 @@ export function parseCartesiaBody(body: unknown, options: { alwaysStreaming?: bo
     modelId: data.model_id,
     transcript: data.transcript,
     voiceId: typeof data.voice === 'string' ? data.voice : data.voice.id,
-    outputFormat: data.output_format,
+    outputFormat: formatRequestOf(data.output_format),
     generationConfig: data.generation_config,
     language: data.language ?? null,
     streaming: options.alwaysStreaming === true || data.stream === true,

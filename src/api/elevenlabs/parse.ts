@@ -12,6 +12,7 @@
  */
 import type { Config } from '../../config/schema.js';
 import { ApiError } from '../../errors/api-error.js';
+import type { FormatRequest } from '../../models/output-format.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
 /** A field problem, with where it is (`['body', 'text']`): ElevenLabs answers these 422. */
@@ -32,7 +33,7 @@ export const DEFAULT_OUTPUT_FORMAT = 'mp3_44100_128';
  * `pcm_<rate>` (raw 16-bit little-endian mono), `ulaw_8000`, `alaw_8000`, `opus_48000_<kbps>` (Ogg
  * Opus) and `wav_<rate>`. What the model offers is checked when the request is resolved.
  */
-export function outputFormatOf(name: string): Record<string, unknown> {
+export function outputFormatOf(name: string): FormatRequest {
   const match = /^(mp3|pcm|ulaw|alaw|opus|wav)_(\d{4,5})(?:_(\d{2,3}))?$/.exec(name);
   const problem = () => located(new ApiError('invalid_output_format', { reason: `output_format ${JSON.stringify(name.slice(0, 40))} is not one of mp3_22050_32, mp3_44100_{32,64,96,128,192}, pcm_{8000,16000,22050,24000,44100,48000}, ulaw_8000, alaw_8000, opus_48000_{32,64,96,128,192}, wav_{8000,…,48000}` }), 'query', 'output_format');
   if (!match) throw problem();
@@ -42,17 +43,17 @@ export function outputFormatOf(name: string): Record<string, unknown> {
   if (compressed !== (kbps !== undefined)) throw problem();
   switch (kind) {
     case 'mp3':
-      return { container: 'mp3', sample_rate: rate, bit_rate: Number(kbps) * 1000 };
+      return { container: 'mp3', sampleRate: rate, bitRate: Number(kbps) * 1000 };
     case 'opus':
-      return { container: 'opus', sample_rate: rate, bit_rate: Number(kbps) * 1000 };
+      return { container: 'opus', sampleRate: rate, bitRate: Number(kbps) * 1000 };
     case 'pcm':
-      return { container: 'raw', encoding: 'pcm_s16le', sample_rate: rate };
+      return { container: 'raw', encoding: 'pcm_s16le', sampleRate: rate };
     case 'wav':
-      return { container: 'wav', encoding: 'pcm_s16le', sample_rate: rate };
+      return { container: 'wav', encoding: 'pcm_s16le', sampleRate: rate };
     case 'ulaw':
-      return { container: 'raw', encoding: 'pcm_mulaw', sample_rate: rate };
+      return { container: 'raw', encoding: 'pcm_mulaw', sampleRate: rate };
     default:
-      return { container: 'raw', encoding: 'pcm_alaw', sample_rate: rate };
+      return { container: 'raw', encoding: 'pcm_alaw', sampleRate: rate };
   }
 }
 

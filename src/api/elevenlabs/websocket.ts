@@ -26,6 +26,7 @@ import { rawHttpResponse } from '../../http/errors.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { UpgradeRequest, WebSocketConnection, WebSocketHandler, WebSocketRoute } from '../../http/websocket-router.js';
 import type { Logger } from '../../log/logger.js';
+import type { FormatRequest } from '../../models/output-format.js';
 import type { Services } from '../../services.js';
 import { SynthesisSession } from '../../synthesis/session.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
@@ -49,7 +50,7 @@ const RECENT_CONTEXTS = 1024;
 interface SocketSettings {
   modelId: string;
   voiceId: string;
-  outputFormat: Record<string, unknown>;
+  outputFormat: FormatRequest;
   language: string | null;
   autoMode: boolean;
   normalize: boolean | undefined;

@@ -11,15 +11,16 @@
 import type { Config } from '../../config/schema.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
+import type { FormatRequest } from '../../models/output-format.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
 /** OpenAI `response_format` → output format, as documented in docs/api.md. */
-const RESPONSE_FORMATS: Record<string, Record<string, unknown>> = {
-  mp3: { container: 'mp3', sample_rate: 44100, bit_rate: 128000 },
-  wav: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 24000 },
-  pcm: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 },
+const RESPONSE_FORMATS: Record<string, FormatRequest> = {
+  mp3: { container: 'mp3', sampleRate: 44100, bitRate: 128000 },
+  wav: { container: 'wav', encoding: 'pcm_s16le', sampleRate: 24000 },
+  pcm: { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 },
   // Ogg Opus at 48 kHz, as OpenAI sends it; a model whose profile has no opus (`omnivoice`) refuses it when resolved.
-  opus: { container: 'opus', sample_rate: 48000, bit_rate: 64000 },
+  opus: { container: 'opus', sampleRate: 48000, bitRate: 64000 },
 };
 const UNSUPPORTED_FORMATS = new Set(['aac', 'flac']);
 
