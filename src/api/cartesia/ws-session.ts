@@ -201,10 +201,13 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
         return void (await session.end());
       }
       if (this.contexts.size >= this.options.maxContexts) throw new ApiError('too_many_contexts', { max: this.options.maxContexts });
-      const synthesis = await session.admit({ ...input, contextId }, 'tts.websocket', { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true });
+      // The turn is admitted without its text: the message's text is read once, by the turn that speaks it.
+      const synthesis = await session.admit({ ...input, transcript: '', contextId }, 'tts.websocket', { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true });
       if (synthesis.format.container !== 'raw') {
         throw new ApiError('invalid_output_format', { reason: 'the WebSocket sends raw audio: use container raw' });
       }
+      const max = synthesis.model.maxTranscriptChars;
+      if (turn.characters > max) throw new ApiError('input_too_long', { count: turn.characters, max });
       const context = new TextTurn(contextId, session, this, this.options.contextTimeoutMs);
       this.contexts.set(contextId, context);
       await context.accept(turn);
