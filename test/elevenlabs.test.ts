@@ -77,6 +77,28 @@ describe('REST through the official SDK', () => {
     }
   });
 
+  test('audio is typed as ElevenLabs types it: audio/pcm, audio/basic, audio/mpeg, audio/ogg', { timeout: 60_000 }, async () => {
+    const types: Record<string, string> = { pcm_16000: 'audio/pcm', ulaw_8000: 'audio/basic', alaw_8000: 'audio/x-alaw-basic', mp3_44100_128: 'audio/mpeg', opus_48000_64: 'audio/ogg' };
+    for (const [format, type] of Object.entries(types)) {
+      for (const path of ['', '/stream']) {
+        const response = await fetch(`${server.url}/v1/text-to-speech/${RACHEL}${path}?output_format=${format}`, { method: 'POST', headers: { 'xi-api-key': org.key }, body: JSON.stringify({ text: 'Hi.' }) });
+        assert.equal(response.status, 200);
+        assert.equal(response.headers.get('content-type'), type, `${format}${path}`);
+        await response.arrayBuffer();
+      }
+    }
+  });
+
+  test('opus: Ogg Opus at 48 kHz, streamed and whole, as long as the PCM', { timeout: 60_000 }, async () => {
+    const pcm = await bytesOf(await client.textToSpeech.convert(RACHEL, { text: TEXT, outputFormat: 'pcm_24000' }));
+    for (const bytes of [await bytesOf(await client.textToSpeech.convert(RACHEL, { text: TEXT, outputFormat: 'opus_48000_64' })), await bytesOf(await client.textToSpeech.stream(RACHEL, { text: TEXT, outputFormat: 'opus_48000_128' }))]) {
+      const decoded = await decodeToFloat(bytes, { container: 'opus', sampleRate: 48000 });
+      assert.equal(decoded.sampleRate, 48000);
+      assert.ok(Math.abs(decoded.samples.length / 48000 - pcm.length / 2 / 24000) < 0.03, 'as long as the PCM');
+      assert.ok(rms(decoded.samples) > 0.02);
+    }
+  });
+
   test('with timestamps: the characters spell the text, times rise, the audio matches', { timeout: 60_000 }, async () => {
     const whole = await client.textToSpeech.convertWithTimestamps(RACHEL, { text: TEXT, outputFormat: 'pcm_22050' });
     assert.equal(whole.alignment!.characters.join(''), TEXT);
@@ -306,9 +328,16 @@ describe('WebSockets', () => {
       for (const id of ['x', 'y', 'z']) ws.send({ text: ' ', context_id: id });
       const refused = await ws.waitFor((e) => e.contextId === 'z' && e.error);
       assert.equal(refused.error, 'too_many_contexts');
+      // Its later messages are dropped (told once); `{"text": " "}` opens it again once there is room.
+      ws.send({ text: 'Dropped. ', context_id: 'z' });
       ws.send({ text: 'Still here. ', context_id: 'x', flush: true });
       ws.send({ context_id: 'x', close_context: true });
       await ws.waitFor((e) => e.isFinal && e.contextId === 'x', 30_000);
+      ws.send({ text: ' ', context_id: 'z' });
+      ws.send({ text: 'Room now. ', context_id: 'z', flush: true });
+      ws.send({ context_id: 'z', close_context: true });
+      await ws.waitFor((e) => e.isFinal && e.contextId === 'z', 30_000);
+      assert.equal(ws.events.filter((e) => e.contextId === 'z' && e.error).length, 1, 'refused once');
       ws.close();
     } finally {
       await bounded.close();

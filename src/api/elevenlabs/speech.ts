@@ -16,7 +16,7 @@ import { presentedKey } from '../../http/credentials.js';
 import { postOnly } from '../../http/json-body.js';
 import { audioStream, serveSynthesis, type SynthesisRoute } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import type { WordTiming } from '../../engines/engine.js';
+import { CONTENT_TYPES, type OutputFormat } from '../../audio/format.js';
 import type { Endpoint } from '../../synthesis/gate.js';
 import { CharacterAligner, restAlignment } from './alignment.js';
 import { parseElevenLabsRequest, type ElevenLabsContext, type ElevenLabsInput } from './parse.js';
@@ -31,6 +31,16 @@ export function elevenLabsKey(headers: IncomingHttpHeaders, url = ''): string | 
 
 const PATHS = ['', '/stream', '/with-timestamps', '/stream/with-timestamps'] as const;
 
+/**
+ * The Content-Type of audio as ElevenLabs sends it: raw PCM is `audio/pcm` (LiveKit's plugin
+ * refuses a body that is not `audio/*`), μ-law and A-law their `audio/` types, the rest as their
+ * container's.
+ */
+export function audioType(format: OutputFormat): string {
+  if (format.container !== 'raw') return CONTENT_TYPES[format.container];
+  return format.encoding === 'pcm_mulaw' ? 'audio/basic' : format.encoding === 'pcm_alaw' ? 'audio/x-alaw-basic' : 'audio/pcm';
+}
+
 function route(path: (typeof PATHS)[number], context: ElevenLabsContext): SynthesisRoute<ElevenLabsInput> {
   const streaming = path.startsWith('/stream');
   const timestamps = path.endsWith('/with-timestamps');
@@ -40,21 +50,19 @@ function route(path: (typeof PATHS)[number], context: ElevenLabsContext): Synthe
     decode: (request) => parseElevenLabsRequest(request, { streaming, timestamps }, context),
     endpoint: () => endpoint,
     headers: (_input, synthesis) => ({ 'request-id': synthesis.requestId, 'x-character-count': String(synthesis.characters) }),
-    // A whole clip is its audio bytes; with timestamps, one JSON object with them and its alignment.
-    ...(timestamps
-      ? {
-          clip: {
-            timings: true,
-            answer(_input: ElevenLabsInput, _synthesis: unknown, clip: { audio: Buffer; words: WordTiming[] }) {
-              const alignment = restAlignment(new CharacterAligner().next(clip.words));
-              const body = jsonWithAudio({ audio_base64: clip.audio.toString('base64'), alignment, normalized_alignment: alignment }, 'audio_base64');
-              return { contentType: 'application/json; charset=utf-8', body };
-            },
-          },
-        }
-      : {}),
+    // A whole clip is its audio bytes, typed as ElevenLabs types them; with timestamps, one JSON
+    // object with them and its alignment.
+    clip: {
+      timings: timestamps,
+      answer(_input, synthesis, clip) {
+        if (!timestamps) return { contentType: audioType(synthesis.format), body: clip.audio };
+        const alignment = restAlignment(new CharacterAligner().next(clip.words));
+        const body = jsonWithAudio({ audio_base64: clip.audio.toString('base64'), alignment, normalized_alignment: alignment }, 'audio_base64');
+        return { contentType: 'application/json; charset=utf-8', body };
+      },
+    },
     stream(_input, synthesis) {
-      if (!timestamps) return audioStream(synthesis);
+      if (!timestamps) return { ...audioStream(synthesis), contentType: audioType(synthesis.format) };
       const characters = new CharacterAligner();
       return {
         contentType: 'application/json; charset=utf-8',

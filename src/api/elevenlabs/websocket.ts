@@ -89,6 +89,8 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   private readonly byTurn = new Map<TextTurn, Context>();
   /** Contexts that have ended (stream-input's one as `''`): a late message for one is not an error. */
   private readonly finished = new Set<string>();
+  /** Contexts refused when they opened: the client was told once; its later messages for them are dropped until it opens one again. */
+  private readonly refused = new Set<string>();
   private settings: SocketSettings | null = null;
   private draining = false;
   private closing = false;
@@ -232,6 +234,11 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     }
     const contextId = this.multi ? ((given as string | undefined) ?? 'default') : null;
     const open = this.contexts.get(contextId);
+    // A refused context's later messages are dropped; `{"text": " "}` (the opening message) tries again.
+    if (!open && this.refused.has(contextId ?? '')) {
+      if (fields.text !== ' ') return;
+      this.refused.delete(contextId ?? '');
+    }
     if (this.multi && fields.close_context === true) {
       if (open) open.turn?.close();
       else if (!this.finished.has(contextId ?? '')) await this.error(contextId, new ApiError('context_not_found', { id: contextId! }));
@@ -317,6 +324,9 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
       await session.end();
       if (this.connection.signal.aborted) return;
       if (error.status >= 500) this.log.error({ err, context_id: contextId }, 'websocket context failed to open');
+      // A refused context stays refused: the client hears why once, not once for each message it had in flight.
+      this.refused.add(contextId ?? '');
+      if (this.refused.size > RECENT_CONTEXTS) this.refused.delete(this.refused.values().next().value!);
       await this.error(contextId, error, this.multi ? undefined : error.status >= 500 ? 1011 : POLICY);
     }
   }
