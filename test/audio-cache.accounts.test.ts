@@ -13,7 +13,7 @@ import { UsageError } from '../src/cli/accounts.js';
 import { countTranscriptCharacters } from '../src/synthesis/tags.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
-import { engineJobs, fresh } from './helpers/cache.js';
+import { engineJobs, fresh, headsSplit } from './helpers/cache.js';
 import { eventually } from './helpers/redis.js';
 
 const ADMIN = 'admin-token-for-cache-tests';
@@ -53,6 +53,7 @@ describe('audio cache with accounts', () => {
     assert.ok(perRun >= 1);
     const before = (await charges(server, org.orgId)).length;
     jobs = engineJobs(server);
+    const split = headsSplit(server);
     const answers = await Promise.all(Array.from({ length: 32 }, () => get(server, body, org.auth)));
     const ran = engineJobs(server) - jobs;
     // eSpeak may speak a first sentence's head as a job of its own when its worker is busy.
@@ -64,7 +65,10 @@ describe('audio cache with accounts', () => {
       assert.ok(answer.audio.equals(answers[0].audio), 'every follower heard the whole of it');
       assert.equal(answer.headers.get('x-request-credits'), String(countTranscriptCharacters(transcript)));
     }
-    assert.equal(answers[0].audio.length, alone.audio.length);
+    // The same audio as alone, unless the leader arrived while the worker was still busy and its
+    // first sentence was spoken as a head and the rest: then a few samples more or less.
+    if (headsSplit(server) === split) assert.equal(answers[0].audio.length, alone.audio.length);
+    else assert.ok(Math.abs(answers[0].audio.length - alone.audio.length) < 0.05 * alone.audio.length);
     const rows = await charges(server, org.orgId);
     assert.equal(rows.length - before, 32, 'one charge per request');
     const ids = new Set(rows.slice(0, 32).map((r) => r.requestId));
