@@ -25,6 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket, type RawData } from 'ws';
 import { createAudioEncoder } from '../src/audio/encoder.js';
 import type { OutputFormat } from '../src/audio/format.js';
+import { opusSourceRate } from '../src/audio/opus.js';
 import { createResampler } from '../src/audio/resampler.js';
 import { EspeakPool } from '../src/engines/espeak/pool.js';
 import { createLogger } from '../src/log/logger.js';
@@ -36,6 +37,12 @@ import { markdownTable, num, verdict } from './lib/table.js';
 import { SENTENCES, WsStream, streamSlice, type StreamClient } from './streaming-latency.js';
 
 const STREAMS = 64;
+const LABELS: Record<string, string> = {
+  native: 'WebSocket /tts/websocket',
+  eleven: 'ElevenLabs stream-input',
+  'native with timestamps': 'WebSocket /tts/websocket, add_timestamps',
+  'multi-stream-input': 'ElevenLabs multi-stream-input (one socket)',
+};
 const THROUGHPUT_STREAMS = 8;
 export const TARGET_P99_DELTA_MS = 2;
 export const TARGET_THROUGHPUT_RATIO = 0.9;
@@ -87,6 +94,56 @@ class ElevenLabsStream {
 
   close(): void {
     void this.spare?.then((ws) => ws.close()).catch(() => {});
+  }
+}
+
+/** One `multi-stream-input` socket per stream, a context per utterance (to see what a socket per utterance costs). */
+class MultiStream {
+  private next = 0;
+  private current: { id: string; onAudio: (bytes: number) => void; done: () => void } | null = null;
+
+  private constructor(private readonly ws: WebSocket) {
+    ws.on('message', (data: RawData) => {
+      const buffer = data as Buffer;
+      const current = this.current;
+      if (!current || buffer.lastIndexOf(`"contextId":"${current.id}"`) < 0) return;
+      if (buffer.toString('latin1', 0, 10) === '{"audio":"') {
+        const end = buffer.indexOf('"', 10);
+        const padding = (buffer[end - 1] === 61 ? 1 : 0) + (buffer[end - 2] === 61 ? 1 : 0);
+        current.onAudio(((end - 10) / 4) * 3 - padding);
+      } else if (buffer.includes('"isFinal":true')) {
+        this.current = null;
+        current.done();
+      }
+    });
+  }
+
+  static open(url: string): Promise<MultiStream> {
+    const ws = new WebSocket(`${url.replace(/^http/, 'ws')}/v1/text-to-speech/sarah/multi-stream-input?model_id=${MODEL}&output_format=pcm_${RATE}`, { perMessageDeflate: false });
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new MultiStream(ws)));
+      ws.once('error', reject);
+    });
+  }
+
+  speak(text: string, signal: AbortSignal, onAudio: (bytes: number) => void): Promise<void> {
+    const id = `c${this.next++}`;
+    return new Promise<void>((resolve) => {
+      const stop = () => {
+        if (this.current?.id === id) this.current = null;
+        this.ws.send(JSON.stringify({ context_id: id, close_socket: false, close_context: true }));
+        resolve();
+      };
+      signal.addEventListener('abort', stop, { once: true });
+      this.current = { id, onAudio, done: () => (signal.removeEventListener('abort', stop), resolve()) };
+      this.ws.send(JSON.stringify({ text: ' ', context_id: id }));
+      this.ws.send(JSON.stringify({ text: `${text} `, context_id: id, flush: true }));
+      this.ws.send(JSON.stringify({ context_id: id, close_context: true }));
+    });
+  }
+
+  close(): void {
+    this.ws.close();
   }
 }
 
@@ -166,8 +223,10 @@ async function encoderCost(pool: EspeakPool, format: OutputFormat): Promise<numb
   let seconds = 0;
   for (let round = 0; round < 3; round++) {
     const before = process.cpuUsage();
-    const resampler = format.sampleRate === pool.sampleRate ? null : await createResampler(pool.sampleRate, format.sampleRate);
-    const encoder = await createAudioEncoder(format, { streaming: true });
+    // What the server's pipeline does: Opus is encoded from the lowest rate that holds the engine's band.
+    const encoded = format.container === 'opus' ? { ...format, sampleRate: opusSourceRate(pool.sampleRate, format.sampleRate) } : format;
+    const resampler = encoded.sampleRate === pool.sampleRate ? null : await createResampler(pool.sampleRate, encoded.sampleRate);
+    const encoder = await createAudioEncoder(encoded, { streaming: true });
     for (const chunk of chunks) await encoder.encode(resampler ? resampler.process(chunk) : chunk);
     await encoder.end();
     resampler?.destroy();
@@ -203,19 +262,42 @@ export async function runElevenLabsBench(): Promise<ElevenLabsReport> {
     }
     const native = nativeClient(sockets);
     const eleven = elevenLabsClient(el);
+    // BENCH_ELEVENLABS_DETAIL=1: two more rows that show where a difference comes from, the native
+    // WebSocket with word timestamps (ElevenLabs always aligns) and multi-stream-input (one socket).
+    const detail = process.env.BENCH_ELEVENLABS_DETAIL === '1';
+    const timed: WsStream[] = [];
+    const multi: MultiStream[] = [];
+    if (detail) {
+      for (let i = 0; i < STREAMS; i++) {
+        timed.push(await WsStream.open(server.url, (text, contextId) => ({ ...nativeBody(text, contextId), add_timestamps: true })));
+        multi.push(await MultiStream.open(server.url));
+      }
+    }
+    const paths: [string, StreamClient][] = [
+      ['native', native],
+      ['eleven', eleven],
+      ...(detail
+        ? ([
+            ['native with timestamps', nativeClient(timed)],
+            ['multi-stream-input', (stream: number, text: string, signal: AbortSignal, onAudio: (bytes: number) => void) => multi[stream].speak(text, signal, onAudio)],
+          ] as [string, StreamClient][])
+        : []),
+    ];
     // Warm both paths.
     await streamSlice(native, STREAMS, 2, server.pid, { leadInSeconds: 0 });
     await streamSlice(eleven, STREAMS, 2, server.pid, { leadInSeconds: 0 });
-    const p99 = { native: [] as number[], eleven: [] as number[] };
-    const failed = { native: 0, eleven: 0 };
+    const p99: Record<string, number[]> = Object.fromEntries(paths.map(([name]) => [name, []]));
+    const failed: Record<string, number> = Object.fromEntries(paths.map(([name]) => [name, 0]));
     for (let round = 0; round < roundCount; round++) {
-      for (const [name, client] of [['native', native], ['eleven', eleven]] as const) {
+      for (const [name, client] of paths) {
         note(`elevenlabs: round ${round + 1}, ${name}`);
         const slice = await streamSlice(client, STREAMS, seconds, server.pid, { leadInSeconds: 1 });
         p99[name].push(percentile(slice.firstAudio, 99));
         failed[name] += slice.failed;
       }
     }
+    for (const socket of timed) socket.close();
+    for (const socket of multi) socket.close();
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const deltas = p99.eleven.map((value, i) => value - p99.native[i]);
     const delta = median(deltas);
@@ -254,10 +336,7 @@ export async function runElevenLabsBench(): Promise<ElevenLabsReport> {
 
     const firstAudio = markdownTable(
       ['path', 'first-audio p99 per slice (ms)', 'failed'],
-      [
-        ['WebSocket /tts/websocket', p99.native.map((v) => num(v, 1)).join(', '), failed.native],
-        ['ElevenLabs stream-input', p99.eleven.map((v) => num(v, 1)).join(', '), failed.eleven],
-      ],
+      paths.map(([name]) => [LABELS[name] ?? name, p99[name].map((v) => num(v, 1)).join(', '), failed[name]]),
     );
     const markdown = [
       '### ElevenLabs dialect',
