@@ -248,6 +248,27 @@ describe('WebSockets', () => {
     await charged(before, ' Hello there, this is streamed text. '.length);
   });
 
+  test('MP3 and Opus on the socket: a context is one stream (one Ogg stream, one encoder), as long as its PCM', { timeout: 60_000 }, async () => {
+    const say = async (format: string): Promise<Buffer> => {
+      const ws = await socket('stream-input', `?output_format=${format}`);
+      ws.send({ text: ' ' });
+      ws.send({ text: 'First sentence here. Second one follows, ' });
+      ws.send({ text: 'and a third part ends it.' });
+      ws.send({ text: '' });
+      assert.equal(await ws.waitForClose(30_000), 1000);
+      return audioOf(ws.events);
+    };
+    const pcmSeconds = (await say('pcm_24000')).length / 2 / 24000;
+    const opus = await say('opus_48000_64');
+    assert.equal(opus.toString('latin1').split('OpusHead').length - 1, 1, 'one Ogg Opus stream');
+    const fromOpus = await decodeToFloat(opus, { container: 'opus', sampleRate: 48000 });
+    assert.ok(Math.abs(fromOpus.samples.length / 48000 - pcmSeconds) < 0.01, `Opus ${fromOpus.samples.length / 48000} s, PCM ${pcmSeconds} s`);
+    const fromMp3 = await decodeToFloat(await say('mp3_44100_128'), { container: 'mp3', sampleRate: 44100 });
+    // One encoder's delay and padding, not one for each clause.
+    assert.ok(fromMp3.samples.length / 44100 - pcmSeconds < 0.06 && fromMp3.samples.length / 44100 >= pcmSeconds, `MP3 ${fromMp3.samples.length / 44100} s, PCM ${pcmSeconds} s`);
+    assert.ok(rms(fromOpus.samples) > 0.02 && rms(fromMp3.samples) > 0.02);
+  });
+
   test('a socket without a key anywhere is refused; a bad model id before the upgrade', { timeout: 30_000 }, async () => {
     const ws = await TestSocket.open(server.url, {}, '', `/v1/text-to-speech/${RACHEL}/stream-input`);
     ws.send({ text: ' ' });

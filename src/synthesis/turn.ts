@@ -13,7 +13,9 @@
  * the socket has taken it, and a charge that cannot be written ends the turn
  * with its error. The session's release runs once every charge is written.
  */
-import { bytesPerSample } from '../audio/format.js';
+import { createAudioEncoder } from '../audio/encoder.js';
+import { bytesPerSample, type OutputFormat } from '../audio/format.js';
+import { opusSourceRate } from '../audio/opus.js';
 import { ApiError } from '../errors/api-error.js';
 import type { WordTiming } from '../engines/engine.js';
 import type { Logger } from '../log/logger.js';
@@ -102,6 +104,8 @@ export class TextTurn {
   private cuts = 0;
   /** Audio is being made or sent now (not only waiting for more text). */
   private speaking = false;
+  /** A compressed turn's one encoder (`turnEncoder`). */
+  private encoding: Promise<TurnEncoder | null> | null = null;
   /**
    * The turn came whole in its first message (neither `continue` nor `flush`): it is one response,
    * which the audio cache may answer and keep. A turn built from several messages never is.
@@ -295,6 +299,8 @@ export class TextTurn {
         }
       }
       if (this.over) return;
+      await this.finishEncoding();
+      if (this.over) return;
       await this.sendWords(this.words?.settle(this.offsetSeconds, true));
       await this.output.done(this);
       this.end();
@@ -319,7 +325,11 @@ export class TextTurn {
     if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: this.wholeTurn };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
     if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
-    // The turn's clock: PCM by its bytes (exact), compressed audio by the seconds the engine made.
+    // A compressed turn's clauses are made as PCM and encoded here by the turn's one encoder, so the
+    // turn is one MP3 or Ogg Opus stream (one Ogg stream, no encoder delay at each clause).
+    const encoder = await this.turnEncoder();
+    if (encoder) synthesis.format = encoder.pcm;
+    // The turn's clock: PCM by its bytes (exact).
     const { format } = synthesis;
     const bytesPerSecond = format.container === 'raw' || format.container === 'wav' ? bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate : 0;
     let bytes = 0;
@@ -328,7 +338,11 @@ export class TextTurn {
     for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
       if (this.over) return;
       const at = clauseAt + (bytesPerSecond > 0 ? bytes / bytesPerSecond : seconds);
-      const out: TurnPiece = { audio: piece.audio, stepTime: piece.stepTime, at, seconds: piece.seconds };
+      bytes += piece.audio.length;
+      seconds += piece.seconds;
+      const audio = encoder && piece.audio.length > 0 ? await encoder.encode(piece.audio) : piece.audio;
+      if (this.over) return;
+      const out: TurnPiece = { audio, stepTime: piece.stepTime, at, seconds: piece.seconds };
       if (piece.words && piece.words.length > 0) out.words = piece.words;
       // Marks on the turn's clock, before the audio that starts where they stand.
       if (piece.marks) out.marks = piece.marks.map((m) => ({ name: m.name, time: clauseAt + m.time }));
@@ -338,15 +352,36 @@ export class TextTurn {
         this.session.leave();
         return this.cancel();
       }
-      if (piece.audio.length > 0) {
+      if (audio.length > 0) {
         if (this.firstAudioAt === 0) this.firstAudioAt = performance.now();
-        this.session.delivered(piece.seconds);
         this.billing.audioDelivered();
       }
-      bytes += piece.audio.length;
-      seconds += piece.seconds;
+      if (piece.audio.length > 0) this.session.delivered(piece.seconds);
     }
     this.offsetSeconds = clauseAt + (bytesPerSecond > 0 ? bytes / bytesPerSecond : seconds);
+  }
+
+  /**
+   * The turn's encoder when its format is compressed (MP3, Ogg Opus): made on first use, with the
+   * PCM format its clauses are made in (16-bit at the rate it encodes from). Null for PCM.
+   */
+  private turnEncoder(): Promise<TurnEncoder | null> | null {
+    const { format } = this.template;
+    if (format.container !== 'mp3' && format.container !== 'opus') return null;
+    this.encoding ??= openTurnEncoder(format, this.template.engine.sampleRate);
+    return this.encoding;
+  }
+
+  /** The end of a compressed turn's stream (the encoder's last frames, Ogg's last page), sent before the turn's end. */
+  private async finishEncoding(): Promise<void> {
+    const encoder = await this.encoding;
+    if (!encoder) return;
+    const tail = await encoder.end();
+    if (tail.length === 0 || this.over) return;
+    if (!(await this.output.piece(this, { audio: tail, stepTime: 0, at: this.offsetSeconds, seconds: 0 }))) {
+      this.session.leave();
+      this.cancel();
+    }
   }
 
   /** Words already on the turn's clock; none for none. */
@@ -356,6 +391,7 @@ export class TextTurn {
 
   private end(): void {
     this.over = true;
+    void this.encoding?.then((encoder) => encoder?.close()).catch(() => {});
     this.abort.abort(new Error('context ended'));
     this.clearBufferTimer();
     clearTimeout(this.lifetimeTimer);
@@ -369,4 +405,35 @@ export class TextTurn {
   done(): Promise<void> {
     return this.settled;
   }
+}
+
+/** One encoder for a whole compressed turn: its clauses' 16-bit PCM in, the stream's bytes out. */
+interface TurnEncoder {
+  /** The format the turn's clauses are made in. */
+  pcm: OutputFormat;
+  encode(pcm: Buffer): Promise<Buffer>;
+  end(): Promise<Buffer>;
+  close(): void;
+}
+
+async function openTurnEncoder(format: OutputFormat, engineRate: number): Promise<TurnEncoder> {
+  // Opus is made from the lowest rate that holds the engine's band, as the pipeline makes it.
+  const rate = format.container === 'opus' ? opusSourceRate(engineRate, format.sampleRate) : format.sampleRate;
+  const encoder = await createAudioEncoder({ ...format, sampleRate: rate }, { streaming: true });
+  let ended = false;
+  return {
+    pcm: { container: 'raw', encoding: 'pcm_s16le', sampleRate: rate },
+    async encode(pcm) {
+      const samples = new Float32Array(pcm.length >> 1);
+      for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2) / 32768;
+      return encoder.encode(samples);
+    },
+    async end() {
+      ended = true;
+      return encoder.end();
+    },
+    close() {
+      if (!ended) encoder.close?.();
+    },
+  };
 }
