@@ -8,11 +8,23 @@
  * to it by default, since their clients stream MP3 and set a speed.
  * Config may rebind their engine or override any field.
  */
-import type { ModelProfile } from './profile.js';
+import type { FormatRules, ModelProfile } from './profile.js';
 
 const SAMPLE_RATES = [8000, 16000, 22050, 24000, 44100, 48000];
 const MP3_BIT_RATES = [32000, 64000, 96000, 128000, 192000, 256000, 320000];
 const OPUS_BIT_RATES = [32000, 64000, 96000, 128000, 192000];
+
+/** `voicegate-1.0`'s formats, for clips and streams alike. */
+const EVERY_FORMAT: FormatRules = {
+  containers: ['mp3', 'opus', 'wav', 'raw'],
+  encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
+  sampleRates: SAMPLE_RATES,
+  defaultEncoding: 'pcm_s16le',
+  mp3BitRates: MP3_BIT_RATES,
+  defaultMp3BitRate: 128000,
+  opusBitRates: OPUS_BIT_RATES,
+  defaultOpusBitRate: 64000,
+};
 
 export const BUILTIN_MODELS: Record<string, ModelProfile> = {
   'gepard-1.0': {
@@ -64,26 +76,9 @@ export const BUILTIN_MODELS: Record<string, ModelProfile> = {
     description: 'Every format, streamed too (MP3 and Ogg Opus included), with speed on streams; 10,000 characters. What ElevenLabs model ids map to.',
     engine: 'espeak',
     maxTranscriptChars: 10000,
-    clip: {
-      containers: ['mp3', 'opus', 'wav', 'raw'],
-      encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
-      sampleRates: SAMPLE_RATES,
-      defaultEncoding: 'pcm_s16le',
-      mp3BitRates: MP3_BIT_RATES,
-      defaultMp3BitRate: 128000,
-      opusBitRates: OPUS_BIT_RATES,
-      defaultOpusBitRate: 64000,
-    },
-    stream: {
-      containers: ['mp3', 'opus', 'wav', 'raw'],
-      encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
-      sampleRates: SAMPLE_RATES,
-      defaultEncoding: 'pcm_s16le',
-      mp3BitRates: MP3_BIT_RATES,
-      defaultMp3BitRate: 128000,
-      opusBitRates: OPUS_BIT_RATES,
-      defaultOpusBitRate: 64000,
-    },
+    // Streams offer what whole clips do.
+    clip: EVERY_FORMAT,
+    stream: EVERY_FORMAT,
     creditMultiplier: 1,
     speed: { min: 0.5, max: 2.0 },
     volume: { min: 0.5, max: 2.0 },
