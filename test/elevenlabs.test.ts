@@ -20,7 +20,8 @@ let server: TestServer;
 let org: TestOrg;
 let client: ElevenLabsClient;
 before(async () => {
-  server = await startServer({ config: { accounts: { enabled: true } } });
+  // An unfinished clause waits 5 s for more text: what is spoken sooner was cut by the chunk schedule.
+  server = await startServer({ config: { accounts: { enabled: true }, server: { websocket: { maxBufferDelayMs: 5000 } } } as any });
   org = await newOrg(server, { credits: 1_000_000 });
   client = new ElevenLabsClient({ apiKey: org.key, baseUrl: server.url, maxRetries: 0 });
 });
@@ -123,7 +124,7 @@ describe('REST through the official SDK', () => {
     assert.ok(Math.abs(audio - Buffer.from(whole.audioBase64, 'base64').length) <= 16, `${audio} bytes streamed`);
   });
 
-  test('alignment spells the text sent, not what a dictionary or SSML made of it', { timeout: 60_000 }, async () => {
+  test('alignment spells the text sent, not what a dictionary, SSML or <spell> made of it', { timeout: 60_000 }, async () => {
     const dict = await fetch(`${server.url}/pronunciation-dicts`, {
       method: 'POST',
       headers: { ...org.auth, 'content-type': 'application/json' },
@@ -136,6 +137,8 @@ describe('REST through the official SDK', () => {
     assert.equal(said.alignment!.characters.join(''), 'Welcome to Voicegate today.');
     const ssml = await client.textToSpeech.convertWithTimestamps(RACHEL, { text: '<speak>Say <say-as interpret-as="characters">AB</say-as> now.</speak>' });
     assert.equal(ssml.alignment!.characters.join(''), 'Say AB now.');
+    const spelled = await client.textToSpeech.convertWithTimestamps(RACHEL, { text: 'Your code is <spell>AB12</spell> today.' });
+    assert.equal(spelled.alignment!.characters.join(''), 'Your code is AB12 today.');
   });
 
   test('voices, models and the subscription in the SDK types; the subscription follows the ledger', { timeout: 30_000 }, async () => {
@@ -267,6 +270,20 @@ describe('WebSockets', () => {
     // One encoder's delay and padding, not one for each clause.
     assert.ok(fromMp3.samples.length / 44100 - pcmSeconds < 0.06 && fromMp3.samples.length / 44100 >= pcmSeconds, `MP3 ${fromMp3.samples.length / 44100} s, PCM ${pcmSeconds} s`);
     assert.ok(rms(fromOpus.samples) > 0.02 && rms(fromMp3.samples) > 0.02);
+  });
+
+  test('chunk_length_schedule: an unfinished clause as long as the schedule says is spoken at once, up to its last whole word', { timeout: 30_000 }, async () => {
+    const ws = await socket('stream-input', '?output_format=pcm_16000');
+    ws.send({ text: ' ', generation_config: { chunk_length_schedule: [50] } });
+    const started = Date.now();
+    ws.send({ text: 'this clause has no punctuation in it and it goes on and on without end ' });
+    ws.send({ text: 'still going' });
+    await ws.waitFor((e) => e.audio, 4_000);
+    assert.ok(Date.now() - started < 4_000, 'spoken before the 5 s buffer delay');
+    ws.send({ text: '' });
+    assert.equal(await ws.waitForClose(20_000), 1000);
+    const spelled = ws.events.filter((e) => e.alignment).flatMap((e) => e.alignment.chars).join('');
+    assert.equal(spelled, 'this clause has no punctuation in it and it goes on and on without end still going');
   });
 
   test('a socket without a key anywhere is refused; a bad model id before the upgrade', { timeout: 30_000 }, async () => {
