@@ -52,6 +52,12 @@ function noAudio(request: SynthesisRequest): ApiError {
     : new ApiError('engine_error', { reason: ': the engine produced no audio' });
 }
 
+/** Float32 samples of little-endian f32 bytes: a view where the bytes are aligned, else a copy. */
+function float32Of(bytes: Buffer): Float32Array {
+  if (bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
+}
+
 /** Silence is handed on in pieces of at most this long, so a long break streams like speech. */
 const SILENCE_PIECE_SECONDS = 0.1;
 
@@ -63,20 +69,26 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   // bytes (scaled in one pass when the gain is not 1): no stage, no resampler.
   const int16 = offersInt16(engine) && format.encoding !== 'pcm_f32le';
   const asMade = int16 && rate === format.sampleRate && format.encoding === 'pcm_s16le';
-  // Every other PCM answer whose rates a FIR filter joins goes through one output stage: in the
-  // engine's worker threads when the engine offers that (engines/staged), on this thread otherwise.
-  const spec = asMade ? null : stageSpecFor(rate, format);
-  let stage = spec ? new OutputStage(spec) : null;
-  const cursor: StageCursor | null = spec && offersStaging(engine) ? { spec, gain: 1, state: stage!.state() } : null;
-  // The rest (MP3, rate pairs Speex handles): resampler and encoder here.
   // Opus decodes to 48 kHz whatever it was made from: it is made from the lowest rate it takes that
   // holds the engine's whole band (22,050 Hz speech from 24 kHz), so less is resampled and encoded.
   const encoded = format.container === 'opus' ? { ...format, sampleRate: opusSourceRate(rate, format.sampleRate) } : format;
+  // MP3 and Opus are encoded from Float32 at the rate they are made from: when a FIR filter joins
+  // the rates, that PCM comes from an output stage like any PCM answer's, and the encoder thread
+  // takes it from there.
+  const compressed = encoded.container === 'mp3' || encoded.container === 'opus';
+  // Every other PCM answer whose rates a FIR filter joins goes through one output stage: in the
+  // engine's worker threads when the engine offers that (engines/staged), on this thread otherwise.
+  const spec = asMade ? null : stageSpecFor(rate, compressed ? { container: 'raw', encoding: 'pcm_f32le', sampleRate: encoded.sampleRate } : format);
+  let stage = spec ? new OutputStage(spec) : null;
+  const cursor: StageCursor | null = spec && offersStaging(engine) ? { spec, gain: 1, state: stage!.state() } : null;
+  // The rest (rate pairs Speex handles): resampler and encoder here.
   const resampler = stage || rate === encoded.sampleRate ? null : await createResampler(rate, encoded.sampleRate);
   const encoder = await createAudioEncoder(encoded, { streaming: request.streaming });
   let header = request.streaming ? encoder.header() : null;
+  /** A stage's bytes as they go out: as they are for PCM, through the encoder for MP3 and Opus. */
+  const fromStage = (bytes: Buffer): Buffer | Promise<Buffer> => (compressed ? encoder.encode(float32Of(bytes)) : bytes);
   const encodeHere = (chunk: Float32Array | Int16Array, gain: number): Buffer | Promise<Buffer> => {
-    if (stage) return stage.encode(chunk, gain);
+    if (stage) return fromStage(stage.encode(chunk, gain));
     if (asMade) return encoder.encodeInt16!(gain === 1 ? (chunk as Int16Array) : applyGainInt16(chunk as Int16Array, gain));
     const samples = floatWithGain(chunk, gain);
     return encoder.encode(resampler ? resampler.process(samples) : samples);
@@ -143,7 +155,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         // Bytes from the engine's workers, or samples to encode here.
         const from = 'audio' in chunk ? chunk.made : chunk.samples.length;
         made += from;
-        let audio = 'audio' in chunk ? Buffer.from(chunk.audio.buffer, chunk.audio.byteOffset, chunk.audio.byteLength) : encodeHere(chunk.samples, segment.gain);
+        let audio = 'audio' in chunk ? fromStage(Buffer.from(chunk.audio.buffer, chunk.audio.byteOffset, chunk.audio.byteLength)) : encodeHere(chunk.samples, segment.gain);
         if (audio instanceof Promise) audio = await audio; // MP3: frames from the encoder thread
         if (audio.length === 0 && !chunk.words) continue;
         if (firstAudioAt === 0 && audio.length > 0) firstAudioAt = performance.now();
@@ -160,7 +172,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       offset += made / rate;
     }
     if (samples === 0) throw noAudio(request);
-    const held = stage ? stage.flush() : resampler ? await encoder.encode(resampler.flush()) : null;
+    const held = stage ? await fromStage(stage.flush()) : resampler ? await encoder.encode(resampler.flush()) : null;
     const tail = held ? Buffer.concat([held, await encoder.end()]) : await encoder.end();
     // Everything this request's text holds has been spoken: its words are known (a turn's last may go on).
     const words = track ? track.aligner.settle(track.secondsAt + offset, track.last) : [];
