@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { openMp3ThreadStream, openOpusThreadStream } from './encoder-thread.js';
+import { openMp3ThreadStream, openOpusThreadStream, type ThreadStream } from './encoder-thread.js';
 import { createMp3Stream } from './mp3.js';
 import { createOggOpusStream } from './opus.js';
 
@@ -16,6 +16,21 @@ function tone(hz: number, rate: number, seconds: number): Float32Array {
 
 function join(parts: Uint8Array[]): Buffer {
   return Buffer.concat(parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)));
+}
+
+/**
+ * Feeds each stream its input in chunks of 1,000 samples, every stream's next chunk in flight at
+ * once (as under concurrent requests), then flushes them; returns each stream's bytes in order.
+ */
+async function interleaved(streams: ThreadStream[], inputs: Float32Array[]): Promise<Uint8Array[][]> {
+  const got: Uint8Array[][] = streams.map(() => []);
+  const longest = Math.max(...inputs.map((x) => x.length));
+  for (let at = 0; at < longest; at += 1000) {
+    const answers = await Promise.all(streams.map((s, i) => (at < inputs[i].length ? s.encode(inputs[i].subarray(at, at + 1000)) : null)));
+    answers.forEach((bytes, i) => bytes && got[i].push(bytes));
+  }
+  for (let i = 0; i < streams.length; i++) got[i].push(await streams[i].flush());
+  return got;
 }
 
 describe('openMp3ThreadStream', () => {
@@ -31,14 +46,7 @@ describe('openMp3ThreadStream', () => {
       expected.push(join(parts));
     }
     const streams = await Promise.all(rates.map((rate) => openMp3ThreadStream(rate, 64000)));
-    const got: Uint8Array[][] = streams.map(() => []);
-    const longest = Math.max(...inputs.map((x) => x.length));
-    for (let at = 0; at < longest; at += 1000) {
-      // Every stream's next chunk is in flight at once, as under concurrent requests.
-      const answers = await Promise.all(streams.map((s, i) => (at < inputs[i].length ? s.encode(inputs[i].subarray(at, at + 1000)) : null)));
-      answers.forEach((bytes, i) => bytes && got[i].push(bytes));
-    }
-    for (let i = 0; i < streams.length; i++) got[i].push(await streams[i].flush());
+    const got = await interleaved(streams, inputs);
     for (let i = 0; i < streams.length; i++) {
       assert.ok(expected[i].length > 1000, `stream ${i} made frames`);
       assert.deepEqual(join(got[i]), expected[i], `stream ${i}`);
@@ -70,13 +78,7 @@ describe('openOpusThreadStream', () => {
       openOpusThreadStream(16000, 64000, { streaming: true, serial: 101 }),
       openMp3ThreadStream(44100, 64000),
     ]);
-    const got: Uint8Array[][] = streams.map(() => []);
-    const longest = Math.max(...inputs.map((x) => x.length));
-    for (let at = 0; at < longest; at += 1000) {
-      const answers = await Promise.all(streams.map((s, i) => (at < inputs[i].length ? s.encode(inputs[i].subarray(at, at + 1000)) : null)));
-      answers.forEach((bytes, i) => bytes && got[i].push(bytes));
-    }
-    for (let i = 0; i < streams.length; i++) got[i].push(await streams[i].flush());
+    const got = await interleaved(streams, inputs);
     for (let i = 0; i < 2; i++) {
       assert.ok(expected[i].length > 1000, `stream ${i} made pages`);
       assert.deepEqual(join(got[i]), expected[i], `stream ${i}`);
