@@ -25,6 +25,7 @@ import { SharedTier } from './cache/shared-tier.js';
 import type { SynthesisCache } from './synthesis/services.js';
 import { FileBlobStorage } from './cache/blob-storage.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
+import { HttpConnections } from './http/connections.js';
 import { buildHttpServer } from './http/server.js';
 import { JobService } from './jobs/service.js';
 import { jobToJson } from './api/jobs.js';
@@ -59,8 +60,12 @@ export interface App {
   bootstrap: Bootstrap | null;
   /** Set after `listen()` when metrics have a port of their own (`metrics.port`): the URL of `/metrics` there. */
   metricsUrl: string | null;
-  /** Marks the server as leaving: `/readyz` answers 503 from now on, while requests are still served. */
-  drain(): void;
+  /**
+   * Marks the server as leaving: `/readyz` answers 503 from now on, while requests are still served,
+   * each with `Connection: close`; keep-alive connections idle for at least `idleMs` (1 s) are
+   * closed at once.
+   */
+  drain(idleMs?: number): void;
   /** Stops accepting, lets requests in flight finish (up to the grace period), stops engines. */
   close(): Promise<void>;
 }
@@ -157,7 +162,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const stopLogging = logSynthesis(logger, instanceId);
   let closing = false;
   let draining = false;
-  const http = buildHttpServer(services, () => closing);
+  const http = buildHttpServer(services, () => closing, () => draining || closing);
+  const connections = new HttpConnections(http.server);
   registerRoutes(http, services, () => closing, () => draining);
 
   const app: App = {
@@ -187,8 +193,10 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       }
       return address;
     },
-    drain() {
+    drain(idleMs = 1000) {
       draining = true;
+      const closed = connections.closeIdle(idleMs);
+      logger.info({ closed, ...connections.counts() }, 'draining: idle keep-alive connections closed, the others answered with Connection: close');
     },
     async close() {
       closing = true;

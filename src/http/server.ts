@@ -23,7 +23,7 @@ export interface HttpServerOptions {
   logger: Logger;
 }
 
-export function buildHttpServer(options: HttpServerOptions, isClosing: () => boolean): FastifyInstance {
+export function buildHttpServer(options: HttpServerOptions, isClosing: () => boolean, isDraining: () => boolean = isClosing): FastifyInstance {
   // pino's Logger is wider than Fastify's base logger type; the instance is the same.
   const { server } = options.config;
   const tls = resolveTls(options.config);
@@ -47,6 +47,9 @@ export function buildHttpServer(options: HttpServerOptions, isClosing: () => boo
   // A callback hook, not an async one: it runs on every request and needs no promise.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    // A leaving server tells keep-alive clients so with every answer: the connection closes once the
+    // answer is sent, and the client's next request opens a new one (to a gateway that is staying).
+    if (isDraining()) reply.header('connection', 'close');
     if (isClosing()) {
       // Answering from the hook without `done()` ends the request here.
       sendError(reply.header('connection', 'close'), request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
