@@ -9,6 +9,7 @@
  * before its PostgreSQL server is reachable waits for it.
  */
 import assert from 'node:assert/strict';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { after, test } from 'node:test';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { startGateway, type Gateway } from './helpers/gateways.js';
@@ -47,6 +48,38 @@ test('SIGTERM: readyz 503 at once, new requests served during the drain delay, t
     await gateway.exited;
     assert.equal(code, 0);
   } finally {
+    await gateway.stop();
+  }
+});
+
+test('keep-alive clients: answers during the drain say Connection: close; with only idle connections left the process exits within the drain delay and 1 s, not at the grace', { timeout: 60_000 }, async () => {
+  const gateway = await startGateway({ accounts: { enabled: false }, server: { drainDelayMs: 1000, shutdownGraceMs: 20_000 } });
+  const agent = new Agent({ keepAlive: true, maxSockets: 8 });
+  let exitedAt = 0;
+  gateway.process.once('exit', () => (exitedAt = performance.now()));
+  const get = (path: string) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(gateway.url + path, { agent }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(response));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  try {
+    // Eight keep-alive connections, idle once answered.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => get('/healthz')));
+    assert.ok(answers.every((a) => a.headers.connection === 'keep-alive'));
+    const sent = performance.now();
+    gateway.process.kill('SIGTERM');
+    await until(async () => (await get('/readyz')).statusCode === 503, 1000, 'readyz 503 after SIGTERM');
+    const during = await get('/healthz');
+    assert.equal(during.headers.connection, 'close', 'an answer during the drain closes its connection');
+    await gateway.exited;
+    const seconds = (exitedAt - sent) / 1000;
+    assert.ok(seconds < 1 + 1 + 0.5, `exited ${seconds.toFixed(2)} s after SIGTERM (drain delay 1 s, grace 20 s)`);
+  } finally {
+    agent.destroy();
     await gateway.stop();
   }
 });
