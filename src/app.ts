@@ -134,7 +134,21 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     : null;
   const instanceId = randomUUID();
   const activity = new Activity(instanceId);
-  const metrics = config.metrics.enabled ? new Metrics({ instanceId, version: VERSION, engines, models, activity, store, limits: accounts?.limits, cache: cache?.store ?? null, jobs: config.jobs.enabled ? store.jobs : null }) : null;
+  const metrics = config.metrics.enabled
+    ? new Metrics({
+        instanceId,
+        version: VERSION,
+        engines,
+        models,
+        activity,
+        store,
+        limits: accounts?.limits,
+        cache: cache?.store ?? null,
+        jobs: config.jobs.enabled ? store.jobs : null,
+        // Read at scrape time, once the server below exists.
+        lifecycle: { draining: () => draining || closing, connections: () => connections.counts() },
+      })
+    : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
   const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache, jobs: null };
   const webhookOptions = { ...config.jobs.webhooks };

@@ -42,6 +42,8 @@ test('from the drain on, every answer says Connection: close and its connection 
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const recent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
+    const gauge = async (name: string) => (await server.app.services.metrics!.registry.getSingleMetric(name)!.get()).values;
+    assert.deepEqual((await gauge('voicegate_draining')).map((v) => v.value), [0]);
     const first = await get(agent);
     assert.equal(first.response.headers.connection, 'keep-alive');
     const idle = first.socket;
@@ -50,6 +52,9 @@ test('from the drain on, every answer says Connection: close and its connection 
     // drain(60 s) first: a connection idle for less than the moment is left open.
     server.app.drain(60_000);
     assert.equal(idle.destroyed, false, 'a connection idle for less than the moment stays open');
+    assert.deepEqual((await gauge('voicegate_draining')).map((v) => v.value), [1]);
+    const connections = Object.fromEntries((await gauge('voicegate_http_connections')).map((v) => [v.labels.state, v.value]));
+    assert.deepEqual(connections, { busy: 0, idle: 2 });
     const answered = await get(recent);
     assert.equal(answered.socket, kept, 'the recent connection was reused');
     assert.equal(answered.response.headers.connection, 'close');

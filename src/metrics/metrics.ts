@@ -49,6 +49,8 @@ export interface MetricsSources {
   jobs?: { countByStatus(): Promise<Record<JobStatus, number>> } | null;
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
+  /** Whether the server is leaving (SIGTERM), and its HTTP connections, read at scrape time. */
+  lifecycle?: { draining(): boolean; connections(): { open: number; busy: number } };
 }
 
 const TTFA_BUCKETS = [0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
@@ -204,6 +206,28 @@ export class Metrics {
         for (const [endpoint, count] of activity.synthesesByEndpoint()) this.set({ endpoint }, count);
       },
     });
+    const lifecycle = sources.lifecycle;
+    if (lifecycle) {
+      new Gauge({
+        name: 'voicegate_draining',
+        help: '1 from SIGTERM on, while the server finishes what it serves (every answer then closes its connection).',
+        registers,
+        collect() {
+          this.set(lifecycle.draining() ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: 'voicegate_http_connections',
+        help: 'Open HTTP connections (WebSockets not included), by whether a request is in flight on them.',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          const { open, busy } = lifecycle.connections();
+          this.set({ state: 'busy' }, busy);
+          this.set({ state: 'idle' }, open - busy);
+        },
+      });
+    }
     new Gauge({
       name: 'voicegate_websocket_connections',
       help: 'Open WebSocket connections.',
