@@ -21,7 +21,6 @@
  */
 import { Agent, request } from 'node:http';
 import { availableParallelism } from 'node:os';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocket, type RawData } from 'ws';
 import { createAudioEncoder } from '../src/audio/encoder.js';
 import type { OutputFormat } from '../src/audio/format.js';
@@ -63,7 +62,7 @@ class ElevenLabsStream {
     });
   }
 
-  speak(text: string, signal: AbortSignal, onAudio: (bytes: number) => void, started: () => void): Promise<void> {
+  speak(text: string, signal: AbortSignal, onAudio: (bytes: number) => void): Promise<void> {
     const socket = this.spare ?? this.connect();
     this.spare = this.connect();
     this.spare.catch(() => {});
@@ -84,7 +83,6 @@ class ElevenLabsStream {
             if (code === 1000 || signal.aborted) resolve();
             else reject(new Error(`closed ${code}`));
           });
-          started();
           ws.send('{"text":" "}');
           ws.send(JSON.stringify({ text: `${text} `, flush: true }));
           ws.send('{"text":""}');
@@ -147,12 +145,9 @@ class MultiStream {
   }
 }
 
-/**
- * A client whose clock starts when the utterance's text is sent (streamSlice starts it at the call;
- * taking a socket that is still opening then counts, as it would for a client).
- */
+/** streamSlice's clock starts at the call: taking a socket that is still opening counts, as it would for a client. */
 function elevenLabsClient(streams: ElevenLabsStream[]): StreamClient {
-  return (stream, text, signal, onAudio) => streams[stream].speak(text, signal, onAudio, () => {});
+  return (stream, text, signal, onAudio) => streams[stream].speak(text, signal, onAudio);
 }
 
 function nativeClient(sockets: WsStream[]): StreamClient {
@@ -359,7 +354,6 @@ export async function runElevenLabsBench(): Promise<ElevenLabsReport> {
     agent.destroy();
     await pool?.stop();
     await server.stop();
-    await sleep(10);
   }
 }
 

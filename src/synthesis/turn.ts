@@ -35,8 +35,7 @@ export interface TurnPiece {
   audio: Buffer;
   /** Milliseconds spent making it. */
   stepTime: number;
-  /** Where this piece's audio starts on the turn's clock, and how long it lasts, in seconds. */
-  at: number;
+  /** How long this piece's audio lasts, in seconds. */
   seconds: number;
   words?: WordTiming[];
   marks?: MarkTiming[];
@@ -329,20 +328,17 @@ export class TextTurn {
     // turn is one MP3 or Ogg Opus stream (one Ogg stream, no encoder delay at each clause).
     const encoder = await this.turnEncoder();
     if (encoder) synthesis.format = encoder.pcm;
-    // The turn's clock: PCM by its bytes (exact).
+    // The turn's clock, by the bytes of its clauses' PCM (exact).
     const { format } = synthesis;
-    const bytesPerSecond = format.container === 'raw' || format.container === 'wav' ? bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate : 0;
+    const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;
-    let seconds = 0;
     const clauseAt = this.offsetSeconds;
     for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
       if (this.over) return;
-      const at = clauseAt + (bytesPerSecond > 0 ? bytes / bytesPerSecond : seconds);
       bytes += piece.audio.length;
-      seconds += piece.seconds;
       const audio = encoder && piece.audio.length > 0 ? await encoder.encode(piece.audio) : piece.audio;
       if (this.over) return;
-      const out: TurnPiece = { audio, stepTime: piece.stepTime, at, seconds: piece.seconds };
+      const out: TurnPiece = { audio, stepTime: piece.stepTime, seconds: piece.seconds };
       if (piece.words && piece.words.length > 0) out.words = piece.words;
       // Marks on the turn's clock, before the audio that starts where they stand.
       if (piece.marks) out.marks = piece.marks.map((m) => ({ name: m.name, time: clauseAt + m.time }));
@@ -358,7 +354,7 @@ export class TextTurn {
       }
       if (piece.audio.length > 0) this.session.delivered(piece.seconds);
     }
-    this.offsetSeconds = clauseAt + (bytesPerSecond > 0 ? bytes / bytesPerSecond : seconds);
+    this.offsetSeconds = clauseAt + bytes / bytesPerSecond;
   }
 
   /**
@@ -378,7 +374,7 @@ export class TextTurn {
     if (!encoder) return;
     const tail = await encoder.end();
     if (tail.length === 0 || this.over) return;
-    if (!(await this.output.piece(this, { audio: tail, stepTime: 0, at: this.offsetSeconds, seconds: 0 }))) {
+    if (!(await this.output.piece(this, { audio: tail, stepTime: 0, seconds: 0 }))) {
       this.session.leave();
       this.cancel();
     }

@@ -130,7 +130,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   async piece(turn: TextTurn, piece: TurnPiece): Promise<boolean> {
     const context = this.byTurn.get(turn);
     if (!context || context.final) return true;
-    const alignment = this.alignment(context, piece.words, piece.at);
+    const alignment = this.alignment(context, piece.words);
     if (piece.audio.length === 0 && !alignment) return true;
     return this.send(this.withContext(context, { audio: piece.audio.length > 0 ? piece.audio.toString('base64') : null, isFinal: false, normalizedAlignment: alignment, alignment }));
   }
@@ -138,12 +138,12 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   async words(turn: TextTurn, words: WordTiming[]): Promise<void> {
     const context = this.byTurn.get(turn);
     if (!context || context.final) return;
-    const alignment = this.alignment(context, words, context.alignedTo);
+    const alignment = this.alignment(context, words);
     if (alignment) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: alignment, alignment }));
   }
 
   /** The alignment of `words`, its times counted from where the last one ended; null for none. */
-  private alignment(context: Context, words: WordTiming[] | undefined, _at: number) {
+  private alignment(context: Context, words: WordTiming[] | undefined) {
     if (!words || words.length === 0) return null;
     const times = context.characters.next(words);
     const aligned = socketAlignment(times, context.alignedTo);
