@@ -16,6 +16,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { levelDbfs } from '../src/voices/loudness.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
+import { eventually } from './helpers/redis.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
 import { longestZeroRun } from './helpers/audio.js';
@@ -413,6 +414,10 @@ describe('SSML: <phoneme> and <lang> on eSpeak NG', () => {
     const streamed = socket.of('phoneme-ws', 'timestamps').flatMap((e) => e.word_timestamps.words);
     assert.deepEqual(streamed, ['Streamed', 'first.', 'You', 'say,', 'pecan.', 'I', 'say', 'New', 'York', 'aujourd’hui.']);
     socket.close();
+    // The turn's charge is written just after its done: the next test counts rows from here.
+    const characters = 'Streamed first. You say, pecan. I say New York aujourd’hui.'.length;
+    const charged = async () => (await ledgerRows(org.orgId)).some((row) => row.endpoint === 'tts.websocket' && row.characters === characters);
+    assert.ok(await eventually(charged, 5_000), 'the socket turn is charged');
   });
 
   test('a ph that cannot be read or an unknown alphabet is 400 invalid_ssml at the element; nothing is billed', { timeout: 20_000 }, async () => {
