@@ -63,10 +63,14 @@ export interface App {
   /**
    * Marks the server as leaving: `/readyz` answers 503 from now on, while requests are still served,
    * each with `Connection: close`; keep-alive connections idle for at least `idleMs` (1 s) are
-   * closed at once.
+   * closed at once, the others as their answers end. WebSockets close with 1001 once their turn
+   * has ended and they have been quiet for `idleMs`. A closed connection counts until its client
+   * has closed it too, having read every byte (`http/connections.ts`).
    */
   drain(idleMs?: number): void;
-  /** Stops accepting, lets requests in flight finish (up to the grace period), stops engines. */
+  /** What a drain still waits for: HTTP connections (busy, closing, idle) and WebSockets. */
+  progress(): { http: { open: number; busy: number; closing: number }; websockets: number };
+  /** Stops accepting, lets requests in flight finish and their clients read them (up to the grace period), stops engines. */
   close(): Promise<void>;
 }
 
@@ -177,8 +181,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   let closing = false;
   let draining = false;
   const http = buildHttpServer(services, () => closing, () => draining || closing);
-  const connections = new HttpConnections(http.server);
-  registerRoutes(http, services, () => closing, () => draining);
+  const connections = new HttpConnections(http.server, config.server.shutdownGraceMs);
+  const websockets = registerRoutes(http, services, () => closing, () => draining);
 
   const app: App = {
     http,
@@ -209,8 +213,12 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     },
     drain(idleMs = 1000) {
       draining = true;
-      const closed = connections.closeIdle(idleMs);
-      logger.info({ closed, ...connections.counts() }, 'draining: idle keep-alive connections closed, the others answered with Connection: close');
+      const closed = connections.drain(idleMs);
+      void websockets.drain(idleMs);
+      logger.info({ closed, ...connections.counts() }, 'draining: idle keep-alive connections closed, the others answered with Connection: close; WebSockets close with 1001 after their turn');
+    },
+    progress() {
+      return { http: connections.counts(), websockets: websockets.open };
     },
     async close() {
       closing = true;

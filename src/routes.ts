@@ -35,7 +35,7 @@ import type { Services } from './services.js';
  * `isClosing`: new requests are refused (503 `not_ready`); `isDraining`: the server is leaving but
  * still serves, and only `/readyz` says so, for a load balancer to stop routing here.
  */
-export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): void {
+export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): WebSocketRouter {
   trackRoutes(app);
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
@@ -61,8 +61,9 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null);
   }
   registerJobs(app, services);
-  registerWebSockets(app, services, isClosing);
+  const websockets = registerWebSockets(app, services, isClosing);
   registerSynthesisRoutes(app, services);
+  return websockets;
 }
 
 /** Every dialect's WebSocket path, on the server's one upgrade router. */

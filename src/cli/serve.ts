@@ -5,9 +5,11 @@
  * API key once on first start (and, with self-signed TLS, how to trust the
  * development CA), and drains on SIGINT/SIGTERM: `/readyz` answers 503 at
  * once, new requests are still served for `server.drainDelayMs` (so a load
- * balancer stops routing here first), then the listener closes and requests
- * in flight finish, up to `server.shutdownGraceMs`. A second signal exits at
- * once.
+ * balancer stops routing here first), each answer with `Connection: close`,
+ * then the listener closes and requests in flight finish, up to
+ * `server.shutdownGraceMs`. A request counts until its client has read the
+ * last byte (`http/connections.ts`); the process exits as soon as none is
+ * left. A second signal exits at once.
  */
 import { createApp } from '../app.js';
 import type { Config } from '../config/schema.js';
@@ -71,10 +73,12 @@ export async function serve(config: Config): Promise<void> {
     const { drainDelayMs, shutdownGraceMs } = config.server;
     logger.info({ signal, drainDelayMs, shutdownGraceMs }, 'shutting down: not ready from now on, finishing requests in flight');
     app.drain();
+    // The drain's progress, once a second until the process exits.
+    setInterval(() => logger.info(app.progress(), 'draining'), 1000).unref();
     setTimeout(() => {
       app.close().then(
         () => {
-          logger.info('shut down');
+          logger.info(app.progress(), 'shut down');
           process.exit(0);
         },
         (err) => {

@@ -1,26 +1,50 @@
 /**
  * @module http/connections
- * The HTTP connections of a server, and whether each has a request in flight: a leaving server
- * closes the keep-alive connections that have been idle for more than a moment at once, and
- * answers the rest with `Connection: close` (`http/server.ts`). One idle for less than that is
- * left open, since a client may be sending its next request on it at this very instant, and a
- * request reset on a connection it reused is one no client retries. Upgraded connections
- * (WebSockets) are the router's, not tracked here.
+ * The HTTP connections of a server, whether each has a request in flight, and how a leaving
+ * server closes them so that no client loses the end of an answer.
+ *
+ * - **Lingering close.** A connection the server closes is ended (FIN after the last byte) and
+ *   stays open until the client closes its side, which it does once it has read the whole
+ *   answer. Node's own close paths (`Connection: close` answers, `closeIdleConnections` on
+ *   `server.close`) destroy the socket as soon as its last write is handed to the kernel: a
+ *   process that then exits takes the kernel's unsent buffers with it when it runs in a
+ *   container (the network namespace goes), so a slow reader lost most of a long stream.
+ *   Both paths are routed here, per socket and per server, bounded by the caller's deadline.
+ * - **Drain.** From `drain()` on, a connection idle for more than a moment is closed at once,
+ *   and one with a request in flight is closed when its answer ends (the answer itself says
+ *   `Connection: close` when it starts after the drain, `http/server.ts`). One idle for less
+ *   than that is left open, since a client may be sending its next request on it at this very
+ *   instant, and a request reset on a connection it reused is one no client retries; it is
+ *   answered with `close`, or closed with the rest when the listener closes.
+ *
+ * Upgraded connections (WebSockets) are the router's, not tracked here.
  */
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
+import { Server as TlsServer } from 'node:tls';
 
 interface Tracked {
   busy: number;
   idleSince: number;
+  /** Ended by the server, waiting for the client to close its side. */
+  closing: boolean;
 }
 
 export class HttpConnections {
   private readonly sockets = new Map<Socket, Tracked>();
+  private draining = false;
 
-  constructor(server: Server) {
-    server.on('connection', (socket: Socket) => {
-      this.sockets.set(socket, { busy: 0, idleSince: Date.now() });
+  /** `lingerMs`: how long a closed connection may wait for its client before it is destroyed. */
+  constructor(
+    server: Server,
+    private readonly lingerMs: number,
+  ) {
+    // Over TLS the HTTP layer's socket is the TLS one: `connection` brings the raw TCP socket.
+    server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
+      const tracked: Tracked = { busy: 0, idleSince: Date.now(), closing: false };
+      this.sockets.set(socket, tracked);
+      // Node calls this when an answer that said `Connection: close` has been written.
+      socket.destroySoon = () => this.linger(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
     server.on('request', (request, response) => {
@@ -30,9 +54,20 @@ export class HttpConnections {
       response.once('close', () => {
         tracked.busy--;
         tracked.idleSince = Date.now();
+        // An answer that began before the drain said keep-alive: its connection closes now.
+        if (this.draining && tracked.busy === 0) this.linger(request.socket as Socket);
       });
     });
     server.on('upgrade', (request) => this.sockets.delete(request.socket as Socket));
+    // `server.close()` calls this (Node ≥ 19), as Fastify's close does: a closing server drains,
+    // and its idle connections linger too.
+    server.closeIdleConnections = () => void this.drain(0);
+  }
+
+  /** From now on connections close as their answers end; those idle for at least `idleMs` close now. Returns how many. */
+  drain(idleMs: number): number {
+    this.draining = true;
+    return this.closeIdle(idleMs);
   }
 
   /** Ends every connection with no request in flight for at least `idleMs`; returns how many. */
@@ -40,18 +75,38 @@ export class HttpConnections {
     const now = Date.now();
     let closed = 0;
     for (const [socket, tracked] of this.sockets) {
-      if (tracked.busy > 0 || now - tracked.idleSince < idleMs) continue;
-      this.sockets.delete(socket);
-      socket.end();
+      if (tracked.busy > 0 || tracked.closing || now - tracked.idleSince < idleMs) continue;
+      this.linger(socket);
       closed++;
     }
     return closed;
   }
 
-  /** Connections open, and those with a request in flight. */
-  counts(): { open: number; busy: number } {
+  /** Connections open, those with a request in flight, and those closed by the server whose client has not closed yet. */
+  counts(): { open: number; busy: number; closing: number } {
     let busy = 0;
-    for (const tracked of this.sockets.values()) if (tracked.busy > 0) busy++;
-    return { open: this.sockets.size, busy };
+    let closing = 0;
+    for (const tracked of this.sockets.values()) {
+      if (tracked.busy > 0) busy++;
+      else if (tracked.closing) closing++;
+    }
+    return { open: this.sockets.size, busy, closing };
+  }
+
+  /**
+   * Ends the socket after what is queued on it, and keeps it until the client closes its side
+   * (it has then read everything before the FIN), or `lingerMs` has passed.
+   */
+  private linger(socket: Socket): void {
+    const tracked = this.sockets.get(socket);
+    if (tracked) {
+      if (tracked.closing) return;
+      tracked.closing = true;
+    }
+    if (socket.destroyed) return;
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), this.lingerMs);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
   }
 }

@@ -57,7 +57,12 @@ export interface WebSocketHandler {
   binary(): Promise<void>;
   /** Whether work is under way (a turn open, audio being made): the idle timeout waits while it is. */
   busy(): boolean;
-  /** The server is shutting down: take no new turns; the socket closes once none is busy or the grace period ends. */
+  /**
+   * Whether a turn is open (begun and not ended), even one waiting for the client's next text:
+   * a leaving server closes the socket only after it, so no turn is cut.
+   */
+  inTurn(): boolean;
+  /** The server is shutting down: take no new turns (the router closes the socket at once after this). */
   drain(): void;
   /** The socket has closed. */
   closed(): void;
@@ -173,9 +178,18 @@ export interface WebSocketRouterOptions {
   notFound(error: ApiError, requestId: string, request: UpgradeRequest): string;
 }
 
+/** An open socket, and its drain once the server is leaving. */
+interface Entry {
+  connection: WebSocketConnection;
+  handler: WebSocketHandler;
+  /** How long the socket must have been quiet (no turn, no message) before it closes. */
+  quietMs?: number;
+  drained?: Promise<void>;
+}
+
 export class WebSocketRouter {
   private readonly routes: CompiledRoute[] = [];
-  private readonly connections = new Set<{ connection: WebSocketConnection; handler: WebSocketHandler }>();
+  private readonly connections = new Set<Entry>();
   private readonly wss: WebSocketServer;
 
   constructor(
@@ -216,9 +230,25 @@ export class WebSocketRouter {
         (err) => refuse(toApiError(err)),
       );
     });
+    // The listener is closing: every socket closes at the end of its turn, quiet or not.
     app.addHook('preClose', async () => {
-      await Promise.all([...this.connections].map((entry) => this.drain(entry)));
+      await this.drain(0);
     });
+  }
+
+  /**
+   * The server is leaving: each open socket closes with 1001 (going away) once its turn has ended
+   * and it has been quiet for `quietMs` (a client may be sending its next message on one quiet for
+   * less), and no new turn starts on it after that. Resolves when every one has closed, bounded by
+   * the grace period. Sockets opened after this call are drained by the next one (the listener's close).
+   */
+  drain(quietMs: number): Promise<void> {
+    return Promise.all([...this.connections].map((entry) => this.drainOne(entry, quietMs))).then(() => {});
+  }
+
+  /** Open sockets. */
+  get open(): number {
+    return this.connections.size;
   }
 
   /** Registers a route's path; the first route whose path matches takes the upgrade. */
@@ -272,13 +302,28 @@ export class WebSocketRouter {
     logger.info('websocket opened');
   }
 
-  /** Shutdown: no new turns, open ones finish (up to the grace period), then the socket closes with 1001. */
-  private async drain({ connection, handler }: { connection: WebSocketConnection; handler: WebSocketHandler }): Promise<void> {
-    handler.drain();
-    const deadline = Date.now() + this.config.shutdownGraceMs;
-    while (handler.busy() && Date.now() < deadline && connection.isOpen) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    connection.close(1001, 'server shutting down');
+  private drainOne(entry: Entry, quietMs: number): Promise<void> {
+    entry.quietMs = Math.min(entry.quietMs ?? quietMs, quietMs);
+    entry.drained ??= (async () => {
+      const { connection, handler } = entry;
+      const deadline = Date.now() + this.config.shutdownGraceMs;
+      while (connection.isOpen && Date.now() < deadline) {
+        if (!handler.inTurn() && Date.now() - connection.lastActivity >= entry.quietMs!) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // No await between the check and the close: no turn can begin in between.
+      handler.drain();
+      connection.close(1001, 'server shutting down');
+      // The client answers the close frame once it has read every frame before it.
+      if (!connection.signal.aborted) {
+        const left = Math.max(0, deadline - Date.now());
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          connection.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+        });
+      }
+      if (!connection.signal.aborted) connection.ws.terminate();
+    })();
+    return entry.drained;
   }
 }

@@ -50,7 +50,7 @@ export interface MetricsSources {
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
   /** Whether the server is leaving (SIGTERM), and its HTTP connections, read at scrape time. */
-  lifecycle?: { draining(): boolean; connections(): { open: number; busy: number } };
+  lifecycle?: { draining(): boolean; connections(): { open: number; busy: number; closing: number } };
 }
 
 const TTFA_BUCKETS = [0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
@@ -218,13 +218,14 @@ export class Metrics {
       });
       new Gauge({
         name: 'voicegate_http_connections',
-        help: 'Open HTTP connections (WebSockets not included), by whether a request is in flight on them.',
+        help: 'Open HTTP connections (WebSockets not included): busy (a request in flight), closing (closed by the server, its client still reading), idle.',
         labelNames: ['state'],
         registers,
         collect() {
-          const { open, busy } = lifecycle.connections();
+          const { open, busy, closing } = lifecycle.connections();
           this.set({ state: 'busy' }, busy);
-          this.set({ state: 'idle' }, open - busy);
+          this.set({ state: 'closing' }, closing);
+          this.set({ state: 'idle' }, open - busy - closing);
         },
       });
     }

@@ -98,6 +98,11 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
     return this.contexts.size > 0;
   }
 
+  /** Contexts are turns: one is open until its last transcript has been spoken (or it is cancelled). */
+  inTurn(): boolean {
+    return this.contexts.size > 0;
+  }
+
   /** Shutdown: accept no new contexts; open ones finish (the router closes the socket after them). */
   drain(): void {
     this.draining = true;

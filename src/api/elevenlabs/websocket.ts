@@ -194,6 +194,10 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     return false;
   }
 
+  inTurn(): boolean {
+    return this.contexts.size > 0;
+  }
+
   drain(): void {
     this.draining = true;
   }
