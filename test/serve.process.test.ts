@@ -2,7 +2,8 @@
  * @module test/serve.process
  * `voicegate serve` as a process, the way a container runs it: on SIGTERM
  * `/readyz` answers 503 at once while new requests are still served for the
- * drain delay, a stream in flight finishes whole and the process exits 0; a
+ * drain delay, a stream in flight finishes whole and the process exits 0,
+ * after slow readers have read their last byte and within 1 s of it; a
  * second signal ends it at once. `pull` installs a model from an archive on
  * first start (progress in the log), binds the shipped model ids to it and
  * serves them with it; a second start finds it installed. A gateway started
@@ -78,6 +79,74 @@ test('keep-alive clients: answers during the drain say Connection: close; with o
     await gateway.exited;
     const seconds = (exitedAt - sent) / 1000;
     assert.ok(seconds < 1 + 1 + 0.5, `exited ${seconds.toFixed(2)} s after SIGTERM (drain delay 1 s, grace 20 s)`);
+  } finally {
+    agent.destroy();
+    await gateway.stop();
+  }
+});
+
+/**
+ * Reads `response` at `bytesPerSecond` (a player at playback speed); resolves with its length and
+ * when its connection closed: the client closes it once the server's FIN, after the last byte, has
+ * reached its process (it may still have the last second or so to read from its own buffers).
+ */
+function readAtPace(response: IncomingMessage, bytesPerSecond: number): Promise<{ bytes: number; closedAt: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    let bytes = 0;
+    let closedAt = 0;
+    response.socket.once('close', () => (closedAt = performance.now()));
+    const chunks: Buffer[] = [];
+    response.pause();
+    const tick = setInterval(() => {
+      const n = Math.min(bytesPerSecond / 10, response.readableLength);
+      const chunk = n > 0 ? (response.read(n) as Buffer | null) : (response.read(0), null);
+      if (chunk) {
+        bytes += chunk.length;
+        chunks.push(chunk);
+      }
+    }, 100);
+    response.once('end', () => {
+      clearInterval(tick);
+      resolve({ bytes, closedAt, text: Buffer.concat(chunks).toString('latin1') });
+    });
+    response.once('aborted', () => (clearInterval(tick), reject(new Error(`cut after ${bytes} bytes`))));
+    response.once('error', (err) => (clearInterval(tick), reject(err)));
+  });
+}
+
+test('SIGTERM with slow readers: each gets every byte of its stream (bytes and SSE), and the process exits after the last one has read its end, within 1 s of it', { timeout: 60_000 }, async () => {
+  const gateway = await startGateway({ accounts: { enabled: false }, server: { drainDelayMs: 500, shutdownGraceMs: 20_000 } });
+  const agent = new Agent({ keepAlive: true });
+  let exitedAt = 0;
+  let code: number | null = null;
+  gateway.process.once('exit', (c) => ((exitedAt = performance.now()), (code = c)));
+  const send = (path: string, body: unknown) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(gateway.url + path, { agent, method: 'POST', headers: { 'content-type': 'application/json' } }, resolve);
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  try {
+    // About 3 s of 8 kHz audio each: read at 16 kB/s, it takes the readers that long, while the
+    // server has written it all into the sockets' buffers at once.
+    const format = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 8000 };
+    const transcript = 'Read at the speed it plays, to the very last word. '.repeat(2);
+    const bytesBody = ttsBody({ transcript, output_format: format });
+    const sseBody = ttsBody({ transcript, output_format: format });
+    const expected = (await readAtPace(await send('/tts/bytes', bytesBody), 1 << 30)).bytes;
+    const [bytes, sse] = await Promise.all([send('/tts/bytes', bytesBody), send('/tts/sse', sseBody)]);
+    assert.equal(bytes.headers.connection, 'keep-alive');
+    const reading = Promise.all([readAtPace(bytes, 16_000), readAtPace(sse, 16_000 * 1.4)]);
+    gateway.process.kill('SIGTERM');
+    const [heard, events] = await reading;
+    assert.equal(heard.bytes, expected, 'every byte of the bytes stream');
+    assert.match(events.text, /"type":"done"/, 'the SSE stream to its done event');
+    await gateway.exited;
+    assert.equal(code, 0);
+    assert.ok(heard.closedAt > 0 && events.closedAt > 0, 'the server closed both connections');
+    const lastEnd = Math.max(heard.closedAt, events.closedAt);
+    assert.ok(exitedAt >= lastEnd, `the process exited ${((lastEnd - exitedAt) / 1000).toFixed(2)} s before its last reader had its last byte`);
+    assert.ok(exitedAt - lastEnd < 1000, `exited ${((exitedAt - lastEnd) / 1000).toFixed(2)} s after the last stream's end (grace 20 s)`);
   } finally {
     agent.destroy();
     await gateway.stop();
