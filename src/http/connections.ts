@@ -10,12 +10,13 @@
  *   process that then exits takes the kernel's unsent buffers with it when it runs in a
  *   container (the network namespace goes), so a slow reader lost most of a long stream.
  *   Both paths are routed here, per socket and per server, bounded by the caller's deadline.
- * - **Drain.** From `drain()` on, a connection idle for more than a moment is closed at once,
- *   and one with a request in flight is closed when its answer ends (the answer itself says
- *   `Connection: close` when it starts after the drain, `http/server.ts`). One idle for less
- *   than that is left open, since a client may be sending its next request on it at this very
- *   instant, and a request reset on a connection it reused is one no client retries; it is
- *   answered with `close`, or closed with the rest when the listener closes.
+ * - **Drain.** From `drain()` on, every answer says `Connection: close` (`http/server.ts`) and
+ *   its connection closes when it has been sent. A connection idle for more than a moment is
+ *   closed at once; one idle for less, or whose answer began before the drain (and so said
+ *   keep-alive), is closed once it has been idle for that moment, or after its next answer if
+ *   one comes first. Closing it sooner could meet the client's next request on the wire, and a
+ *   request reset on a connection the client reused is one no client retries. The listener's
+ *   close closes whatever is left.
  *
  * Upgraded connections (WebSockets) are the router's, not tracked here.
  */
@@ -33,6 +34,8 @@ interface Tracked {
 export class HttpConnections {
   private readonly sockets = new Map<Socket, Tracked>();
   private draining = false;
+  /** How long a draining connection may stay idle before it is closed. */
+  private idleMs = Infinity;
 
   /** `lingerMs`: how long a closed connection may wait for its client before it is destroyed. */
   constructor(
@@ -54,8 +57,10 @@ export class HttpConnections {
       response.once('close', () => {
         tracked.busy--;
         tracked.idleSince = Date.now();
-        // An answer that began before the drain said keep-alive: its connection closes now.
-        if (this.draining && tracked.busy === 0) this.linger(request.socket as Socket);
+        // An answer that began before the drain said keep-alive, and its client may be sending the
+        // next request already: that one is answered with `close`; a connection left idle for the
+        // moment is closed then.
+        if (this.draining && tracked.busy === 0) this.closeWhenIdle(request.socket as Socket, tracked);
       });
     });
     server.on('upgrade', (request) => this.sockets.delete(request.socket as Socket));
@@ -64,22 +69,33 @@ export class HttpConnections {
     server.closeIdleConnections = () => void this.drain(0);
   }
 
-  /** From now on connections close as their answers end; those idle for at least `idleMs` close now. Returns how many. */
+  /**
+   * From now on a connection closes after its next answer, or once it has been idle for `idleMs`;
+   * those idle for that long already close now. Returns how many.
+   */
   drain(idleMs: number): number {
     this.draining = true;
-    return this.closeIdle(idleMs);
-  }
-
-  /** Ends every connection with no request in flight for at least `idleMs`; returns how many. */
-  closeIdle(idleMs: number): number {
-    const now = Date.now();
+    this.idleMs = Math.min(this.idleMs, idleMs);
     let closed = 0;
     for (const [socket, tracked] of this.sockets) {
-      if (tracked.busy > 0 || tracked.closing || now - tracked.idleSince < idleMs) continue;
-      this.linger(socket);
-      closed++;
+      if (tracked.busy > 0 || tracked.closing) continue;
+      if (this.closeWhenIdle(socket, tracked)) closed++;
     }
     return closed;
+  }
+
+  /** Closes the connection if it has been idle for the moment, or checks again when it will have been; true if closed now. */
+  private closeWhenIdle(socket: Socket, tracked: Tracked): boolean {
+    const left = tracked.idleSince + this.idleMs - Date.now();
+    if (left <= 0) {
+      this.linger(socket);
+      return true;
+    }
+    const timer = setTimeout(() => {
+      if (tracked.busy === 0 && !tracked.closing) this.closeWhenIdle(socket, tracked);
+    }, left);
+    timer.unref();
+    return false;
   }
 
   /** Connections open, those with a request in flight, and those closed by the server whose client has not closed yet. */
