@@ -5,17 +5,23 @@
  * user with production dependencies only and its state in the volume; the
  * first start prints the bootstrap key once and serves speech on the
  * published port; the HEALTHCHECK passes; SIGTERM drains (readyz 503, the
- * open stream finishes, exit 0); a restart keeps the accounts;
+ * open stream finishes, exit 0), and readers at playback speed get every
+ * byte of their streams and turns before the container exits (its network
+ * namespace, and the sockets' buffers with it, go when it does); a restart
+ * keeps the accounts;
  * `voicegate models pull --from` works as a command of the image; and
  * `VOICEGATE_PULL` installs a neural model (a stand-in archive) on first
  * start and serves the default model ids with it.
  */
 import assert from 'node:assert/strict';
+import { Agent, request, type IncomingMessage } from 'node:http';
 import { after, before, test } from 'node:test';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { buildImage, containersUnavailable, followLogs, IMAGE, podman, publishedPort, run, runName, until } from './helpers/containers.js';
 import { removeRunDir, standInArchive, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { ttsBody } from './helpers/server.js';
+import { paceWebSocket, readAtPace } from './helpers/slow-reader.js';
+import { TestSocket } from './helpers/ws-client.js';
 
 const skip = containersUnavailable();
 const containers: string[] = [];
@@ -113,6 +119,51 @@ test('SIGTERM drains: readyz 503 at once, the open stream finishes, exit 0', { s
   const code = await podman(['wait', server.name], 60_000);
   assert.equal(code.trim(), '0', `exit code\n${server.logs.text().slice(-2000)}`);
   server.logs.stop();
+});
+
+test('SIGTERM with readers at playback speed: every byte of a bytes stream, an SSE stream and a WebSocket turn arrives, then exit 0', { skip: skip ?? false, timeout: 180_000 }, async () => {
+  const server = await start({ env: { VOICEGATE_ACCOUNTS: 'off', VOICEGATE_DRAIN_DELAY_MS: '1000', VOICEGATE_SHUTDOWN_GRACE_MS: '25000' } });
+  const agent = new Agent({ keepAlive: true });
+  const send = (path: string, body: unknown) =>
+    new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(server.url + path, { agent, method: 'POST', headers: { 'content-type': 'application/json' } }, resolve);
+      req.on('error', reject);
+      req.end(JSON.stringify(body));
+    });
+  // About 6 s of 8 kHz audio each (16 kB/s): made in well under a second, heard in six.
+  const format = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 8000 };
+  const transcript = 'A player reads this at the speed it plays, and hears it to the very last word. '.repeat(3);
+  const body = ttsBody({ transcript, output_format: format });
+  const turn = { model_id: 'gepard-1.0', voice: { mode: 'id', id: 'sarah' }, output_format: format, transcript, continue: false };
+  const socketAudio = async (socket: TestSocket, id: string) => {
+    await socket.waitFor((e) => e.type === 'done' && e.context_id === id, 60_000);
+    return socket.of(id, 'chunk').reduce((n, e) => n + Buffer.from(e.data, 'base64').length, 0);
+  };
+  try {
+    const expected = (await readAtPace(await send('/tts/bytes', body), 1 << 30)).bytes;
+    const first = await TestSocket.open(server.url);
+    first.send({ ...turn, context_id: 'before' });
+    const expectedTurn = await socketAudio(first, 'before');
+    first.ws.close();
+
+    const socket = await TestSocket.open(server.url);
+    const unpace = paceWebSocket(socket.ws, 16_000 * 1.4);
+    socket.send({ ...turn, context_id: 'slow' });
+    const [bytes, sse] = await Promise.all([send('/tts/bytes', body), send('/tts/sse', body)]);
+    const reading = Promise.all([readAtPace(bytes, 16_000), readAtPace(sse, 16_000 * 1.4), socketAudio(socket, 'slow')]);
+    await podman(['kill', '--signal', 'TERM', server.name]);
+    const [heard, events, turnAudio] = await reading;
+    assert.equal(heard.bytes, expected, 'every byte of the bytes stream');
+    assert.match(events.text, /"type":"done"/, 'the SSE stream to its done event');
+    assert.equal(turnAudio, expectedTurn, 'every byte of the WebSocket turn');
+    assert.equal(await socket.waitForClose(30_000), 1001, 'the socket closed as going away once its turn ended');
+    unpace();
+    const code = await podman(['wait', server.name], 60_000);
+    assert.equal(code.trim(), '0', `exit code\n${server.logs.text().slice(-2000)}`);
+  } finally {
+    agent.destroy();
+    server.logs.stop();
+  }
 });
 
 test('voicegate models pull --from, and VOICEGATE_PULL on first start serves a neural voice under the default model ids', { skip: skip ?? false, timeout: 300_000 }, async () => {

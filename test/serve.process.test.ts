@@ -16,6 +16,7 @@ import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { startGateway, type Gateway } from './helpers/gateways.js';
 import { removeRunDir, standInArchive, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { ttsBody } from './helpers/server.js';
+import { readAtPace } from './helpers/slow-reader.js';
 import { closedPort, eventually } from './helpers/redis.js';
 
 after(() => removeRunDir());
@@ -84,35 +85,6 @@ test('keep-alive clients: answers during the drain say Connection: close; with o
     await gateway.stop();
   }
 });
-
-/**
- * Reads `response` at `bytesPerSecond` (a player at playback speed); resolves with its length and
- * when its connection closed: the client closes it once the server's FIN, after the last byte, has
- * reached its process (it may still have the last second or so to read from its own buffers).
- */
-function readAtPace(response: IncomingMessage, bytesPerSecond: number): Promise<{ bytes: number; closedAt: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    let bytes = 0;
-    let closedAt = 0;
-    response.socket.once('close', () => (closedAt = performance.now()));
-    const chunks: Buffer[] = [];
-    response.pause();
-    const tick = setInterval(() => {
-      const n = Math.min(bytesPerSecond / 10, response.readableLength);
-      const chunk = n > 0 ? (response.read(n) as Buffer | null) : (response.read(0), null);
-      if (chunk) {
-        bytes += chunk.length;
-        chunks.push(chunk);
-      }
-    }, 100);
-    response.once('end', () => {
-      clearInterval(tick);
-      resolve({ bytes, closedAt, text: Buffer.concat(chunks).toString('latin1') });
-    });
-    response.once('aborted', () => (clearInterval(tick), reject(new Error(`cut after ${bytes} bytes`))));
-    response.once('error', (err) => (clearInterval(tick), reject(err)));
-  });
-}
 
 test('SIGTERM with slow readers: each gets every byte of its stream (bytes and SSE), and the process exits after the last one has read its end, within 1 s of it', { timeout: 60_000 }, async () => {
   const gateway = await startGateway({ accounts: { enabled: false }, server: { drainDelayMs: 500, shutdownGraceMs: 20_000 } });
