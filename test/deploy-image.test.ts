@@ -121,7 +121,7 @@ test('SIGTERM drains: readyz 503 at once, the open stream finishes, exit 0', { s
   server.logs.stop();
 });
 
-test('SIGTERM with readers at playback speed: every byte of a bytes stream, an SSE stream and a WebSocket turn arrives, then exit 0', { skip: skip ?? false, timeout: 180_000 }, async () => {
+test('SIGTERM with slow readers: every byte of a bytes stream, an SSE stream and a WebSocket turn arrives, then exit 0', { skip: skip ?? false, timeout: 180_000 }, async () => {
   const server = await start({ env: { VOICEGATE_ACCOUNTS: 'off', VOICEGATE_DRAIN_DELAY_MS: '1000', VOICEGATE_SHUTDOWN_GRACE_MS: '25000' } });
   const agent = new Agent({ keepAlive: true });
   const send = (path: string, body: unknown) =>
@@ -130,11 +130,14 @@ test('SIGTERM with readers at playback speed: every byte of a bytes stream, an S
       req.on('error', reject);
       req.end(JSON.stringify(body));
     });
-  // About 6 s of 8 kHz audio each (16 kB/s): made in well under a second, heard in six.
-  const format = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 8000 };
-  const transcript = 'A player reads this at the speed it plays, and hears it to the very last word. '.repeat(3);
+  // About 1 MB of audio each: made in a second or two, read in five. Most of it is still in the
+  // server's socket buffers when the server has written the last byte, more than a client's own
+  // buffers take, so a process that exited then would take it with it.
+  const format = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 };
+  const transcript = 'A player reads this at the speed it plays, and hears it to the very last word. '.repeat(4);
   const body = ttsBody({ transcript, output_format: format });
-  const turn = { model_id: 'gepard-1.0', voice: { mode: 'id', id: 'sarah' }, output_format: format, transcript, continue: false };
+  // The turn is a third as long: the socket's close does not keep the server up for the streams.
+  const turn = { model_id: 'gepard-1.0', voice: { mode: 'id', id: 'sarah' }, output_format: format, transcript: transcript.slice(0, transcript.length / 3), continue: false };
   const socketAudio = async (socket: TestSocket, id: string) => {
     await socket.waitFor((e) => e.type === 'done' && e.context_id === id, 60_000);
     return socket.of(id, 'chunk').reduce((n, e) => n + Buffer.from(e.data, 'base64').length, 0);
@@ -147,10 +150,10 @@ test('SIGTERM with readers at playback speed: every byte of a bytes stream, an S
     first.ws.close();
 
     const socket = await TestSocket.open(server.url);
-    const unpace = paceWebSocket(socket.ws, 16_000 * 1.4);
+    const unpace = paceWebSocket(socket.ws, 270_000);
     socket.send({ ...turn, context_id: 'slow' });
     const [bytes, sse] = await Promise.all([send('/tts/bytes', body), send('/tts/sse', body)]);
-    const reading = Promise.all([readAtPace(bytes, 16_000), readAtPace(sse, 16_000 * 1.4), socketAudio(socket, 'slow')]);
+    const reading = Promise.all([readAtPace(bytes, 200_000), readAtPace(sse, 270_000), socketAudio(socket, 'slow')]);
     await podman(['kill', '--signal', 'TERM', server.name]);
     const [heard, events, turnAudio] = await reading;
     assert.equal(heard.bytes, expected, 'every byte of the bytes stream');
