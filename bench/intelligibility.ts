@@ -31,7 +31,7 @@ import type { Engine } from '../src/engines/engine.js';
 import { createEngine } from '../src/engines/registry.js';
 import { createLogger } from '../src/log/logger.js';
 import { buildModelCatalogue, type ModelCatalogue } from '../src/models/catalogue.js';
-import { voiceGain } from '../src/synthesis/voice-gain.js';
+import { gainOf } from '../src/synthesis/voice-gain.js';
 import { NAMED_VOICES } from '../src/voices/builtin.js';
 import { gainForLevel, LevelMeter, REFERENCE_PASSAGE } from '../src/voices/loudness.js';
 import type { Voice } from '../src/voices/voice.js';
@@ -185,7 +185,7 @@ async function measureEngine(engine: Engine, voices: Voice[], sentences: string[
     const row: Row = { engine: engine.id, type: engine.type, voice: voice.id, sentences: [], audioSeconds: 0, synthesisSeconds: 0 };
     rows.push(row);
     try {
-      const gain = await voiceGain(engine, voice);
+      const gain = await gainOf(engine, voice);
       for (const [index, text] of sentences.entries()) {
         const chunks: Float32Array[] = [];
         const started = performance.now();

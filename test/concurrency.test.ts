@@ -20,7 +20,9 @@ type Concurrency = { tts_requests: { active: number; limit: number | null }; tts
 async function concurrency(url: string, headers: Record<string, string> = {}): Promise<Concurrency> {
   const response = await fetch(url + '/concurrency', { headers });
   assert.equal(response.status, 200, await response.clone().text());
-  return (await response.json()) as Concurrency;
+  // Requests and sockets; background work (tts_jobs) is the jobs suite's.
+  const { tts_requests, tts_websockets } = (await response.json()) as Concurrency;
+  return { tts_requests, tts_websockets };
 }
 
 async function until(read: () => Promise<Concurrency>, check: (c: Concurrency) => boolean): Promise<Concurrency> {

@@ -9,6 +9,8 @@ import { after, before, describe, test } from 'node:test';
 import { existsSync, readdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { diagnostics } from '../src/synthesis/diagnostics.js';
 import { verifyWebhook } from '../src/jobs/webhooks/signature.js';
 import { ToneEngine } from '../src/engines/tone/engine.js';
 import { ApiError } from '../src/errors/api-error.js';
@@ -136,6 +138,35 @@ describe('long-form jobs', () => {
     // The second input's first word starts after the one-second pause.
     const second = words.indexOf('The', 1);
     assert.ok(start[second] - end[second - 1] >= 0.95, `gap ${start[second] - end[second - 1]}`);
+  });
+
+  test('a job is made through synthesis sessions: each segment publishes its events as background work, and a repeated segment is served from the cache', T, async () => {
+    const events: { channel: string; event: any }[] = [];
+    const listeners = (['admitted', 'end'] as const).map((name) => {
+      const listener = (event: unknown) => events.push({ channel: name, event });
+      subscribe(diagnostics[name].name as string, listener);
+      return () => unsubscribe(diagnostics[name].name as string, listener);
+    });
+    const cache = server.app.services.cache!.store;
+    const hits = cache.hits + cache.followers;
+    try {
+      const line = 'The same line, spoken twice by the lantern in the meadow.';
+      const response = await submit(body({ transcript: undefined, inputs: [{ transcript: line }, { transcript: line }, { transcript: 'And one more, new.' }] }));
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = await json(response);
+      const job = await waitFor(server, id, org.auth, ['succeeded', 'failed']);
+      assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+      const mine = (channel: string) => events.filter((e) => e.channel === channel && String(e.event.requestId).startsWith(`${id}/`)).map((e) => e.event);
+      assert.deepEqual(mine('admitted').map((e) => [e.requestId, e.endpoint, e.background, e.orgId]), [0, 1, 2].map((i) => [`${id}/${i}`, 'tts.jobs', true, org.orgId]));
+      assert.deepEqual(mine('end').map((e) => [e.requestId, e.transport, e.status, e.charactersCharged]), [0, 1, 2].map((i) => [`${id}/${i}`, 'job', 200, 0]));
+      assert.ok(mine('end').every((e) => e.audioSeconds > 0), 'each segment reports the audio it made');
+      assert.equal(cache.hits + cache.followers - hits, 1, 'the repeated segment came from the cache');
+      // /concurrency shows jobs apart from requests (counted as src/concurrency/activity.test.ts shows).
+      const view = await json(await fetch(`${server.url}/concurrency`, { headers: org.auth }));
+      assert.deepEqual(view.tts_jobs, { active: 0, limit: server.app.services.config.jobs.maxRunningPerOrg });
+    } finally {
+      for (const stop of listeners) stop();
+    }
   });
 
   test('an SSML input with <phoneme> and <lang> is one segment: counted by its text, its words timed', T, async () => {

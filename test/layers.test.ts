@@ -226,3 +226,16 @@ test('no dialect imports another: each folder under src/api/ is its own wire sha
   }
   assert.deepEqual(crossing, [], `dialects that import another dialect (shared framing belongs in src/http/):\n  ${crossing.join('\n  ')}`);
 });
+
+test('long-form jobs go through the session: nothing under src/jobs/ reaches the pipeline, resolve or the gate itself', () => {
+  const around = ['synthesis/pipeline.ts', 'synthesis/resolve.ts', 'accounts/gate.ts'].map((path) => join(src, path));
+  const reaching: string[] = [];
+  for (const [file, targets] of graph.imports) {
+    if (layerOf(file) !== 'jobs') continue;
+    for (const target of targets) if (around.includes(target)) reaching.push(`${show(file)} → ${show(target)}`);
+  }
+  assert.deepEqual(reaching, [], `jobs that go around the session (synthesis/session.ts):\n  ${reaching.join('\n  ')}`);
+  // Calls through the services too: the gate is `services.gate`, reachable without an import.
+  const calls = graph.files.filter((file) => layerOf(file) === 'jobs' && /\.gate\.|\bgate\.(admit|settleHeld|releaseHeld)\(/.test(readFileSync(file, 'utf8')));
+  assert.deepEqual(calls.map(show), [], 'jobs that call the gate');
+});

@@ -7,18 +7,20 @@
  * ±1.5 dB of the −20 dBFS target on the same text, which is not the
  * reference passage;
  * OpenAI's default `alloy` is as loud as `nova`; `generation_config.volume`
- * applies on top of the voice's gain.
+ * applies on top of the voice's gain. A voice is measured only after a request
+ * with it has been admitted: one refused by its rate limit runs no engine.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { EspeakPool } from '../src/engines/espeak/pool.js';
 import { createLogger } from '../src/log/logger.js';
-import { measureLevel } from '../src/synthesis/voice-gain.js';
+import { knownGain, measureLevel, measurementsSettled } from '../src/synthesis/voice-gain.js';
 import { espeakLanguageVoices, NAMED_VOICES } from '../src/voices/builtin.js';
 import { levelDbfs, TARGET_DBFS } from '../src/voices/loudness.js';
 import { ESPEAK_VOICE_LEVELS } from '../src/voices/loudness-table.js';
 import type { Voice } from '../src/voices/voice.js';
 import { removeRunDir, standInModel, STAND_IN_RATE } from './helpers/sherpa-model.js';
+import { newOrg } from './helpers/accounts.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /** Not the reference passage: the gains must hold for other text too. */
@@ -117,6 +119,12 @@ describe('one loudness', () => {
       const own = voices.filter((v) => v.profiles['sherpa-onnx'] !== undefined && engine.supportsVoice(v));
       assert.ok(own.length >= (engineId === 'piper' ? 1 : 3), `${engineId} brings ${own.length} voices`);
       const spoken = [...own, ...voices.filter((v) => named.has(v.id) && engine.supportsVoice(v))];
+      // Not measured yet: the first request of each voice is spoken at unity gain and starts its
+      // measurement; the requests after it get the gain.
+      assert.ok(spoken.every((voice) => knownGain(engine, voice) === null), 'no voice of the model is measured before it is used');
+      await eachLimited(spoken, 2, (voice) => served(model, voice.id, STAND_IN_RATE));
+      await measurementsSettled(engine);
+      assert.deepEqual(spoken.filter((voice) => knownGain(engine, voice) === null).map((v) => v.id), [], 'every voice used is measured');
       const levels = await eachLimited(spoken, 2, async (voice) => ({ id: voice.id, level: await served(model, voice.id, STAND_IN_RATE) }));
       const off = levels.filter(({ level }) => Math.abs(level - TARGET_DBFS) > 1.5).map(({ id, level }) => `${engineId}/${id} ${level.toFixed(2)}`);
       assert.deepEqual(off, []);
@@ -147,6 +155,41 @@ describe('one loudness', () => {
       const plain = await served('omnivoice', voice, 22050);
       const half = await served('omnivoice', voice, 22050, { generation_config: { volume: 0.5 } });
       assert.ok(Math.abs(half - plain - 20 * Math.log10(0.5)) < 0.5, `${voice}: ${plain.toFixed(2)} → ${half.toFixed(2)} dB`);
+    }
+  });
+});
+
+describe('measured after admission, never before', () => {
+  test('a request with a voice not measured yet, over its rate limit, is refused without the engine running; an admitted one starts the measurement', { timeout: 60_000 }, async () => {
+    const limited = await startServer({
+      config: {
+        accounts: { enabled: true },
+        engines: { piper: { type: 'sherpa-onnx', model: standInModel('multi', { speakers: 2 }), workers: 1 } } as never,
+        models: { 'piper-voices': { extends: 'omnivoice', engine: 'piper' } },
+      },
+    });
+    try {
+      const engine = limited.app.services.engines.get('piper')!;
+      const synthesize = engine.synthesize.bind(engine);
+      const texts: string[] = [];
+      engine.synthesize = (input, signal) => (texts.push(input.text), synthesize(input, signal));
+      const [first, second] = (await limited.app.services.voices.list(null)).filter((v) => v.profiles['sherpa-onnx'] !== undefined && engine.supportsVoice(v));
+      const org = await newOrg(limited, { rateLimit: { requests: 1, per_seconds: 3600 } });
+      const speak = (voice: string) =>
+        limited.post('/tts/bytes', { model_id: 'piper-voices', transcript: 'Hello there.', voice: { mode: 'id', id: voice }, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: STAND_IN_RATE } }, org.auth);
+      // The one request the limit allows: admitted, spoken, and its voice measured after it.
+      assert.equal((await speak(first.id)).status, 200);
+      await measurementsSettled(engine);
+      assert.ok(knownGain(engine, first) !== null, 'the admitted voice is measured');
+      const before = texts.length;
+      // Over the limit with a voice nobody has measured: refused, and the engine makes nothing.
+      const refused = await speak(second.id);
+      assert.equal(refused.status, 429);
+      await measurementsSettled(engine);
+      assert.deepEqual(texts.slice(before), [], 'the engine ran for a refused request');
+      assert.equal(knownGain(engine, second), null);
+    } finally {
+      await limited.close();
     }
   });
 });

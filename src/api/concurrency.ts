@@ -20,6 +20,7 @@ import { authenticateRequest } from '../http/credentials.js';
 export interface ConcurrencyView {
   tts_requests: { active: number; limit: number | null };
   tts_websockets: { active: number; limit: number | null };
+  tts_jobs: { active: number; limit: number | null };
 }
 
 async function orgOf(services: Services, orgId: string): Promise<Org | null> {
@@ -52,6 +53,7 @@ export function registerConcurrency(app: FastifyInstance, services: Services, ac
     return {
       tts_requests: { active: leases ?? activity.syntheses(caller.orgId), limit },
       tts_websockets: { active: activity.websockets(caller.orgId), limit: null },
+      tts_jobs: { active: activity.background(caller.orgId), limit: services.config.jobs.enabled ? services.config.jobs.maxRunningPerOrg : 0 },
     };
   });
 }

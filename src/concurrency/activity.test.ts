@@ -51,3 +51,19 @@ test('WebSocket connections count from open to close, by organisation', () => {
     activity.stop();
   }
 });
+
+test('background work (a job’s segments) is counted apart from the organisation’s requests', () => {
+  const activity = new Activity('a');
+  try {
+    admitted('a', 'r1', 'org_1');
+    diagnostics.admitted.publish({ instance: 'a', requestId: 'job_1/0', endpoint: 'tts.jobs', orgId: 'org_1', keyId: null, model: 'm', engine: 'e', characters: 3, admitMs: 1, background: true });
+    assert.equal(activity.syntheses('org_1'), 1);
+    assert.equal(activity.background('org_1'), 1);
+    assert.deepEqual([...activity.synthesesByEndpoint()].sort(), [['tts.bytes', 1], ['tts.jobs', 1]]);
+    diagnostics.end.publish({ instance: 'a', requestId: 'job_1/0', endpoint: 'tts.jobs', orgId: 'org_1', model: 'm', engine: 'e', status: 200 });
+    assert.equal(activity.background('org_1'), 0);
+    assert.equal(activity.syntheses('org_1'), 1);
+  } finally {
+    activity.stop();
+  }
+});

@@ -22,8 +22,10 @@ function bump(counts: Map<string, number>, key: string, by: number): void {
 
 export class Activity {
   /** Admitted syntheses by request id, until their end event. */
-  private readonly running = new Map<string, { orgId: string; endpoint: Endpoint }>();
+  private readonly running = new Map<string, { orgId: string; endpoint: Endpoint; background: boolean }>();
   private readonly byOrg = new Map<string, number>();
+  /** Background syntheses (long-form jobs' segments) by organisation: not among its requests. */
+  private readonly backgroundByOrg = new Map<string, number>();
   private readonly byEndpoint = new Map<string, number>();
   /** Open connections by connection id, until their close event. */
   private readonly connections = new Map<string, string>();
@@ -34,15 +36,16 @@ export class Activity {
   constructor(private readonly instance: string) {
     this.on(diagnostics.admitted.name as string, (event: SynthesisAdmitted) => {
       const orgId = event.orgId ?? NO_ORG;
-      this.running.set(event.requestId, { orgId, endpoint: event.endpoint });
-      bump(this.byOrg, orgId, 1);
+      const background = event.background === true;
+      this.running.set(event.requestId, { orgId, endpoint: event.endpoint, background });
+      bump(background ? this.backgroundByOrg : this.byOrg, orgId, 1);
       bump(this.byEndpoint, event.endpoint, 1);
     });
     this.on(diagnostics.end.name as string, (event: SynthesisEnd) => {
       const run = this.running.get(event.requestId);
       if (!run) return;
       this.running.delete(event.requestId);
-      bump(this.byOrg, run.orgId, -1);
+      bump(run.background ? this.backgroundByOrg : this.byOrg, run.orgId, -1);
       bump(this.byEndpoint, run.endpoint, -1);
     });
     this.on(diagnostics.websocketOpen.name as string, (event: WebSocketConnection) => {
@@ -67,9 +70,14 @@ export class Activity {
     this.stops.push(() => unsubscribe(name, listener));
   }
 
-  /** Syntheses of the organisation admitted and not yet ended (null: those made without one). */
+  /** Requests of the organisation admitted and not yet ended (null: those made without one); background work is not among them. */
   syntheses(orgId: string | null): number {
     return this.byOrg.get(orgId ?? NO_ORG) ?? 0;
+  }
+
+  /** Background syntheses of the organisation (long-form jobs' segments) under way on this server. */
+  background(orgId: string | null): number {
+    return this.backgroundByOrg.get(orgId ?? NO_ORG) ?? 0;
   }
 
   /** Syntheses admitted and not yet ended, by endpoint. */

@@ -2,11 +2,12 @@
  * @module jobs/runner
  * Runs long-form jobs on this server: claims work from the store's queue
  * (`JobRepository.claim`, a lease with a heartbeat), speaks each segment
- * through the same resolve and pipeline every request uses — at background
- * priority on the engine, so no waiting caller's first audio queues behind a
- * book — persists it, records the progress under the lease, and at the end
- * stitches the result, records the end and charges the job's hold once,
- * under the job id as the charge's key.
+ * in a synthesis session of its own, as every request is made (resolve, the
+ * audio cache, the pipeline, the session's events) — at background priority
+ * on the engine, so no waiting caller's first audio queues behind a book —
+ * persists it, records the progress under the lease, and at the end stitches
+ * the result, records the end and charges the job's hold once, under the job
+ * id as the charge's key (the session's held policy).
  *
  * A run holds its job only while its lease holds: a heartbeat that finds the
  * lease gone (it lapsed and another server took it, or the job was
@@ -30,9 +31,7 @@ import type { JobsConfig } from '../config/schema.js';
 import { ApiError, toApiError } from '../errors/api-error.js';
 import { isRetryable } from '../errors/registry.js';
 import type { Logger } from '../log/logger.js';
-import type { RequestGate } from '../synthesis/gate.js';
-import { synthesizeAudio } from '../synthesis/pipeline.js';
-import { resolveSpeech } from '../synthesis/resolve.js';
+import { releaseHold, settleHold, SynthesisSession } from '../synthesis/session.js';
 import type { SynthesisServices } from '../synthesis/services.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
 import type { JobRecord, JobRepository } from '../store/store.js';
@@ -66,7 +65,6 @@ export class JobRunner {
   private readonly config: JobsConfig;
   private readonly services: SynthesisServices;
   private readonly jobs: JobRepository;
-  private readonly gate: RequestGate;
   private readonly blobs: BlobStorage;
   private readonly logger: Logger;
   private readonly now: () => number;
@@ -84,7 +82,6 @@ export class JobRunner {
     this.config = options.config;
     this.services = options.services;
     this.jobs = options.services.store.jobs;
-    this.gate = options.services.gate;
     this.blobs = options.blobs;
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
@@ -270,7 +267,11 @@ export class JobRunner {
     }
   }
 
-  /** Speaks one segment as 16-bit PCM at the result's rate, through the same resolve and pipeline as every request. */
+  /**
+   * Speaks one segment as 16-bit PCM at the result's rate, in a session of its own (held policy:
+   * admitted with the job, no charge of its own): the same resolve, cache and pipeline as every
+   * request, and the same session events, as background work.
+   */
   private async segment(job: JobRecord, spec: JobSpec, segment: PlannedSegment, index: number, signal: AbortSignal) {
     const input: SpeechInput = {
       ...spec.input,
@@ -279,21 +280,27 @@ export class JobRunner {
       outputFormat: { container: 'raw', encoding: 'pcm_s16le', sampleRate: spec.format.sampleRate },
       streaming: false,
       contextId: null,
-      cache: false,
     };
-    const request = await resolveSpeech(input, { services: this.services, requestId: `${job.id}/${index}`, orgId: job.orgId, maxCharacters: Number.MAX_SAFE_INTEGER });
-    // A job's engine work yields to every request a listener waits for.
-    request.background = true;
-    const chunks: Buffer[] = [];
-    const timings: SegmentTimings = { words: [], marks: [] };
-    for await (const piece of synthesizeAudio(request, signal)) {
-      if (piece.audio.length > 0) chunks.push(piece.audio);
-      for (const word of piece.words ?? []) timings.words.push({ word: word.word, start: word.start, end: word.end });
-      for (const mark of piece.marks ?? []) timings.marks.push(mark);
+    const session = new SynthesisSession({ services: this.services, transport: 'job', requestId: `${job.id}/${index}`, clientRequestId: spec.clientRequestId, signal });
+    try {
+      const request = await session.admitSegment(input, { orgId: job.orgId, keyId: job.keyId });
+      const chunks: Buffer[] = [];
+      const timings: SegmentTimings = { words: [], marks: [] };
+      for await (const piece of session.pieces(request, session.signal, { cache: true })) {
+        if (piece.audio.length > 0) chunks.push(piece.audio);
+        for (const word of piece.words ?? []) timings.words.push({ word: word.word, start: word.start, end: word.end });
+        for (const mark of piece.marks ?? []) timings.marks.push(mark);
+        session.produced(piece.seconds);
+      }
+      const pcm = Buffer.concat(chunks);
+      if (pcm.length === 0) throw new ApiError('engine_error', { reason: ': the engine produced no audio' });
+      return { pcm, timings, seconds: pcm.length / 2 / spec.format.sampleRate };
+    } catch (err) {
+      session.fail(err);
+      throw err;
+    } finally {
+      await session.end();
     }
-    const pcm = Buffer.concat(chunks);
-    if (pcm.length === 0) throw new ApiError('engine_error', { reason: ': the engine produced no audio' });
-    return { pcm, timings, seconds: pcm.length / 2 / spec.format.sampleRate };
   }
 
   private async writeResult(job: JobRecord, spec: JobSpec) {
@@ -314,7 +321,7 @@ export class JobRunner {
       if (job.status === 'succeeded') {
         const model = this.services.models.get(job.model);
         const spec = job.spec as JobSpec;
-        await this.gate.settleHeld({
+        await settleHold(this.services, {
           id: job.id,
           orgId: job.orgId,
           keyId: job.keyId,
@@ -326,7 +333,7 @@ export class JobRunner {
         });
         await this.jobs.setBilling(job.id, 'charged');
       } else {
-        await this.gate.releaseHeld(job.id);
+        await releaseHold(this.services, job.id);
         await this.jobs.setBilling(job.id, 'released');
       }
       this.options.holds.delete(job.id);
@@ -342,7 +349,7 @@ export class JobRunner {
     for (const id of [...this.options.holds]) {
       const job = await this.jobs.get(id);
       if (!job || job.billing !== 'held') {
-        await this.gate.releaseHeld(id).catch(() => {});
+        await releaseHold(this.services, id).catch(() => {});
         this.options.holds.delete(id);
       }
     }

@@ -6,10 +6,11 @@
  * organisation does not exist for the caller. Knows no HTTP: `api/jobs.ts`
  * decodes requests into these calls and frames what they return.
  *
- * A submit is admitted as every synthesis is — the gate checks the key,
- * the limits and the balance, and reserves the whole cost — except that the
- * reservation is a hold under the job's id that outlives the request: the
- * job's end charges it (`JobRunner.bill`) or drops it.
+ * A submit is admitted as every synthesis is, through a session — the gate
+ * checks the key, the limits and the balance, and reserves the whole cost —
+ * under the held billing policy: the reservation is a hold under the job's
+ * id that outlives the request, and the job's end charges it
+ * (`JobRunner.bill`) or drops it.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter, on } from 'node:events';
@@ -22,7 +23,8 @@ import type { Logger } from '../log/logger.js';
 import { LOCAL_ORG_ID, type Caller } from '../synthesis/gate.js';
 import { resolveOutputFormat, type FormatRequest } from '../models/output-format.js';
 import type { ModelProfile } from '../models/profile.js';
-import { resolveSpeech } from '../synthesis/resolve.js';
+import type { SynthesisRequest } from '../synthesis/request.js';
+import { releaseHold, SynthesisSession } from '../synthesis/session.js';
 import type { SynthesisServices } from '../synthesis/services.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
 import type { JobRecord, Page, PageQuery } from '../store/store.js';
@@ -122,24 +124,31 @@ export class JobService {
       contextId: null,
       cache: false,
     };
-    const request = await resolveSpeech(probe, { services: this.services, requestId: context.requestId, orgId: caller.orgId, maxCharacters: Number.MAX_SAFE_INTEGER });
     const unfinished = await this.services.store.jobs.countUnfinished(orgId);
     if (unfinished >= this.config.maxQueuedPerOrg) throw new ApiError('too_many_jobs', { count: unfinished, max: this.config.maxQueuedPerOrg }, { 'retry-after': '60' });
     if (submission.webhookUrl) await this.options.checkWebhookUrl(submission.webhookUrl);
 
+    // Admitted as every request is, through a session: limits, then the whole cost held under the
+    // job's id (the held policy), which outlives this submit until the job's end bills it.
     const id = `job_${randomBytes(12).toString('hex')}`;
-    const admission = await this.services.gate.admit(
-      caller,
-      { ...request, characters },
-      {
-        endpoint: 'tts.jobs',
-        clientRequestId: context.clientRequestId,
+    const session = new SynthesisSession({ services: this.services, transport: 'http', requestId: context.requestId, clientRequestId: context.clientRequestId });
+    session.useCaller(caller);
+    let request: SynthesisRequest;
+    let quote: Record<string, string>;
+    try {
+      request = await session.admit(probe, 'tts.jobs', {
+        characters,
         reserveCharacters: characters,
+        maxCharacters: Number.MAX_SAFE_INTEGER,
         hold: { id, ttlMs: this.config.reservationTtlHours * 3_600_000 },
-      },
-    );
-    const quote = admission.quote;
-    await admission.release();
+      });
+      quote = session.quote;
+    } catch (err) {
+      session.fail(err);
+      throw err;
+    } finally {
+      await session.end();
+    }
     this.holds.add(id);
     const spec: JobSpec = { version: 1, input: submission.input, format: format ?? request.format, segments, requestId: context.requestId, clientRequestId: context.clientRequestId };
     let created: { job: JobRecord; created: boolean };
@@ -169,7 +178,7 @@ export class JobService {
 
   private async dropHold(id: string): Promise<void> {
     this.holds.delete(id);
-    await this.services.gate.releaseHeld(id).catch((err) => this.options.logger.warn({ err, job_id: id }, 'could not drop a job hold; it lapses on its own'));
+    await releaseHold(this.services, id).catch((err) => this.options.logger.warn({ err, job_id: id }, 'could not drop a job hold; it lapses on its own'));
   }
 
   /** The caller's job; `job_not_found` for a job of another organisation. */

@@ -621,6 +621,9 @@ export const concurrencySchema = component(
       tts_websockets: z
         .object({ active: z.int().min(0), limit: z.null() })
         .describe('Open WebSocket connections to this server; they are not limited per organisation.'),
+      tts_jobs: z
+        .object({ active: z.int().min(0), limit: z.int().min(0) })
+        .describe('Background work, not among the requests: segments of the organisation’s long-form jobs being made on this server; `limit` is how many of its jobs may run at once (0: jobs are off).'),
     })
     .describe('The caller’s organisation, in Cartesia’s shape.'),
 );

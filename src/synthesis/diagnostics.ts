@@ -15,7 +15,7 @@ export interface SynthesisStart {
   instance: string;
   requestId: string;
   clientRequestId: string | null;
-  transport: 'http' | 'websocket';
+  transport: 'http' | 'websocket' | 'job';
 }
 
 export interface SynthesisAdmitted {
@@ -30,6 +30,8 @@ export interface SynthesisAdmitted {
   characters: number;
   /** Milliseconds from start to admission (auth, parsing, resolving, limits, reservation). */
   admitMs: number;
+  /** Work nobody waits on yet (a long-form job's segment): not counted against the organisation's requests. */
+  background?: boolean;
 }
 
 export interface SynthesisFirstAudio {
@@ -72,7 +74,7 @@ export interface SynthesisEnd {
   instance: string;
   requestId: string;
   clientRequestId: string | null;
-  transport: 'http' | 'websocket';
+  transport: 'http' | 'websocket' | 'job';
   /** Null when the request ended before it was resolved to an endpoint's model. */
   endpoint: Endpoint | null;
   orgId: string | null;

@@ -3,7 +3,8 @@
  * Turns a transport-neutral `SpeechInput` into the `SynthesisRequest` the
  * pipeline runs: the model profile (length, streaming, formats, settings),
  * the engine bound to it, the voice as the calling organisation sees it and
- * that engine's profile of it and its loudness gain, a cloned voice's
+ * that engine's profile of it and its loudness gain (as known: resolving runs
+ * no engine), a cloned voice's
  * reference clip for an engine that clones, the pronunciation dictionary,
  * and the segments to speak (tags read). Knows no dialect: every transport's
  * request is resolved here the same way.
@@ -21,7 +22,7 @@ import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
 import { hasClip } from '../voices/voice.js';
 import { countTranscriptCharacters } from './tags.js';
-import { voiceGain } from './voice-gain.js';
+import { knownGain } from './voice-gain.js';
 
 export interface ResolveContext {
   services: SynthesisServices;
@@ -72,7 +73,9 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     pronunciation = pronunciation ? [...pronunciation, ...dict.items] : dict.items;
   }
   const reference: VoiceReference | null = clones ? await voices.reference(voice) : null;
-  const gain = await voiceGain(engine, voice, reference);
+  // Looked up, never measured here: a voice not measured yet is spoken at unity gain, and measured
+  // once its request has been admitted (session.ts), so no caller makes an engine work before that.
+  const gain = knownGain(engine, voice, reference) ?? 1;
   // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
   const normalize = input.normalize ?? engines.normalizes(model.engine);
   const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };

@@ -15,10 +15,14 @@
  * - `clip()`: the whole clip is made, then charged, before its first byte is sent;
  * - `stream()`: charged once the first audio has been handed to the socket;
  * - batched: a WebSocket turn charges 1,000-character batches through
- *   `reserve()` / `charge()`, driven by `turn-billing.ts`.
+ *   `reserve()` / `charge()`, driven by `turn-billing.ts`;
+ * - held: a long-form job's whole cost is held when it is submitted (`admit`
+ *   with `hold`), its segments are made under that hold with no admission or
+ *   charge of their own (`admitSegment`), and the job's end charges the hold
+ *   once (`settleHold`) or drops it (`releaseHold`), whichever server ends it.
  */
 import { ApiError, toApiError } from '../errors/api-error.js';
-import type { Admission, Caller, Endpoint } from './gate.js';
+import type { Admission, Caller, Endpoint, HeldCharge } from './gate.js';
 import { diagnostics, publish, type SynthesisEnd } from './diagnostics.js';
 import type { CachedAudio, CachedPiece } from '../cache/entry.js';
 import type { WordTiming } from '../engines/engine.js';
@@ -26,18 +30,44 @@ import { cacheEntryOf } from './cache-entry.js';
 import { clipRequest, collectClip, storedClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
 import { resolveSpeech } from './resolve.js';
+import { awaitMeasured, measureInBackground } from './voice-gain.js';
 import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
 
 export interface SessionOptions {
   services: SynthesisServices;
-  transport: 'http' | 'websocket';
+  /** `job`: a segment of a long-form job, made in the background (`admitSegment`). */
+  transport: 'http' | 'websocket' | 'job';
   /** Made by the server; the key of every charge this session makes. */
   requestId: string;
   /** The client's own `x-request-id`, if it sent one. */
   clientRequestId?: string | null;
   /** Fires when the client goes away (HTTP connection or WebSocket closed). */
   signal?: AbortSignal;
+}
+
+/** How `admit` admits a request (beyond its input). */
+export interface AdmitSessionOptions {
+  /** Characters batch 0 reserves (default: the whole transcript; a WebSocket turn's first batch). */
+  reserveCharacters?: number;
+  /** A WebSocket context may open with an empty transcript; HTTP requests never may. */
+  allowEmptyTranscript?: boolean;
+  /** The characters the request is billed for, when they are not its transcript's (a job's inputs, all of them). */
+  characters?: number;
+  /** The most characters the transcript may have instead of the model's limit (a job's, checked against the job's own). */
+  maxCharacters?: number;
+  /** Held policy: the reservation is held under `id` (a job's) and outlives the session (`settleHold`, `releaseHold`). */
+  hold?: { id: string; ttlMs: number };
+}
+
+/** Held policy, at a job's end: charges the hold once (its id is the charge's key, so doing it again charges nothing). */
+export function settleHold(services: SynthesisServices, charge: HeldCharge): Promise<void> {
+  return services.gate.settleHeld(charge);
+}
+
+/** Held policy: drops a hold whose job failed, was cancelled or was not needed. */
+export function releaseHold(services: SynthesisServices, id: string): Promise<void> {
+  return services.gate.releaseHeld(id);
 }
 
 /** How a streamed response frames pieces; the transport's dialect. */
@@ -75,7 +105,7 @@ export class SynthesisSession {
   /** Made when the signal is first asked for: a hit served from memory never needs one (it costs an EventTarget). */
   private controller: AbortController | null = null;
   private readonly services: SynthesisServices;
-  private readonly transport: 'http' | 'websocket';
+  private readonly transport: 'http' | 'websocket' | 'job';
   private readonly startedAt = performance.now();
   private caller: Caller | null = null;
   private request: SynthesisRequest | null = null;
@@ -169,16 +199,18 @@ export class SynthesisSession {
    * the whole transcript). A client that left while this awaited is seen here, and what was
    * admitted is released at once.
    */
-  async admit(input: SpeechInput, endpoint: Endpoint, options: { reserveCharacters?: number; allowEmptyTranscript?: boolean } = {}): Promise<SynthesisRequest> {
+  async admit(input: SpeechInput, endpoint: Endpoint, options: AdmitSessionOptions = {}): Promise<SynthesisRequest> {
     if (!this.caller) throw new Error('session has no caller');
     this.throwIfOver();
     this.endpoint = endpoint;
-    const request = await resolveSpeech(input, {
+    let request = await resolveSpeech(input, {
       services: this.services,
       requestId: this.requestId,
       orgId: this.caller.orgId,
       allowEmptyTranscript: options.allowEmptyTranscript,
+      maxCharacters: options.maxCharacters,
     });
+    if (options.characters !== undefined) request = { ...request, characters: options.characters };
     this.request = request;
     this.cacheAllowed = input.cache !== false && !!this.services.cache;
     this.throwIfOver();
@@ -186,6 +218,7 @@ export class SynthesisSession {
       endpoint,
       clientRequestId: this.clientRequestId,
       reserveCharacters: options.reserveCharacters ?? request.characters,
+      ...(options.hold ? { hold: options.hold } : {}),
     });
     this.admission = admission;
     if (this.over) {
@@ -193,6 +226,9 @@ export class SynthesisSession {
       await admission.release();
       this.throwIfOver();
     }
+    // A voice this engine has not measured is spoken at unity gain this time, and measured now that
+    // a caller has been admitted with it (voice-gain.ts).
+    measureInBackground(request.engine, request.voice, request.reference);
     publish(diagnostics.admitted, {
       instance: this.services.instanceId,
       requestId: this.requestId,
@@ -205,6 +241,50 @@ export class SynthesisSession {
       admitMs: performance.now() - this.startedAt,
     });
     return request;
+  }
+
+  /**
+   * Held policy: one segment of a long-form job. The job was admitted when it was submitted and its
+   * whole cost is held, so the segment passes no limit and makes no charge; it runs at background
+   * priority, may be served from (and kept in) the audio cache, and publishes the session's events
+   * as background work. A voice not measured yet is measured first, under the session's signal, so
+   * the whole job is at one level.
+   */
+  async admitSegment(input: SpeechInput, job: { orgId: string; keyId: string | null }): Promise<SynthesisRequest> {
+    this.throwIfOver();
+    this.caller = { orgId: job.orgId, keyId: job.keyId };
+    this.endpoint = 'tts.jobs';
+    const context = { services: this.services, requestId: this.requestId, orgId: job.orgId, maxCharacters: Number.MAX_SAFE_INTEGER };
+    let request = await resolveSpeech(input, context);
+    if (await awaitMeasured(request.engine, request.voice, request.reference, this.signal)) request = await resolveSpeech(input, context);
+    // A job's engine work yields to every request a listener waits for.
+    request.background = true;
+    this.request = request;
+    this.cacheAllowed = input.cache !== false && !!this.services.cache;
+    this.throwIfOver();
+    publish(diagnostics.admitted, {
+      instance: this.services.instanceId,
+      requestId: this.requestId,
+      endpoint: this.endpoint,
+      orgId: job.orgId,
+      keyId: job.keyId,
+      model: request.model.id,
+      engine: request.engine.id,
+      characters: request.characters,
+      admitMs: performance.now() - this.startedAt,
+      background: true,
+    });
+    return request;
+  }
+
+  /** The cost headers known at admission (what the whole request will cost, the balance after it). */
+  get quote(): Record<string, string> {
+    return this.admission?.quote ?? {};
+  }
+
+  /** Audio made for work nobody listens to yet (a job's segment): counted, with no time to first audio. */
+  produced(seconds: number): void {
+    this.audioSeconds += seconds;
   }
 
   /**
