@@ -17,16 +17,12 @@
 import { randomBytes } from 'node:crypto';
 import { checkReserveRequest } from '../checks.js';
 import type {
-  ApiKeyRecord,
   AppendResult,
   DictRepository,
   KeyRepository,
   LedgerRepository,
   NewLedgerEntry,
-  Org,
-  OrgLimits,
   OrgRepository,
-  PronunciationDict,
   ReserveResult,
   Store,
   StoredVoice,
@@ -39,113 +35,15 @@ import { toEntry } from '../ledger-row.js';
 import { ledgerBatchWriter, type LedgerRow, type LedgerWrite } from './ledger-batch.js';
 import { ShareBook } from '../shares.js';
 import { migrate } from './migrate.js';
+import { limitValues, toDict, toKey, toOrg, toVoice, type DictRow, type KeyRow, type OrgRow, type VoiceRow } from '../account-rows.js';
 
-interface OrgRow {
-  id: string;
-  name: string;
-  created_at: Date;
-  balance: number;
-  max_concurrent: number | null;
-  rate_requests: number | null;
-  rate_per_seconds: number | null;
-}
+/** A voice row with its engine profiles gathered by the query (`VOICE_COLUMNS`). */
+type VoiceWithProfiles = VoiceRow<Date> & { profiles: Record<string, unknown> };
 
-interface KeyRow {
-  id: string;
-  org_id: string;
-  name: string | null;
-  secret_hash: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  revoked_at: Date | null;
-}
-
-interface VoiceRow {
-  id: string;
-  org_id: string;
-  name: string;
-  description: string;
-  gender: StoredVoice['gender'];
-  language: string;
-  accent: string | null;
-  transcript: string | null;
-  clip_seconds: number;
-  created_at: Date;
-  profiles: Record<string, unknown>;
-}
-
-interface DictRow {
-  id: string;
-  org_id: string;
-  name: string;
-  items: PronunciationDict['items'];
-  pinned: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-const iso = (date: Date): string => date.toISOString();
-const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
-
-function toOrg(row: OrgRow): Org {
-  return {
-    id: row.id,
-    name: row.name,
-    createdAt: iso(row.created_at),
-    balance: row.balance,
-    limits: {
-      maxConcurrent: row.max_concurrent,
-      rateLimit: row.rate_requests !== null && row.rate_per_seconds !== null ? { requests: row.rate_requests, perSeconds: row.rate_per_seconds } : null,
-    },
-  };
-}
+const toVoiceWithProfiles = (row: VoiceWithProfiles): StoredVoice => toVoice(row, row.profiles);
 
 /** The database clock in epoch milliseconds, the time base of reservations. */
 const NOW_MS = '(extract(epoch FROM clock_timestamp()) * 1000)::bigint';
-
-function toKey(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    secretHash: row.secret_hash,
-    createdAt: iso(row.created_at),
-    lastUsedAt: isoOrNull(row.last_used_at),
-    revokedAt: isoOrNull(row.revoked_at),
-  };
-}
-
-function toVoice(row: VoiceRow): StoredVoice {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    description: row.description,
-    gender: row.gender,
-    language: row.language,
-    accent: row.accent,
-    transcript: row.transcript,
-    clipSeconds: row.clip_seconds,
-    createdAt: iso(row.created_at),
-    profiles: row.profiles,
-  };
-}
-
-function toDict(row: DictRow): PronunciationDict {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    items: row.items,
-    pinned: row.pinned,
-    createdAt: iso(row.created_at),
-    updatedAt: iso(row.updated_at),
-  };
-}
-
-function limitParams(limits: OrgLimits): [number | null, number | null, number | null] {
-  return [limits.maxConcurrent, limits.rateLimit?.requests ?? null, limits.rateLimit?.perSeconds ?? null];
-}
 
 const VOICE_COLUMNS = `v.id, v.org_id, v.name, v.description, v.gender, v.language, v.accent, v.transcript, v.clip_seconds, v.created_at,
   COALESCE((SELECT json_object_agg(p.engine_type, p.data) FROM voice_profiles p WHERE p.voice_id = v.id), '{}'::json) AS profiles`;
@@ -179,23 +77,23 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
 
   const orgs: OrgRepository = {
     async create(org) {
-      const [row] = await query<OrgRow>(
+      const [row] = await query<OrgRow<Date>>(
         'INSERT INTO orgs (id, name, max_concurrent, rate_requests, rate_per_seconds) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-        [org.id, org.name, ...limitParams(org.limits)],
+        [org.id, org.name, ...limitValues(org.limits)],
       );
       return toOrg(row);
     },
     async get(id) {
-      const [row] = await query<OrgRow>('SELECT * FROM orgs WHERE id = $1', [id]);
+      const [row] = await query<OrgRow<Date>>('SELECT * FROM orgs WHERE id = $1', [id]);
       return row ? toOrg(row) : null;
     },
     async list() {
-      return (await query<OrgRow>('SELECT * FROM orgs ORDER BY created_at, id')).map(toOrg);
+      return (await query<OrgRow<Date>>('SELECT * FROM orgs ORDER BY created_at, id')).map(toOrg);
     },
     async setLimits(id, limits) {
-      const [row] = await query<OrgRow>(
+      const [row] = await query<OrgRow<Date>>(
         'UPDATE orgs SET max_concurrent = $2, rate_requests = $3, rate_per_seconds = $4 WHERE id = $1 RETURNING *',
-        [id, ...limitParams(limits)],
+        [id, ...limitValues(limits)],
       );
       return row ? toOrg(row) : null;
     },
@@ -209,9 +107,9 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
         await run("SELECT pg_advisory_xact_lock(hashtext('voicegate.first-org.' || current_schema()))");
         const [existing] = await run('SELECT 1 FROM orgs LIMIT 1');
         if (existing) return null;
-        const [row] = await run<OrgRow>(
+        const [row] = await run<OrgRow<Date>>(
           'INSERT INTO orgs (id, name, max_concurrent, rate_requests, rate_per_seconds) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-          [org.id, org.name, ...limitParams(org.limits)],
+          [org.id, org.name, ...limitValues(org.limits)],
         );
         return toOrg(row);
       });
@@ -220,21 +118,21 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
 
   const keys: KeyRepository = {
     async create(key) {
-      const [row] = await query<KeyRow>(
+      const [row] = await query<KeyRow<Date>>(
         'INSERT INTO api_keys (id, org_id, name, secret_hash, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING *',
         [key.id, key.orgId, key.name, key.secretHash, key.createdAt],
       );
       return toKey(row);
     },
     async get(id) {
-      const [row] = await query<KeyRow>('SELECT * FROM api_keys WHERE id = $1', [id]);
+      const [row] = await query<KeyRow<Date>>('SELECT * FROM api_keys WHERE id = $1', [id]);
       return row ? toKey(row) : null;
     },
     async list(orgId) {
-      return (await query<KeyRow>('SELECT * FROM api_keys WHERE org_id = $1 ORDER BY created_at, id', [orgId])).map(toKey);
+      return (await query<KeyRow<Date>>('SELECT * FROM api_keys WHERE org_id = $1 ORDER BY created_at, id', [orgId])).map(toKey);
     },
     async revoke(id, at) {
-      const [row] = await query<KeyRow>('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING *', [id, at]);
+      const [row] = await query<KeyRow<Date>>('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $2) WHERE id = $1 RETURNING *', [id, at]);
       return row ? toKey(row) : null;
     },
     async touch(id, at) {
@@ -322,8 +220,8 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
   };
 
   const getVoice = async (id: string): Promise<StoredVoice | null> => {
-    const [row] = await query<VoiceRow>(`SELECT ${VOICE_COLUMNS} FROM voices v WHERE v.id = $1`, [id]);
-    return row ? toVoice(row) : null;
+    const [row] = await query<VoiceWithProfiles>(`SELECT ${VOICE_COLUMNS} FROM voices v WHERE v.id = $1`, [id]);
+    return row ? toVoiceWithProfiles(row) : null;
   };
 
   const voices: VoiceRepository = {
@@ -337,7 +235,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     },
     get: getVoice,
     async list(orgId) {
-      return (await query<VoiceRow>(`SELECT ${VOICE_COLUMNS} FROM voices v WHERE v.org_id = $1 ORDER BY v.created_at DESC, v.id DESC`, [orgId])).map(toVoice);
+      return (await query<VoiceWithProfiles>(`SELECT ${VOICE_COLUMNS} FROM voices v WHERE v.org_id = $1 ORDER BY v.created_at DESC, v.id DESC`, [orgId])).map(toVoiceWithProfiles);
     },
     async update(id, patch) {
       const [row] = await query<{ id: string }>(
@@ -366,21 +264,21 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
 
   const dicts: DictRepository = {
     async create(dict) {
-      const [row] = await query<DictRow>(
+      const [row] = await query<DictRow<Date>>(
         'INSERT INTO pronunciation_dicts (id, org_id, name, items, pinned, created_at, updated_at) VALUES ($1, $2, $3, $4::json, $5, $6, $6) RETURNING *',
         [dict.id, dict.orgId, dict.name, JSON.stringify(dict.items), dict.pinned, dict.createdAt],
       );
       return toDict(row);
     },
     async get(id) {
-      const [row] = await query<DictRow>('SELECT * FROM pronunciation_dicts WHERE id = $1', [id]);
+      const [row] = await query<DictRow<Date>>('SELECT * FROM pronunciation_dicts WHERE id = $1', [id]);
       return row ? toDict(row) : null;
     },
     async list(orgId) {
-      return (await query<DictRow>('SELECT * FROM pronunciation_dicts WHERE org_id = $1 ORDER BY created_at DESC, id DESC', [orgId])).map(toDict);
+      return (await query<DictRow<Date>>('SELECT * FROM pronunciation_dicts WHERE org_id = $1 ORDER BY created_at DESC, id DESC', [orgId])).map(toDict);
     },
     async update(id, patch) {
-      const [row] = await query<DictRow>(
+      const [row] = await query<DictRow<Date>>(
         `UPDATE pronunciation_dicts SET name = COALESCE($2, name), items = COALESCE($3::json, items), pinned = COALESCE($4, pinned), updated_at = $5
          WHERE id = $1 RETURNING *`,
         [id, patch.name ?? null, patch.items ? JSON.stringify(patch.items) : null, patch.pinned ?? null, new Date().toISOString()],

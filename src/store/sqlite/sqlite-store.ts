@@ -24,15 +24,12 @@ import { checkReserveRequest } from '../checks.js';
 import { storeUnavailable } from '../errors.js';
 import type {
   AppendResult,
-  ApiKeyRecord,
   DictRepository,
-  PronunciationDict,
   StoredVoice,
   VoiceRepository,
   KeyRepository,
   LedgerEntry,
   LedgerRepository,
-  Org,
   OrgLimits,
   OrgRepository,
   Page,
@@ -47,25 +44,12 @@ import { sqliteJobs } from './jobs.js';
 import { prepareLedgerWrites, type LedgerOp, type LedgerRow } from './ledger-writes.js';
 import { MIGRATIONS } from './migrations.js';
 import { ShareBook } from '../shares.js';
+import { limitValues, toDict, toKey, toOrg, toVoice, type DictRow, type KeyRow, type OrgRow, type VoiceRow } from '../account-rows.js';
 
-interface OrgRow {
-  id: string;
-  name: string;
-  created_at: string;
-  balance: number;
-  max_concurrent: number | null;
-  rate_requests: number | null;
-  rate_per_seconds: number | null;
-}
-
-interface KeyRow {
-  id: string;
-  org_id: string;
-  name: string | null;
-  secret_hash: string;
-  created_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
+/** An organisation's limits as named parameters of its statements. */
+function limitColumns(limits: OrgLimits) {
+  const [max_concurrent, rate_requests, rate_per_seconds] = limitValues(limits);
+  return { max_concurrent, rate_requests, rate_per_seconds };
 }
 
 /** A database still locked by another process after `busy_timeout` is a 503 `store_unavailable`. */
@@ -81,74 +65,6 @@ function guard<T>(write: () => T): T {
   } catch (err) {
     throw classifyWriteError(err);
   }
-}
-
-interface VoiceRow {
-  id: string;
-  org_id: string;
-  name: string;
-  description: string;
-  gender: StoredVoice['gender'];
-  language: string;
-  accent: string | null;
-  transcript: string | null;
-  clip_seconds: number;
-  created_at: string;
-}
-
-interface DictRow {
-  id: string;
-  org_id: string;
-  name: string;
-  items: string;
-  pinned: number;
-  created_at: string;
-  updated_at: string;
-}
-
-function toDict(row: DictRow): PronunciationDict {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    items: JSON.parse(row.items),
-    pinned: row.pinned === 1,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-function toOrg(row: OrgRow): Org {
-  return {
-    id: row.id,
-    name: row.name,
-    createdAt: row.created_at,
-    balance: row.balance,
-    limits: {
-      maxConcurrent: row.max_concurrent,
-      rateLimit: row.rate_requests !== null && row.rate_per_seconds !== null ? { requests: row.rate_requests, perSeconds: row.rate_per_seconds } : null,
-    },
-  };
-}
-
-function toKey(row: KeyRow): ApiKeyRecord {
-  return {
-    id: row.id,
-    orgId: row.org_id,
-    name: row.name,
-    secretHash: row.secret_hash,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    revokedAt: row.revoked_at,
-  };
-}
-
-function limitColumns(limits: OrgLimits) {
-  return {
-    max_concurrent: limits.maxConcurrent,
-    rate_requests: limits.rateLimit?.requests ?? null,
-    rate_per_seconds: limits.rateLimit?.perSeconds ?? null,
-  };
 }
 
 export function migrate(db: Database.Database): void {
@@ -246,19 +162,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
   const withProfiles = (row: VoiceRow): StoredVoice => {
     const profiles: Record<string, unknown> = {};
     for (const p of s.profileList.all(row.id) as { engine_type: string; data: string }[]) profiles[p.engine_type] = JSON.parse(p.data);
-    return {
-      id: row.id,
-      orgId: row.org_id,
-      name: row.name,
-      description: row.description,
-      gender: row.gender,
-      language: row.language,
-      accent: row.accent,
-      transcript: row.transcript,
-      clipSeconds: row.clip_seconds,
-      createdAt: row.created_at,
-      profiles,
-    };
+    return toVoice(row, profiles);
   };
 
   // This process's reservations: in memory, backed by one row per organisation (shares.ts).
