@@ -29,6 +29,11 @@ export interface EngineRegistration<T extends string = string, S extends EngineC
    * which normalise themselves, and for test signals. Absent: off.
    */
   normalize?: boolean;
+  /**
+   * Environment variables that set fields of the default entry of this type (`engines.<type>`):
+   * variable → [field, kind]. The config's environment table takes them (config/schema.ts).
+   */
+  env?: Record<string, [setting: string, kind: 'number' | 'string' | 'boolean' | 'list']>;
   create(id: string, config: z.output<S>, context: EngineContext): Engine;
 }
 

@@ -11,6 +11,12 @@ import { EspeakPool, WARM_UP_JOBS } from './pool.js';
 export const espeakEngine = defineEngine({
   type: 'espeak',
   normalize: true,
+  env: {
+    VOICEGATE_ESPEAK_WORKERS: ['workers', 'number'],
+    VOICEGATE_ESPEAK_QUEUE_LIMIT: ['queueLimit', 'number'],
+    VOICEGATE_ESPEAK_SPLIT_FIRST_SENTENCE: ['splitFirstSentence', 'boolean'],
+    VOICEGATE_ESPEAK_WARM_UP_JOBS: ['warmUpJobs', 'number'],
+  },
   configSchema: z
     .object({
       type: z.literal('espeak'),
