@@ -23,9 +23,9 @@ RUN --mount=type=secret,id=extra_ca,required=false \
     if [ -s /run/secrets/extra_ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/extra_ca; fi \
  && npm ci
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/build-wasm.mjs scripts/
+COPY scripts/build-assets.mjs scripts/
 COPY src src
-RUN npx tsc -p tsconfig.build.json && node scripts/build-wasm.mjs \
+RUN npx tsc -p tsconfig.build.json && node scripts/build-assets.mjs \
  && npm prune --omit=dev \
  && rm -rf node_modules/.cache \
  # better-sqlite3 needs only its compiled addon, not the SQLite sources and objects it was built from

@@ -27,6 +27,7 @@ import { createLogger } from '../src/log/logger.js';
 import type { RecordedCall } from './helpers/recording-sherpa-worker.js';
 import { removeRunDir, ZIPVOICE_HOP, ZIPVOICE_STAND_IN_RATE, zipvoiceStandIn } from './helpers/sherpa-model.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { gainOf } from '../src/synthesis/voice-gain.js';
 
 const logger = createLogger('silent');
 
@@ -197,8 +198,15 @@ describe('served with a stand-in ZipVoice model', () => {
     });
   }
 
-  /** Samples of the model's own audio for TEXT in `voice`. */
+  /**
+   * Samples of the model's own audio for TEXT in `voice`, on an idle engine: the voice is measured
+   * for loudness first (its measurement would otherwise keep the one worker busy after its first
+   * request, and a request made meanwhile is phrased as on a busy engine).
+   */
   async function samplesOf(voice: string): Promise<number> {
+    const { voices, engines } = server.app.services;
+    const stored = (await voices.get(voice, 'org_local'))!;
+    await gainOf(engines.get('zipvoice')!, stored, await voices.reference(stored));
     const response = await speak(voice);
     assert.equal(response.status, 200, await response.clone().text());
     return (await response.arrayBuffer()).byteLength / 2;

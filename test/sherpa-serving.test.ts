@@ -17,6 +17,7 @@ import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { brokenModel, removeRunDir, standInModel, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
+import { gainOf } from '../src/synthesis/voice-gain.js';
 
 let server: TestServer;
 let cartesia: Cartesia;
@@ -33,6 +34,11 @@ before(async () => {
     models[id] = { extends: 'gepard-1.0', engine: id };
   }
   server = await startServer({ config: { engines: engines as never, models: models as never } });
+  // The voices the tests speak, measured for loudness first: a voice's first request is otherwise
+  // spoken at unity gain and its measurement then keeps the one worker busy, which changes how a
+  // request made meanwhile is phrased (the tests compare lengths with the engine's own).
+  const engine = server.app.services.engines.get('piper')!;
+  for (const id of ['sarah', 'jordan', 'piper']) await gainOf(engine, (await server.app.services.voices.get(id, null))!);
   cartesia = new Cartesia({ apiKey: 'sk_test_unused', baseURL: server.url, maxRetries: 0 });
   openai = new OpenAI({ apiKey: 'sk_test_unused', baseURL: `${server.url}/v1`, maxRetries: 0 });
 }, { timeout: 60_000 });

@@ -21,6 +21,7 @@ import { ESPEAK_VOICE_LEVELS } from '../src/voices/loudness-table.js';
 import type { Voice } from '../src/voices/voice.js';
 import { removeRunDir, standInModel, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { newOrg } from './helpers/accounts.js';
+import { eventually } from './helpers/redis.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 /** Not the reference passage: the gains must hold for other text too. */
@@ -119,12 +120,13 @@ describe('one loudness', () => {
       const own = voices.filter((v) => v.profiles['sherpa-onnx'] !== undefined && engine.supportsVoice(v));
       assert.ok(own.length >= (engineId === 'piper' ? 1 : 3), `${engineId} brings ${own.length} voices`);
       const spoken = [...own, ...voices.filter((v) => named.has(v.id) && engine.supportsVoice(v))];
-      // Not measured yet: the first request of each voice is spoken at unity gain and starts its
-      // measurement; the requests after it get the gain.
+      // Not measured yet: the first request of each voice is spoken at unity gain, and its end starts
+      // the voice's measurement; the requests after it get the gain.
       assert.ok(spoken.every((voice) => knownGain(engine, voice) === null), 'no voice of the model is measured before it is used');
       await eachLimited(spoken, 2, (voice) => served(model, voice.id, STAND_IN_RATE));
-      await measurementsSettled(engine);
-      assert.deepEqual(spoken.filter((voice) => knownGain(engine, voice) === null).map((v) => v.id), [], 'every voice used is measured');
+      const unmeasured = () => spoken.filter((voice) => knownGain(engine, voice) === null).map((v) => v.id);
+      await eventually(() => unmeasured().length === 0, 30_000);
+      assert.deepEqual(unmeasured(), [], 'every voice used is measured');
       const levels = await eachLimited(spoken, 2, async (voice) => ({ id: voice.id, level: await served(model, voice.id, STAND_IN_RATE) }));
       const off = levels.filter(({ level }) => Math.abs(level - TARGET_DBFS) > 1.5).map(({ id, level }) => `${engineId}/${id} ${level.toFixed(2)}`);
       assert.deepEqual(off, []);
@@ -160,7 +162,7 @@ describe('one loudness', () => {
 });
 
 describe('measured after admission, never before', () => {
-  test('a request with a voice not measured yet, over its rate limit, is refused without the engine running; an admitted one starts the measurement', { timeout: 60_000 }, async () => {
+  test('a request with a voice not measured yet, over its rate limit, is refused without the engine running; an admitted one starts the measurement once it has ended', { timeout: 60_000 }, async () => {
     const limited = await startServer({
       config: {
         accounts: { enabled: true },
@@ -179,8 +181,7 @@ describe('measured after admission, never before', () => {
         limited.post('/tts/bytes', { model_id: 'piper-voices', transcript: 'Hello there.', voice: { mode: 'id', id: voice }, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: STAND_IN_RATE } }, org.auth);
       // The one request the limit allows: admitted, spoken, and its voice measured after it.
       assert.equal((await speak(first.id)).status, 200);
-      await measurementsSettled(engine);
-      assert.ok(knownGain(engine, first) !== null, 'the admitted voice is measured');
+      assert.ok(await eventually(() => knownGain(engine, first) !== null, 30_000), 'the admitted voice is measured');
       const before = texts.length;
       // Over the limit with a voice nobody has measured: refused, and the engine makes nothing.
       const refused = await speak(second.id);

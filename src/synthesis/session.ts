@@ -226,9 +226,6 @@ export class SynthesisSession {
       await admission.release();
       this.throwIfOver();
     }
-    // A voice this engine has not measured is spoken at unity gain this time, and measured now that
-    // a caller has been admitted with it (voice-gain.ts).
-    measureInBackground(request.engine, request.voice, request.reference);
     publish(diagnostics.admitted, {
       instance: this.services.instanceId,
       requestId: this.requestId,
@@ -545,6 +542,9 @@ export class SynthesisSession {
     } catch (err) {
       this.services.logger.warn({ err, request_id: this.requestId }, 'release failed');
     }
+    // A voice this engine has not measured was spoken at unity gain: it is measured now that an
+    // admitted request has used it, after that request, so the measurement never delays it (voice-gain.ts).
+    if (this.admission && this.request) measureInBackground(this.request.engine, this.request.voice, this.request.reference);
     const failure = this.failure;
     const message: SynthesisEnd = {
       instance: this.services.instanceId,

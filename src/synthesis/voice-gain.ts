@@ -12,8 +12,11 @@
  * engine, so nothing a caller sends makes an engine work before its request
  * has passed the limits and been admitted. A voice not measured yet is served
  * at unity gain, and the session starts its measurement in the background
- * once the request is admitted (`measureInBackground`): one measurement at a
- * time per engine, voice and revision, tried again later if it failed.
+ * when an admitted request with it ends (`measureInBackground`): one
+ * measurement at a time per engine, voice and revision, tried again later if
+ * it failed. Meanwhile the engine is busy with it, and may phrase a request
+ * made then as it does when busy (a sherpa-onnx engine cuts a first
+ * sentence's head, engines/sentences).
  */
 import type { Engine, EngineInput, VoiceReference } from '../engines/engine.js';
 import { gainForLevel, LevelMeter, REFERENCE_PASSAGE } from '../voices/loudness.js';

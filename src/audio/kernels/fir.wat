@@ -1,6 +1,6 @@
 ;; The polyphase FIR's inner loop (audio/polyphase.ts, audio/halfband.ts): four taps per SIMD
 ;; multiply, eight per step into two accumulators.
-;; Built to fir.wasm next to the compiled audio/fir-kernel.js by scripts/build-wasm.mjs.
+;; Built to fir.wasm next to the compiled audio/fir-kernel.js by scripts/build-assets.mjs.
 ;;
 ;; fir(tapsPtr, taps, up, adv, rem, inPtr, s, p, count, outPtr): output n (n < count) is the dot
 ;; product of the `taps` f32 taps of phase p (at tapsPtr + 4·p·taps) with the f32 input from

@@ -3,7 +3,7 @@
  * One organisation's queued settlements, the reservations its share's spare
  * could not grant, and a shrinking share, written in one round trip however
  * many there are (see group-commit.ts for the queueing): a single call of the
- * `ledger_write_batch_v4` function (migrations.ts, version 4), which is its
+ * `ledger_write_batch_v4` function (migrations/0004-ledger-write-batch-v4-reservations.sql), which is its
  * own transaction, so BEGIN and COMMIT cost nothing extra. Under the
  * organisation's row lock it applies every settlement first (one ledger row
  * per charge key, the balance), then decides every reservation by the store
@@ -40,7 +40,7 @@ const WRITE_BATCH = `SELECT ledger_write_batch_v4($1::text, $2::text, $3::bigint
   $19::bigint[]) AS result`;
 
 /**
- * What the function answers (migrations.ts, version 4), NULL for an unknown organisation:
+ * What the function answers (migrations/0004-ledger-write-batch-v4-reservations.sql), NULL for an unknown organisation:
  * the balance after the settlements, then per settlement in queue order the inserted row's id,
  * created_at (epoch ms) and the balance after it (nulls for a duplicate) and the position of the
  * first write of its key; the rows of keys already in the ledger; then per reservation in queue
