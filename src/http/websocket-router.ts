@@ -308,6 +308,8 @@ export class WebSocketRouter {
       const { connection, handler } = entry;
       const deadline = Date.now() + this.config.shutdownGraceMs;
       while (connection.isOpen && Date.now() < deadline) {
+        // Once the listener closes, no new turn starts: the open ones finish within the grace.
+        if (entry.quietMs === 0) handler.drain();
         if (!handler.inTurn() && Date.now() - connection.lastActivity >= entry.quietMs!) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
