@@ -26,7 +26,7 @@ export interface ThreadStream {
   close(): void;
 }
 
-/** Threads started at most: one per core, up to two (BENCHMARKS.md, MP3 row). */
+/** Threads started at most: one per core, up to two (docs/benchmarks-history.md, MP3 row). */
 export const ENCODER_THREADS = Math.max(1, Math.min(2, availableParallelism()));
 
 interface Waiting {

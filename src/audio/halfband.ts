@@ -5,7 +5,7 @@
  * A low-pass cut at exactly half the input rate is zero at every other tap, so the even outputs
  * are the input samples themselves and only the odd ones need a dot product: half the work of a
  * general polyphase filter of the same length, run as WebAssembly SIMD (audio/fir-kernel).
- * 0.27 ms per audio second against 0.59 for Speex at quality 7, measured alone (BENCHMARKS.md).
+ * 0.27 ms per audio second against 0.59 for Speex at quality 7, measured alone (docs/benchmarks-history.md).
  * The Kaiser-windowed sinc spans 64 input samples: flat within 0.05 dB to 10 kHz for 22,050 Hz
  * input (−0.5 dB at 10.5 kHz), and the images of everything up to 10 kHz, mirrored about
  * 11,025 Hz to 12 kHz and above, at −79 dB or lower. Same contract as the other resamplers:

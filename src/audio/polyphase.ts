@@ -3,7 +3,7 @@
  * wideband rates (≤ 16 kHz), where the Speex resampler is slowest.
  *
  * For ratios like 22050 → 8000 (441:160) Speex falls back to interpolating its filter per
- * sample and costs about half of what eSpeak NG spends making the audio (BENCHMARKS.md).
+ * sample and costs about half of what eSpeak NG spends making the audio (docs/benchmarks-history.md).
  * Here every phase's taps are precomputed once per rate pair (160 phases × 56 taps for
  * 22050 → 8000), so an output sample is one short dot product, run as WebAssembly SIMD
  * (audio/fir-kernel). The Kaiser-windowed sinc is

@@ -4,7 +4,7 @@
  * its audio on worker threads may also run the request's output stage there
  * (audio/output-stage: gain, resampling, PCM encoding), so the main thread
  * receives finished bytes. Resampling and G.711 on the event loop cost a
- * 2-core server a tenth of its telephony throughput (BENCHMARKS.md); on the
+ * 2-core server a tenth of its telephony throughput (docs/benchmarks-history.md); on the
  * worker they cost the worker's core the same work without the hand-off.
  */
 import type { StageSpec, StageState } from '../audio/output-stage.js';

@@ -4,7 +4,7 @@
  * it, without the serializer scanning and copying the audio. Base64 needs no escaping in JSON, so
  * the rest of the event is serialized with a placeholder in the audio's place, and the audio is
  * spliced in. For half a second of 22,050 Hz audio, event and bytes cost 15 µs this way against
- * 63 µs through `JSON.stringify` (BENCHMARKS.md); on SSE and WebSocket streams that was most of
+ * 63 µs through `JSON.stringify` (docs/benchmarks-history.md); on SSE and WebSocket streams that was most of
  * the event loop's own work per event.
  *
  * `sseFrameWithAudio` goes one step further for server-sent events: the

@@ -7,7 +7,7 @@
  * counter is plain on purpose: a request's charge key is its id, and keys
  * that ascend go into the ledger's indexes at one end, where scrambled ones
  * touched a different page each and cost a third of the store's throughput
- * (BENCHMARKS.md). An id reveals nothing but its order within its process.
+ * (docs/benchmarks-history.md). An id reveals nothing but its order within its process.
  */
 import { randomBytes } from 'node:crypto';
 

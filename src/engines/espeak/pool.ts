@@ -44,7 +44,7 @@ export interface EspeakPoolOptions extends PoolLimits {
 
 /**
  * eSpeak NG is compiled to JavaScript (wasm2js): a new worker runs it in V8's interpreter, and the
- * first jobs of a cold worker cost 60–210 ms of CPU against 10 ms warm (BENCHMARKS.md, warm before
+ * first jobs of a cold worker cost 60–210 ms of CPU against 10 ms warm (docs/benchmarks-history.md, warm before
  * ready). So before the engine says ready, every worker speaks real jobs, on the path requests
  * take (named voices and their variants, word events, the output stage), until V8 has optimised it.
  */

@@ -9,7 +9,7 @@
  * same sentence again, or any with as many phonemes) takes all of its
  * intermediate tensors as one block, which the session's arena has to grow a
  * new region for and then keeps: a worker that has spoken a 6.6 s sentence
- * twice holds ≈ 300 MiB instead of ≈ 220 MiB (vits-proxy-medium, BENCHMARKS.md
+ * twice holds ≈ 300 MiB instead of ≈ 220 MiB (vits-proxy-medium, docs/benchmarks-history.md
  * "Neural serving"). Speech models' shapes change with every text, so the
  * pattern saves nothing measurable there (same audio per CPU second). The
  * arena itself stays on: without it every tensor is a fresh `mmap`, and the

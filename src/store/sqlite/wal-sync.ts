@@ -14,7 +14,7 @@
  * Where the flush runs depends on the disk. On a disk that flushes in well
  * under a millisecond, waking a thread-pool thread costs the event loop more
  * than the flush blocks it (a VM's 0.15 ms flush against a 16–78 µs hand-off,
- * BENCHMARKS.md), so such flushes run on the event loop, where each is timed.
+ * docs/benchmarks-history.md), so such flushes run on the event loop, where each is timed.
  * Once they take longer on average (a lone slow one, such as the WAL's first
  * growth, does not count for much), flushes go to libuv's thread pool, and
  * now and then one runs on the loop again to time the disk: after a second,
