@@ -11,6 +11,7 @@
  * clients of every dialect get 1001 once their turn has ended; no turn is cut.
  */
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { Agent, request, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { after, before, test } from 'node:test';
@@ -36,12 +37,9 @@ function get(agent: Agent, path = '/healthz'): Promise<{ response: IncomingMessa
 }
 
 /** Resolves once `socket` has closed; fails after `ms`. */
-function closed(socket: Socket, ms = 5_000): Promise<void> {
-  if (socket.destroyed) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the connection stayed open')), ms);
-    socket.once('close', () => (clearTimeout(timer), resolve()));
-  });
+async function closed(socket: Socket, ms = 5_000): Promise<void> {
+  if (socket.destroyed) return;
+  await once(socket, 'close', { signal: AbortSignal.timeout(ms) }).catch(() => assert.fail('the connection stayed open'));
 }
 
 test('from the drain on, every answer says Connection: close and its connection closes; idle ones are closed at once', { timeout: 30_000 }, async () => {

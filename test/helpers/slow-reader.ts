@@ -38,28 +38,24 @@ export function readAtPace(response: IncomingMessage, bytesPerSecond: number): P
 }
 
 /**
- * Paces `ws`: whenever the bytes of the messages it has received are ahead of `bytesPerSecond`
- * since the call, it stops reading its socket until they are not. Returns a function that stops pacing.
+ * Paces `ws` as `readAtPace` paces a response, on the same 100 ms clock: its socket is read only
+ * while the bytes of the messages received are behind `bytesPerSecond` since the call. Returns a
+ * function that stops pacing.
  */
 export function paceWebSocket(ws: WebSocket, bytesPerSecond: number): () => void {
   const start = performance.now();
   let bytes = 0;
-  let timer: NodeJS.Timeout | undefined;
   const onMessage = (data: WebSocket.RawData) => {
     bytes += Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : (data as Buffer).byteLength;
-    const aheadMs = (bytes / bytesPerSecond) * 1000 - (performance.now() - start);
-    if (aheadMs > 0 && !timer) {
-      ws.pause();
-      timer = setTimeout(() => {
-        timer = undefined;
-        ws.resume();
-      }, aheadMs);
-    }
+    if (bytes > ((performance.now() - start) / 1000) * bytesPerSecond) ws.pause();
   };
+  const tick = setInterval(() => {
+    if (bytes <= ((performance.now() - start) / 1000) * bytesPerSecond) ws.resume();
+  }, 100);
   ws.on('message', onMessage);
   return () => {
+    clearInterval(tick);
     ws.off('message', onMessage);
-    clearTimeout(timer);
     ws.resume();
   };
 }

@@ -5,6 +5,7 @@
  * with a balance, and the ledger entries the suites write.
  */
 import { randomBytes } from 'node:crypto';
+import { eventually } from '../redis.js';
 import type { NewLedgerEntry, OrgLimits, Store } from '../../../src/store/store.js';
 
 export interface OpenedStore {
@@ -22,13 +23,9 @@ export function uid(prefix: string): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
 }
 
-/** Waits for `check` to hold, polling, for at most `ms`. */
+/** Waits, by the suites' shared bounded poll, for `check` to hold; fails after `ms`. */
 export async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`condition not met within ${ms} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  if (!(await eventually(check, ms, 5))) throw new Error(`condition not met within ${ms} ms`);
 }
 
 export function charge(orgId: string, credits: number, chargeKey: string | null, extra: Partial<NewLedgerEntry> = {}): NewLedgerEntry {
