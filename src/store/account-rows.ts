@@ -6,7 +6,7 @@
  * SQLite and `Date` from PostgreSQL; a dictionary's items are JSON text and
  * its `pinned` an integer in SQLite, `jsonb` and `boolean` in PostgreSQL.
  */
-import type { ApiKeyRecord, Org, OrgLimits, PronunciationDict, StoredVoice } from './store.js';
+import type { ApiKeyRecord, BudgetPeriod, KeyPolicy, Org, OrgLimits, PronunciationDict, StoredVoice } from './store.js';
 
 type Time = string | Date;
 
@@ -31,6 +31,13 @@ export interface KeyRow<T extends Time = Time> {
   created_at: T;
   last_used_at: T | null;
   revoked_at: T | null;
+  budget_credits: number | string | null;
+  budget_period: BudgetPeriod | null;
+  /** JSON text (SQLite) or `text[]` (PostgreSQL). */
+  scopes: string | string[] | null;
+  models: string | string[] | null;
+  expires_at: T | null;
+  allowed_networks: string | string[] | null;
 }
 
 /** A voice's own columns; its engine profiles come from `voice_profiles` (each store gathers them its way). */
@@ -77,6 +84,8 @@ export function limitValues(limits: OrgLimits): [number | null, number | null, n
   return [limits.maxConcurrent, limits.rateLimit?.requests ?? null, limits.rateLimit?.perSeconds ?? null];
 }
 
+const list = (value: string | string[] | null): string[] | null => (value === null ? null : typeof value === 'string' ? JSON.parse(value) : value);
+
 export function toKey(row: KeyRow): ApiKeyRecord {
   return {
     id: row.id,
@@ -86,7 +95,27 @@ export function toKey(row: KeyRow): ApiKeyRecord {
     createdAt: iso(row.created_at),
     lastUsedAt: isoOrNull(row.last_used_at),
     revokedAt: isoOrNull(row.revoked_at),
+    budget: row.budget_credits !== null && row.budget_period !== null ? { credits: Number(row.budget_credits), period: row.budget_period } : null,
+    scopes: list(row.scopes),
+    models: list(row.models),
+    expiresAt: isoOrNull(row.expires_at),
+    allowedNetworks: list(row.allowed_networks),
   };
+}
+
+/** The policy columns a key's fields set (`fields` left out are not named), lists as `asList` stores them. */
+export function policyColumns(fields: Partial<KeyPolicy & { name: string | null }>, asList: (value: string[] | null) => unknown): Record<string, unknown> {
+  const columns: Record<string, unknown> = {};
+  if ('name' in fields) columns.name = fields.name ?? null;
+  if ('budget' in fields) {
+    columns.budget_credits = fields.budget?.credits ?? null;
+    columns.budget_period = fields.budget?.period ?? null;
+  }
+  if ('scopes' in fields) columns.scopes = asList(fields.scopes ?? null);
+  if ('models' in fields) columns.models = asList(fields.models ?? null);
+  if ('expiresAt' in fields) columns.expires_at = fields.expiresAt ?? null;
+  if ('allowedNetworks' in fields) columns.allowed_networks = asList(fields.allowedNetworks ?? null);
+  return columns;
 }
 
 export function toVoice(row: VoiceRow, profiles: Record<string, unknown>): StoredVoice {

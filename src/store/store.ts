@@ -23,7 +23,31 @@ export interface Org {
   limits: OrgLimits;
 }
 
-export interface ApiKeyRecord {
+export type BudgetPeriod = 'day' | 'month' | 'total';
+
+/** Credits a key may spend per period; periods start on UTC calendar boundaries (`total`: never resets). */
+export interface KeyBudget {
+  credits: number;
+  period: BudgetPeriod;
+}
+
+/**
+ * What a key may do, beyond its organisation's balance and limits. Null means no limit: a key made
+ * before policies existed keeps every scope and every model.
+ */
+export interface KeyPolicy {
+  budget: KeyBudget | null;
+  /** Scope names (`src/accounts/scopes.ts`); null = every scope. */
+  scopes: string[] | null;
+  /** Model ids the key may use; null = every model. */
+  models: string[] | null;
+  /** ISO time after which the key is refused (`key_expired`); null = never. */
+  expiresAt: string | null;
+  /** CIDR blocks the caller's address must be in; null = anywhere. */
+  allowedNetworks: string[] | null;
+}
+
+export interface ApiKeyRecord extends KeyPolicy {
   id: string;
   orgId: string;
   name: string | null;
@@ -33,6 +57,9 @@ export interface ApiKeyRecord {
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
+
+/** A change to a key: fields left out stay as they are; null clears a limit. */
+export type KeyPatch = Partial<KeyPolicy & { name: string | null }>;
 
 export type LedgerKind = 'charge' | 'credit';
 
@@ -87,9 +114,12 @@ export interface OrgRepository {
 }
 
 export interface KeyRepository {
-  create(key: Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt'>): Promise<ApiKeyRecord>;
+  /** Policy fields left out are null (no limit). */
+  create(key: Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt' | keyof KeyPolicy> & Partial<KeyPolicy>): Promise<ApiKeyRecord>;
   get(id: string): Promise<ApiKeyRecord | null>;
   list(orgId: string): Promise<ApiKeyRecord[]>;
+  /** Changes a key's name or policy; null when there is no such key. */
+  update(id: string, patch: KeyPatch): Promise<ApiKeyRecord | null>;
   revoke(id: string, at: string): Promise<ApiKeyRecord | null>;
   touch(id: string, at: string): Promise<void>;
 }
@@ -99,15 +129,30 @@ export interface Reservation {
   /** Made by the server; the charge that settles it carries the same value as its `chargeKey`. */
   id: string;
   orgId: string;
+  /** The key whose budget it also holds against, if any. */
+  keyId?: string;
   credits: number;
   /** Epoch milliseconds after which the reservation no longer counts (a crashed server's holds lapse). */
   expiresAt: number;
 }
 
+/**
+ * A reservation that also holds against a key's budget: granted only while the budget's credits −
+ * (what the key was charged since `since` + Σ its open budget reservations) > 0, as well as by the
+ * organisation's rule, so racing requests overshoot the budget by at most one reservation too.
+ */
+export interface BudgetHold {
+  keyId: string;
+  credits: number;
+  /** ISO start of the budget's current period (the Unix epoch for `total`); a whole UTC hour. */
+  since: string;
+}
+
 export type ReserveResult =
   /** `balance` and `reserved` as they were just before this reservation was added. */
   | { ok: true; reservation: Reservation; balance: number; reserved: number }
-  | { ok: false; balance: number; reserved: number };
+  /** `budget`: the key's budget refused it (what the key had spent and held in the period). */
+  | { ok: false; balance: number; reserved: number; budget?: { spent: number; reserved: number } };
 
 export interface AppendResult {
   entry: LedgerEntry;
@@ -128,7 +173,7 @@ export interface LedgerRepository {
    * balance − Σ open reservations > 0, so however many requests race, the balance can end
    * at most one reservation below zero. Unknown organisation → `ok: false` with balance 0.
    */
-  reserve(request: { id: string; orgId: string; credits: number; ttlMs: number }): Promise<ReserveResult>;
+  reserve(request: { id: string; orgId: string; credits: number; ttlMs: number; budget?: BudgetHold }): Promise<ReserveResult>;
   /**
    * Turns a reservation into its ledger row in one transaction: the row, the balance change and
    * the removal of the reservation together. Idempotent by `entry.chargeKey`; a reservation that
@@ -346,10 +391,20 @@ export interface FlushStats {
   averageMs: number | null;
 }
 
+/**
+ * Usage as the hourly rollup keeps it (`usage_hourly`: charges and failed requests per hour,
+ * organisation, key, model and endpoint), written by the same transaction as the ledger row.
+ */
+export interface UsageRepository {
+  /** Credits the key was charged from `since` (ISO, a whole UTC hour) on. */
+  spent(keyId: string, since: string): Promise<number>;
+}
+
 export interface Store {
   readonly orgs: OrgRepository;
   readonly keys: KeyRepository;
   readonly ledger: LedgerRepository;
+  readonly usage: UsageRepository;
   readonly voices: VoiceRepository;
   readonly dicts: DictRepository;
   readonly jobs: JobRepository;

@@ -22,6 +22,7 @@ import { openDb, type PostgresOptions } from './db.js';
 import { postgresDicts } from './dictionaries.js';
 import { postgresJobs } from './jobs.js';
 import { postgresKeys } from './keys.js';
+import { postgresUsage } from './usage.js';
 import { postgresLedger } from './ledger.js';
 import { migrate } from './migrate.js';
 import { postgresOrgs } from './orgs.js';
@@ -34,6 +35,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
   return {
     orgs: postgresOrgs(db),
     keys: postgresKeys(db),
+    usage: postgresUsage(db),
     ledger,
     voices: postgresVoices(db),
     dicts: postgresDicts(db),

@@ -1,14 +1,15 @@
 /**
  * @module store/sqlite/keys
- * API keys in SQLite (`KeyRepository`): only their hashes.
+ * API keys in SQLite (`KeyRepository`): only their hashes, with their policies (lists as JSON text).
  */
 import type { KeyRepository } from '../store.js';
-import { toKey, type KeyRow } from '../account-rows.js';
+import { policyColumns, toKey, type KeyRow } from '../account-rows.js';
 import type { SqliteContext } from './context.js';
+
+const asList = (value: string[] | null) => (value === null ? null : JSON.stringify(value));
 
 export function sqliteKeys({ db, durable }: SqliteContext): KeyRepository {
   const s = {
-    keyInsert: db.prepare('INSERT INTO api_keys (id, org_id, name, secret_hash, created_at) VALUES (@id, @org_id, @name, @secret_hash, @created_at)'),
     keyGet: db.prepare('SELECT * FROM api_keys WHERE id = ?'),
     keyList: db.prepare('SELECT * FROM api_keys WHERE org_id = ? ORDER BY created_at, id'),
     keyRevoke: db.prepare('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ?'),
@@ -16,7 +17,16 @@ export function sqliteKeys({ db, durable }: SqliteContext): KeyRepository {
   };
   return {
     async create(key) {
-      await durable(() => s.keyInsert.run({ id: key.id, org_id: key.orgId, name: key.name, secret_hash: key.secretHash, created_at: key.createdAt }));
+      const { budget = null, scopes = null, models = null, expiresAt = null, allowedNetworks = null } = key;
+      const columns = {
+        id: key.id,
+        org_id: key.orgId,
+        secret_hash: key.secretHash,
+        created_at: key.createdAt,
+        ...policyColumns({ name: key.name, budget, scopes, models, expiresAt, allowedNetworks }, asList),
+      };
+      const names = Object.keys(columns);
+      await durable(() => db.prepare(`INSERT INTO api_keys (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`).run(columns));
       return toKey(s.keyGet.get(key.id) as KeyRow);
     },
     async get(id) {
@@ -25,6 +35,16 @@ export function sqliteKeys({ db, durable }: SqliteContext): KeyRepository {
     },
     async list(orgId) {
       return (s.keyList.all(orgId) as KeyRow[]).map(toKey);
+    },
+    async update(id, patch) {
+      const columns = policyColumns(patch, asList);
+      const names = Object.keys(columns);
+      if (names.length > 0) {
+        const statement = db.prepare(`UPDATE api_keys SET ${names.map((n) => `${n} = @${n}`).join(', ')} WHERE id = @id`);
+        await durable(() => statement.run({ ...columns, id }));
+      }
+      const row = s.keyGet.get(id) as KeyRow | undefined;
+      return row ? toKey(row) : null;
     },
     async revoke(id, at) {
       if ((await durable(() => s.keyRevoke.run(at, id))).changes === 0) return null;

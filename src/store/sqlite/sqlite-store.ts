@@ -29,6 +29,7 @@ import { sqliteDicts } from './dictionaries.js';
 import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteLedger } from './ledger.js';
+import { sqliteUsage } from './usage.js';
 import { MIGRATIONS } from './migrations.js';
 import { sqliteOrgs } from './orgs.js';
 import { sqliteVoices } from './voices.js';
@@ -83,6 +84,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     orgs: sqliteOrgs(context),
     keys: sqliteKeys(context),
     ledger,
+    usage: sqliteUsage(context),
     voices: sqliteVoices(context),
     dicts: sqliteDicts(context),
     jobs,
