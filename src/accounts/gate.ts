@@ -18,12 +18,22 @@
 import { ApiError } from '../errors/api-error.js';
 import type { Admission, AdmitOptions, AuthenticateOptions, Caller, HeldCharge, RequestGate } from '../synthesis/gate.js';
 import type { Logger } from '../log/logger.js';
-import type { ApiKeyRecord, Org, Store } from '../store/store.js';
+import type { ApiKeyRecord, BudgetHold, Org, Store } from '../store/store.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import { looksLikeToken, type AccessTokens } from './access-tokens.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import type { Lease, LimitCounters } from '../limits/counters.js';
 import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
+import { periodReset, periodStart } from './budget-period.js';
+
+/** The key's budget is spent: when it resets, in the message and a header of its own. */
+function budgetExceeded(key: ApiKeyRecord, refused: { spent: number; reserved: number }): ApiError {
+  const budget = key.budget!;
+  const reset = periodReset(budget.period, Date.now());
+  const resets = reset ? `it resets at ${reset.toISOString()}` : 'a total budget does not reset: raise it to continue';
+  const params = { period: budget.period === 'total' ? 'total' : budget.period === 'day' ? 'daily' : 'monthly', credits: budget.credits, spent: refused.spent, held: refused.reserved, resets };
+  return new ApiError('key_budget_exceeded', params, reset ? { 'x-key-budget-resets-at': reset.toISOString() } : {});
+}
 
 /** Last-used times are written at most this often per key, to keep hot paths off the disk. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -113,8 +123,9 @@ export class AccountsGate implements RequestGate {
     if (!orgId) throw new ApiError('missing_api_key');
     // A WebSocket lives long: its key is checked again for every turn (the cache follows revocations).
     if (caller.token && caller.token.expiresAt <= Date.now()) throw new ApiError('access_token_expired');
+    let key: ApiKeyRecord | null = null;
     if (caller.keyId) {
-      const key = await this.guard('store', () => this.key(caller.keyId!));
+      key = await this.guard('store', () => this.key(caller.keyId!));
       if (!key || key.revokedAt) throw new ApiError(caller.token ? 'invalid_access_token' : 'invalid_api_key');
     }
     const org = await this.guard('store', () => this.org(orgId));
@@ -142,11 +153,16 @@ export class AccountsGate implements RequestGate {
     const open = new Set<string>();
     const hold = options.hold;
     const keyOf = (index: number) => (hold && index === 0 ? hold.id : `${requestId}/${index}`);
+    // A key with a budget holds against it too, in the period this admission began in.
+    const budgetKey = key?.budget ? key : null;
+    const budget: BudgetHold | undefined = budgetKey?.budget
+      ? { keyId: budgetKey.id, credits: budgetKey.budget.credits, since: periodStart(budgetKey.budget.period, Date.now()).toISOString() }
+      : undefined;
     let released = false;
     const reserve = async (index: number, characters: number) => {
       const id = keyOf(index);
       const ttlMs = hold && index === 0 ? hold.ttlMs : this.reservationTtlMs;
-      const result = await this.guard('store', () => this.store.ledger.reserve({ id, orgId, credits: creditsFor(characters, multiplier), ttlMs }));
+      const result = await this.guard('store', () => this.store.ledger.reserve({ id, orgId, credits: creditsFor(characters, multiplier), ttlMs, budget }));
       if (!result.ok) return result;
       // A job's hold outlives this admission: its end settles or drops it (settleHeld / releaseHeld).
       if (hold && index === 0 && !released) return result;
@@ -178,6 +194,7 @@ export class AccountsGate implements RequestGate {
     }
     if (!first.ok) {
       await release();
+      if (first.budget && budgetKey) throw budgetExceeded(budgetKey, first.budget);
       throw new ApiError('insufficient_credits', { balance: first.balance });
     }
     const cost = creditsFor(synthesis.characters, multiplier);
@@ -210,7 +227,11 @@ export class AccountsGate implements RequestGate {
         this.balanceChanged(orgId, result.balance);
         return costHeaders(credits, result.balance, this.pricing);
       },
-      reserve: async (index, characters) => (await reserve(index, characters)).ok,
+      reserve: async (index, characters) => {
+        const result = await reserve(index, characters);
+        if (!result.ok && result.budget && budgetKey) throw budgetExceeded(budgetKey, result.budget);
+        return result.ok;
+      },
       release,
     };
   }

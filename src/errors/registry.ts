@@ -134,6 +134,11 @@ export const ERRORS = {
     title: 'Insufficient credits',
     message: 'your organization has no credits left (balance {balance}); add credits to continue',
   },
+  key_budget_exceeded: {
+    status: 402,
+    title: 'Key budget exceeded',
+    message: 'this API key has used its {period} budget of {credits} credits ({spent} spent, {held} held by requests under way); {resets}',
+  },
   overloaded: { status: 429, title: 'Overloaded', message: 'too many active streams; retry later' },
   rate_limited: { status: 429, title: 'Rate limited', message: 'too many requests for this API key; retry after {retryAfter} s' },
   admin_disabled: { status: 403, title: 'Admin API disabled', message: 'the admin API is off: set VOICEGATE_ADMIN_TOKEN to enable it' },

@@ -83,7 +83,10 @@ export interface Admission {
    * of the same index never charges twice. Resolves with the cost headers of this charge.
    */
   charge(index: number, characters: number): Promise<Record<string, string>>;
-  /** Reserves batch `index` (a WebSocket turn's next 1,000 characters); false when the balance is used up. */
+  /**
+   * Reserves batch `index` (a WebSocket turn's next 1,000 characters); false when the balance is
+   * used up. Throws the registry error when something else refuses it (the key's budget).
+   */
   reserve(index: number, characters: number): Promise<boolean>;
   /** Drops every reservation not charged and frees the concurrency slot; idempotent. */
   release(): Promise<void>;

@@ -19,12 +19,14 @@
  */
 import { toEntry, type LedgerRow as SharedLedgerRow } from '../ledger-row.js';
 import { SPARE_DIVISOR, SPARE_HOLDS, type HoldRequest, type ShareBook } from '../shares.js';
-import type { AppendResult, LedgerEntry, NewLedgerEntry, ReserveResult } from '../store.js';
+import type { AppendResult, BudgetHold, LedgerEntry, NewLedgerEntry, ReserveResult } from '../store.js';
 import type { Run } from './db.js';
 
 /** A write the group commit carries; `shrink` gives back a share's spare after releases. */
 export type LedgerWrite =
   | { kind: 'reserve'; request: HoldRequest }
+  /** A reservation against a key's budget too: a row of its own, decided by `ledger_reserve_budget_v1`. */
+  | { kind: 'budget'; request: HoldRequest & { budget: BudgetHold } }
   | { kind: 'settle'; reservationId: string; entry: NewLedgerEntry }
   | { kind: 'shrink' };
 
@@ -68,6 +70,58 @@ type BatchResult = [
  * by one. `shrinkLater` is asked to queue a shrink when charges leave the share with too much spare.
  */
 export function ledgerBatchWriter(book: ShareBook, shrinkLater: (orgId: string) => void) {
+  const shared = sharedBatchWriter(book, shrinkLater);
+  return async (run: Run, orgId: string, writes: LedgerWrite[]): Promise<Outcome[]> => {
+    const budgets = writes.flatMap((write, at) => (write.kind === 'budget' ? [{ at, request: write.request }] : []));
+    if (budgets.length === 0) return shared(run, orgId, writes);
+    const rest = writes.flatMap((write, at) => (write.kind === 'budget' ? [] : [{ at, write }]));
+    const outcomes: Outcome[] = new Array(writes.length);
+    // Settlements first (they may free the budget), then the budget holds, while no other write of the organisation runs.
+    if (rest.length > 0) (await shared(run, orgId, rest.map(({ write }) => write))).forEach((outcome, i) => (outcomes[rest[i].at] = outcome));
+    const results = await budgetWrite(book, run, orgId, budgets.map(({ request }) => request));
+    budgets.forEach(({ at }, i) => (outcomes[at] = { ok: true, value: results[i] }));
+    return outcomes;
+  };
+}
+
+const RESERVE_BUDGET = `SELECT ledger_reserve_budget_v1($1::text, $2::text, $3::bigint, $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[],
+  $9::timestamptz[]) AS result`;
+
+/**
+ * Reservations against key budgets, decided in the database (migrations/0006-key-policies-and-usage-rollup.sql), each a
+ * row of its own: no share's spare grants them. The share's open holds are counted as the batch
+ * function counts them, and while the call runs none is granted from the spare, so the row the
+ * database reads covers every hold this server has.
+ */
+async function budgetWrite(book: ShareBook, run: Run, orgId: string, requests: (HoldRequest & { budget: BudgetHold })[]): Promise<ReserveResult[]> {
+  const now = Date.now();
+  const decision = book.startDeciding(orgId, requests, [], now);
+  let result: [number, boolean[], number[], number[], number[]] | null;
+  try {
+    [{ result }] = await run<{ result: typeof result }>(RESERVE_BUDGET, [
+      orgId,
+      book.rowId(orgId),
+      decision.open,
+      requests.map((r) => r.id),
+      requests.map((r) => r.budget.keyId),
+      requests.map((r) => r.credits),
+      decision.expires,
+      requests.map((r) => r.budget.credits),
+      requests.map((r) => r.budget.since),
+    ]);
+  } finally {
+    book.undecided(orgId);
+  }
+  if (result === null) return requests.map(() => ({ ok: false, balance: 0, reserved: 0 }));
+  const [balance, granted, reserved, spent, held] = result;
+  return requests.map((request, i): ReserveResult => {
+    if (granted[i]) return { ok: true, reservation: { id: request.id, orgId, keyId: request.budget.keyId, credits: request.credits, expiresAt: decision.expires[i] }, balance, reserved: reserved[i] };
+    const refusedByOrg = balance - reserved[i] <= 0;
+    return refusedByOrg ? { ok: false, balance, reserved: reserved[i] } : { ok: false, balance, reserved: reserved[i], budget: { spent: spent[i], reserved: held[i] } };
+  });
+}
+
+function sharedBatchWriter(book: ShareBook, shrinkLater: (orgId: string) => void) {
   return async (run: Run, orgId: string, writes: LedgerWrite[]): Promise<Outcome[]> => {
     const now = Date.now();
     const settles = writes.flatMap((write, at) => (write.kind === 'settle' ? [{ at, write }] : []));

@@ -67,6 +67,9 @@ export function postgresLedger(db: Db): { ledger: LedgerRepository; dropShares()
     },
     async reserve(request) {
       checkReserveRequest(request);
+      // A key's budget is decided in the database, every time: its holds are rows that every server counts.
+      const { budget } = request;
+      if (budget) return group.run<ReserveResult>(request.orgId, { kind: 'budget', request: { ...request, budget } });
       // Most holds fit into the share's spare: no round trip.
       const local = book.grantFromSpare(request, Date.now());
       if (local) return local;

@@ -12,7 +12,7 @@
  */
 import type Database from 'better-sqlite3';
 import { toEntry, type LedgerRow as SharedLedgerRow } from '../ledger-row.js';
-import type { AppendResult, NewLedgerEntry, ReserveResult } from '../store.js';
+import type { AppendResult, BudgetHold, NewLedgerEntry, ReserveResult } from '../store.js';
 import type { Outcome } from './group-commit.js';
 import type { ShareBook } from '../shares.js';
 
@@ -29,6 +29,8 @@ export interface ReserveRequest {
 /** A write the group commit carries; `shrink` gives back a share's spare after releases. */
 export type LedgerOp =
   | { kind: 'reserve'; request: ReserveRequest }
+  /** A reservation against a key's budget too: a row of its own, naming the key, never from a share's spare. */
+  | { kind: 'budget'; request: ReserveRequest & { budget: BudgetHold } }
   | { kind: 'settle'; reservationId: string; entry: NewLedgerEntry }
   | { kind: 'shrink'; orgId: string };
 
@@ -74,6 +76,13 @@ export function prepareLedgerWrites(db: Database.Database, book: ShareBook): Led
        ON CONFLICT (id) DO UPDATE SET credits = excluded.credits, expires_at = excluded.expires_at`,
     ),
     shareDelete: db.prepare('DELETE FROM reservations WHERE id = ?'),
+    reservationGet: db.prepare('SELECT credits FROM reservations WHERE id = ? AND org_id = ? AND expires_at > ?'),
+    keySpent: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM usage_hourly WHERE key_id = ? AND hour >= ?'),
+    keyHeld: db.prepare('SELECT COALESCE(SUM(credits), 0) AS total FROM reservations WHERE key_id = ? AND expires_at > ?'),
+    budgetInsert: db.prepare(
+      `INSERT INTO reservations (id, org_id, credits, expires_at, created_at, key_id) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET credits = excluded.credits, expires_at = excluded.expires_at, key_id = excluded.key_id`,
+    ),
   };
 
   const appendInTx = (entry: NewLedgerEntry): AppendResult => {
@@ -131,8 +140,34 @@ export function prepareLedgerWrites(db: Database.Database, book: ShareBook): Led
     return book.decide(request, org.balance, othersReserved(request.orgId, now), now);
   };
 
+  /**
+   * A hold against a key's budget as well as the balance, under the write lock: granted while
+   * balance − (other rows + this process's open holds) > 0 and budget − (charged in the period +
+   * the key's open rows) > 0. The rows of every key are counted by every process, as the shares are.
+   */
+  const reserveBudgetInTx = (request: ReserveRequest & { budget: BudgetHold }): ReserveResult => {
+    const now = Date.now();
+    const org = s.orgBalance.get(request.orgId) as { balance: number } | undefined;
+    if (!org) return { ok: false, balance: 0, reserved: 0 };
+    const reserved = othersReserved(request.orgId, now) + book.open(request.orgId, now);
+    const existing = s.reservationGet.get(request.id, request.orgId, now) as { credits: number } | undefined;
+    if (existing) {
+      const reservation = { id: request.id, orgId: request.orgId, keyId: request.budget.keyId, credits: existing.credits, expiresAt: now + request.ttlMs };
+      return { ok: true, reservation, balance: org.balance, reserved: reserved - existing.credits };
+    }
+    if (org.balance - reserved <= 0) return { ok: false, balance: org.balance, reserved };
+    const { keyId, credits: budget, since } = request.budget;
+    const spent = (s.keySpent.get(keyId, since) as { total: number }).total;
+    const held = (s.keyHeld.get(keyId, now) as { total: number }).total;
+    if (budget - (spent + held) <= 0) return { ok: false, balance: org.balance, reserved, budget: { spent, reserved: held } };
+    const expiresAt = now + request.ttlMs;
+    s.budgetInsert.run(request.id, request.orgId, request.credits, expiresAt, new Date(now).toISOString(), keyId);
+    return { ok: true, reservation: { id: request.id, orgId: request.orgId, keyId, credits: request.credits, expiresAt }, balance: org.balance, reserved };
+  };
+
   const apply = (op: LedgerOp): unknown => {
     if (op.kind === 'reserve') return reserveInTx(op.request);
+    if (op.kind === 'budget') return reserveBudgetInTx(op.request);
     if (op.kind === 'settle') return settleInTx(op.reservationId, op.entry);
     book.shrink(op.orgId, Date.now());
     return undefined;

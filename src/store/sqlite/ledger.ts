@@ -37,6 +37,9 @@ export function sqliteLedger({ db, durable, flushed }: SqliteContext): { ledger:
     },
     async reserve(request) {
       checkReserveRequest(request);
+      // A key's budget is decided under the write lock, every time: its holds are rows that every process counts.
+      const { budget } = request;
+      if (budget) return (await group.run({ kind: 'budget', request: { ...request, budget } })) as ReserveResult;
       // Most holds fit into the share's spare: no write, no wait.
       return book.grantFromSpare(request, Date.now()) ?? ((await group.run({ kind: 'reserve', request })) as ReserveResult);
     },

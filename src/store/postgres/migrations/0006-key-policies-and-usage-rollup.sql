@@ -87,3 +87,55 @@ SELECT date_trunc('hour', created_at, 'UTC'), org_id, COALESCE(key_id, ''), COAL
   SUM(CASE WHEN charge_key IS NULL OR charge_key NOT LIKE '%/%' OR charge_key LIKE '%/0' THEN 1 ELSE 0 END)
 FROM ledger WHERE kind = 'charge'
 GROUP BY 1, 2, 3, 4, 5;
+
+-- ledger_reserve_budget_v1: reservations that also hold against a key's budget, each a row of its
+-- own naming the key, decided in queue order under the organisation's row lock (which every key of
+-- the organisation shares): granted while balance − (other rows + the share's open holds) > 0, as
+-- every reservation, and while budget − (charged since the period began + the key's open rows) > 0.
+-- A repeated id holds nothing twice. Answers [balance, granted[], reserved[], spent[], held[]], or
+-- NULL for an unknown organisation.
+CREATE FUNCTION ledger_reserve_budget_v1(
+  org text, share_id text, share_open bigint,
+  ids text[], key_ids text[], credits bigint[], expires bigint[], budgets bigint[], sinces timestamptz[]
+) RETURNS json LANGUAGE plpgsql AS $fn$
+DECLARE
+  org_balance bigint;
+  clock_ms bigint;
+  others bigint;
+  held_before bigint;
+  k_spent bigint;
+  k_held bigint;
+  n_count int := cardinality(ids);
+  granted boolean[] := array_fill(false, ARRAY[cardinality(ids)]);
+  reserved bigint[] := array_fill(0::bigint, ARRAY[cardinality(ids)]);
+  spent bigint[] := array_fill(0::bigint, ARRAY[cardinality(ids)]);
+  held bigint[] := array_fill(0::bigint, ARRAY[cardinality(ids)]);
+BEGIN
+  SELECT o.balance INTO org_balance FROM orgs o WHERE o.id = org FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN NULL;
+  END IF;
+  clock_ms := (extract(epoch FROM clock_timestamp()) * 1000)::bigint;
+  SELECT COALESCE(sum(r.credits), 0) INTO others FROM reservations r WHERE r.org_id = org AND r.expires_at > clock_ms AND r.id <> share_id;
+  FOR n IN 1..n_count LOOP
+    SELECT r.credits INTO held_before FROM reservations r WHERE r.id = ids[n] AND r.org_id = org AND r.expires_at > clock_ms;
+    IF FOUND THEN
+      granted[n] := true;
+      reserved[n] := others + share_open - held_before;
+      CONTINUE;
+    END IF;
+    SELECT COALESCE(sum(u.credits), 0) INTO k_spent FROM usage_hourly u WHERE u.key_id = key_ids[n] AND u.hour >= sinces[n];
+    SELECT COALESCE(sum(r.credits), 0) INTO k_held FROM reservations r WHERE r.key_id = key_ids[n] AND r.expires_at > clock_ms;
+    spent[n] := k_spent;
+    held[n] := k_held;
+    reserved[n] := others + share_open;
+    IF org_balance - (others + share_open) > 0 AND budgets[n] - (k_spent + k_held) > 0 THEN
+      INSERT INTO reservations (id, org_id, credits, expires_at, key_id) VALUES (ids[n], org, credits[n], expires[n], key_ids[n])
+      ON CONFLICT (id) DO UPDATE SET credits = excluded.credits, expires_at = excluded.expires_at, key_id = excluded.key_id;
+      granted[n] := true;
+      others := others + credits[n];
+    END IF;
+  END LOOP;
+  RETURN json_build_array(org_balance, granted, reserved, spent, held);
+END
+$fn$;
