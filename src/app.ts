@@ -29,9 +29,10 @@ import { HttpConnections } from './http/connections.js';
 import { buildHttpServer } from './http/server.js';
 import { JobService } from './jobs/service.js';
 import { jobToJson } from './api/jobs.js';
-import { checkWebhookUrl } from './jobs/webhooks/url-guard.js';
-import { WebhookDeliverer } from './jobs/webhooks/deliverer.js';
-import { resolveWebhookSecret } from './jobs/webhooks/signature.js';
+import { checkWebhookUrl } from './webhooks/url-guard.js';
+import { WebhookDeliverer } from './webhooks/deliverer.js';
+import { resolveWebhookSecret } from './webhooks/signature.js';
+import { jobWebhookOutbox } from './jobs/webhook-outbox.js';
 import type { LimitCounters } from './limits/counters.js';
 import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
@@ -158,8 +159,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const webhookOptions = { ...config.jobs.webhooks };
   const webhooks = config.jobs.enabled
     ? new WebhookDeliverer({
-        jobs: store.jobs,
-        render: (job) => JSON.stringify({ type: `job.${job.status}`, data: jobToJson(job, services) }),
+        outbox: jobWebhookOutbox(store.jobs, (job) => JSON.stringify({ type: `job.${job.status}`, data: jobToJson(job, services) })),
+        kind: 'job',
         secret: resolveWebhookSecret(config.jobs.webhooks.secret, config.dataDir),
         options: webhookOptions,
         logger,

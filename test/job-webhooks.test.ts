@@ -11,10 +11,11 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import { after, describe, it } from 'node:test';
 import { createLogger } from '../src/log/logger.js';
 import type { JobRecord } from '../src/store/store.js';
-import { deliverWebhook } from '../src/jobs/webhooks/deliver.js';
-import { WebhookDeliverer, webhookBackoffMs, webhookMessageId, WEBHOOK_BACKOFF_MS, type WebhookDelivererOptions, type WebhookJobs } from '../src/jobs/webhooks/deliverer.js';
-import { verifyWebhook } from '../src/jobs/webhooks/signature.js';
-import { checkWebhookUrl, type WebhookLookup } from '../src/jobs/webhooks/url-guard.js';
+import { deliverWebhook } from '../src/webhooks/deliver.js';
+import { WebhookDeliverer, webhookBackoffMs, webhookMessageId, WEBHOOK_BACKOFF_MS, type WebhookDelivererOptions } from '../src/webhooks/deliverer.js';
+import { jobWebhookOutbox, type WebhookJobs } from '../src/jobs/webhook-outbox.js';
+import { verifyWebhook } from '../src/webhooks/signature.js';
+import { checkWebhookUrl, type WebhookLookup } from '../src/webhooks/url-guard.js';
 import { eventually } from './helpers/redis.js';
 
 const TIMEOUT = { timeout: 20_000 };
@@ -128,8 +129,8 @@ function deliverer(jobs: FakeJobs, overrides: Omit<Partial<WebhookDelivererOptio
   const { logger, lines } = capturedLogger();
   const { options, ...rest } = overrides;
   const instance = new WebhookDeliverer({
-    jobs,
-    render,
+    outbox: jobWebhookOutbox(jobs, render),
+    kind: 'job',
     secret: SECRET,
     options: { allowHttp: true, allowPrivateNetworks: true, timeoutMs: 2_000, maxAttempts: 5, ...options },
     logger,

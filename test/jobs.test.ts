@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { diagnostics } from '../src/synthesis/diagnostics.js';
-import { verifyWebhook } from '../src/jobs/webhooks/signature.js';
+import { verifyWebhook } from '../src/webhooks/signature.js';
 import { ToneEngine } from '../src/engines/tone/engine.js';
 import { ApiError } from '../src/errors/api-error.js';
 import { join } from 'node:path';

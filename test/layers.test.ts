@@ -52,7 +52,8 @@ const LAYERS: readonly (readonly string[])[] = [
   // The core: session, gate interface, resolve, pipeline, billing policy, diagnostics events.
   ['synthesis'],
   // The audio cache: key, memory and disk tiers on blob storage, single flight; the session uses it.
-  ['cache'],
+  // Webhooks: signing, the SSRF guard, delivery from an outbox (jobs' ends, usage alerts).
+  ['cache', 'webhooks'],
   // What the core stands on. The config schema is built from each engine type's registration,
   // so config sits above engines, and what sits below it is handed values, never the config.
   ['models', 'limits'],

@@ -1,5 +1,5 @@
 /**
- * @module jobs/webhooks/signature
+ * @module webhooks/signature
  * Webhook signatures per the Standard Webhooks spec (standardwebhooks.com):
  * `webhook-id`, `webhook-timestamp` (Unix seconds) and `webhook-signature:
  * v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, so receivers can use
@@ -11,7 +11,7 @@
  * every process on that data directory signs alike (as the token secret is kept).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { keptSecret } from '../../config/kept-secret.js';
+import { keptSecret } from '../config/kept-secret.js';
 import { join } from 'node:path';
 
 export const SECRET_PREFIX = 'whsec_';

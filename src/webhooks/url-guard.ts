@@ -1,5 +1,5 @@
 /**
- * @module jobs/webhooks/url-guard
+ * @module webhooks/url-guard
  * The SSRF guard of webhook URLs. A job's `webhook_url` is a request this
  * server makes on a client's behalf from inside its own network, so the URL
  * must be absolute, `https:` (or `http:` when allowed), carry no credentials
@@ -11,7 +11,7 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 

@@ -1,5 +1,5 @@
 /**
- * @module jobs/webhooks/signature.test
+ * @module webhooks/signature.test
  * Standard Webhooks signatures: the spec's own known answer (from its
  * reference JavaScript library's tests), a round trip, tampering and stale
  * timestamps refused, and the generated secret kept once in the data dir.

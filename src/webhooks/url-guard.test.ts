@@ -1,12 +1,12 @@
 /**
- * @module jobs/webhooks/url-guard.test
+ * @module webhooks/url-guard.test
  * The SSRF guard of webhook URLs: scheme, credentials, length, and every
  * internal address range refused (literal or resolved) unless private
  * networks are allowed. Lookups are faked, so no test touches DNS.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { addressProblem, checkWebhookUrl, type WebhookLookup } from './url-guard.js';
 
 const PUBLIC = '93.184.215.14';

@@ -1,5 +1,5 @@
 /**
- * @module jobs/webhooks/deliver
+ * @module webhooks/deliver
  * One delivery attempt: a POST of the signed body to the webhook URL. It is
  * SSRF-safe against DNS rebinding: the socket connects only to an address
  * checked at this moment, because the request's own `lookup` resolves the
@@ -11,7 +11,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupAddress, LookupOptions } from 'node:dns';
-import { ApiError } from '../../errors/api-error.js';
+import { ApiError } from '../errors/api-error.js';
 import { addressProblem, checkWebhookHost, literalAddress, parseWebhookUrl, systemLookup, type WebhookLookup } from './url-guard.js';
 
 export const USER_AGENT = 'Voicegate-Webhooks/1';

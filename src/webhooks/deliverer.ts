@@ -1,14 +1,14 @@
 /**
- * @module jobs/webhooks/deliverer
- * The loop that delivers job webhooks, apart from the job runner so a slow or
- * dead receiver never holds a job up. It claims a due webhook from the store
- * (which pushes its due time ahead, so no other server takes it meanwhile),
- * signs and POSTs it, and records the outcome: delivered, pending again after
- * a backoff, or failed once `maxAttempts` were tried. Idle, it polls; `kick()`
- * wakes it at once when a job ends. Nothing it meets is thrown out of the loop.
+ * @module webhooks/deliverer
+ * The loop that delivers webhooks from an outbox in the store (a job's end,
+ * a usage alert), apart from whatever made them, so a slow or dead receiver
+ * never holds that up. It claims a due message from the outbox (which pushes
+ * its due time ahead, so no other server takes it meanwhile), signs and POSTs
+ * it, and records the outcome: delivered, pending again after a backoff, or
+ * failed once `maxAttempts` were tried. Idle, it polls; `kick()` wakes it at
+ * once when a message is due. Nothing it meets is thrown out of the loop.
  */
-import { redactUrl, type Logger } from '../../log/logger.js';
-import type { JobRecord, JobRepository } from '../../store/store.js';
+import { redactUrl, type Logger } from '../log/logger.js';
 import { deliverWebhook, type DeliveryResult } from './deliver.js';
 import { signWebhook } from './signature.js';
 import type { WebhookLookup } from './url-guard.js';
@@ -25,17 +25,34 @@ export function webhookBackoffMs(attempt: number, random: () => number = Math.ra
   return Math.round(base * (0.8 + 0.4 * random()));
 }
 
-/** One message per job (its end), so the id stays the same across retries and receivers can drop duplicates. */
-export function webhookMessageId(jobId: string): string {
-  return `msg_${jobId}`;
+/** One message per outbox row (a job's end, an alert's firing), so the id stays the same across retries and receivers can drop duplicates. */
+export function webhookMessageId(rowId: string): string {
+  return `msg_${rowId}`;
 }
 
-export type WebhookJobs = Pick<JobRepository, 'claimWebhook' | 'webhookAttempted'>;
+/** A message claimed from an outbox. */
+export interface WebhookMessage {
+  /** The outbox row's id (a job id, an alert event id). */
+  id: string;
+  url: string | null;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** The JSON body, made when claimed. */
+  body(): string;
+}
+
+export type WebhookOutcome = { state: 'delivered' | 'failed' | 'pending'; attempts: number; nextAt: number | null };
+
+/** Where due messages wait: a store's rows, claimed one at a time under a lease. */
+export interface WebhookOutbox {
+  claim(now: number, leaseMs: number): Promise<WebhookMessage | null>;
+  attempted(id: string, outcome: WebhookOutcome): Promise<void>;
+}
 
 export interface WebhookDelivererOptions {
-  jobs: WebhookJobs;
-  /** The JSON body announcing the job's end. */
-  render: (job: JobRecord) => string;
+  outbox: WebhookOutbox;
+  /** What the messages are, in log lines (`job`, `alert`). */
+  kind?: string;
   secret: string;
   options: { allowHttp: boolean; allowPrivateNetworks: boolean; timeoutMs: number; maxAttempts: number };
   logger: Logger;
@@ -134,41 +151,41 @@ export class WebhookDeliverer {
 
   /** Claims and attempts one due webhook; false when none was due. */
   private async deliverOne(): Promise<boolean> {
-    const { jobs, options, logger } = this.config;
+    const { outbox, options, logger } = this.config;
     const claimAt = this.now();
-    const job = await jobs.claimWebhook(claimAt, options.timeoutMs + CLAIM_MARGIN_MS);
+    const message = await outbox.claim(claimAt, options.timeoutMs + CLAIM_MARGIN_MS);
     // Retries due by now were this claim's to find (or another server's): no longer waited for.
     this.retries = this.retries.filter((at) => at > claimAt);
-    if (!job) return false;
-    const attempt = job.webhookAttempts + 1;
-    const result = await this.attempt(job);
+    if (!message) return false;
+    const attempt = message.attempts + 1;
+    const result = await this.attempt(message);
     if (!result.ok && this.abort.signal.aborted) return true; // Shutting down: unrecorded; the claim lapses and it is tried again.
 
-    const done = result.ok || attempt >= options.maxAttempts || !job.webhookUrl;
+    const done = result.ok || attempt >= options.maxAttempts || !message.url;
     const outcome = result.ok
       ? { state: 'delivered' as const, attempts: attempt, nextAt: null }
       : done
         ? { state: 'failed' as const, attempts: attempt, nextAt: null }
         : { state: 'pending' as const, attempts: attempt, nextAt: this.now() + this.backoffMs(attempt) };
-    await jobs.webhookAttempted(job.id, outcome);
+    await outbox.attempted(message.id, outcome);
     if (outcome.nextAt !== null) this.retries.push(outcome.nextAt);
 
     // The URL's query may hold the receiver's own token: it is left out of logs, as the secret and signature are.
-    const fields = { jobId: job.id, attempt, status: result.status, url: redactUrl(job.webhookUrl ?? '') };
+    const fields = { [`${this.config.kind ?? 'message'}Id`]: message.id, attempt, status: result.status, url: redactUrl(message.url ?? '') };
     if (result.ok) logger.info(fields, 'webhook delivered');
     else if (outcome.state === 'failed') logger.warn({ ...fields, error: result.error }, 'webhook failed for good');
     else logger.warn({ ...fields, error: result.error, retryAt: new Date(outcome.nextAt!).toISOString() }, 'webhook attempt failed');
     return true;
   }
 
-  private async attempt(job: JobRecord): Promise<DeliveryResult> {
-    if (!job.webhookUrl) return { ok: false, error: 'the job has no webhook URL' };
+  private async attempt(message: WebhookMessage): Promise<DeliveryResult> {
+    if (!message.url) return { ok: false, error: 'the message has no webhook URL' };
     const { options, secret } = this.config;
     try {
-      const body = this.config.render(job);
+      const body = message.body();
       // Signed afresh each attempt: the timestamp is the attempt's, as receivers check it against their clock.
-      const headers = signWebhook(secret, webhookMessageId(job.id), Math.floor(this.now() / 1000), body);
-      return await deliverWebhook(job.webhookUrl, body, headers, {
+      const headers = signWebhook(secret, webhookMessageId(message.id), Math.floor(this.now() / 1000), body);
+      return await deliverWebhook(message.url, body, headers, {
         timeoutMs: options.timeoutMs,
         allowHttp: options.allowHttp,
         allowPrivateNetworks: options.allowPrivateNetworks,
