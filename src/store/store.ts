@@ -400,11 +400,71 @@ export interface UsageRepository {
   spent(keyId: string, since: string): Promise<number>;
 }
 
+/**
+ * A usage alert: thresholds of a key's budget (`budgetPercent`, of the key's budget in its current
+ * period) or of the organisation's balance (`balanceBelow`, credits). Each threshold fires once per
+ * period: a budget's period, or for a balance the time since credits were last added.
+ */
+export interface UsageAlert {
+  id: string;
+  orgId: string;
+  /** The key whose budget `budgetPercent` watches; null for an organisation's balance alerts. */
+  keyId: string | null;
+  url: string;
+  budgetPercent: number[] | null;
+  balanceBelow: number[] | null;
+  createdAt: string;
+}
+
+export type AlertEventState = 'pending' | 'delivered' | 'failed';
+
+/** A threshold crossed: one row per alert, threshold and period, which is also its webhook's outbox row. */
+export interface AlertEvent {
+  id: string;
+  alertId: string;
+  orgId: string;
+  /** `budget:<percent>` or `balance:<credits>`. */
+  threshold: string;
+  /** The period it fired in: a budget period's start (ISO), or `credit:<ledger id>` for a balance. */
+  period: string;
+  /** The webhook's JSON body. */
+  body: string;
+  createdAt: string;
+  state: AlertEventState;
+  attempts: number;
+  /** Epoch ms when the next delivery attempt is due (pushed ahead while one is in flight); null once done. */
+  nextAt: number | null;
+}
+
+export interface AlertRepository {
+  create(alert: UsageAlert): Promise<UsageAlert>;
+  get(id: string): Promise<UsageAlert | null>;
+  /** The organisation's alerts, oldest first. */
+  list(orgId: string): Promise<UsageAlert[]>;
+  /** Removes the alert and its events; false when there was none. */
+  delete(id: string): Promise<boolean>;
+  /**
+   * Records a threshold crossed, due for delivery at `now`, unless that alert already fired for
+   * that threshold in that period: true when this call recorded it (exactly one caller does,
+   * however many servers race).
+   */
+  fire(event: Pick<AlertEvent, 'id' | 'alertId' | 'orgId' | 'threshold' | 'period' | 'body' | 'createdAt'>, now: number): Promise<boolean>;
+  /** The alert's events, newest first (at most `limit`). */
+  events(alertId: string, limit: number): Promise<AlertEvent[]>;
+  /** Takes one due event (pending, `nextAt <= now`) and pushes its `nextAt` to `now + leaseMs`, atomically. */
+  claim(now: number, leaseMs: number): Promise<AlertEvent | null>;
+  /** Records a delivery attempt's outcome. */
+  attempted(id: string, outcome: { state: AlertEventState; attempts: number; nextAt: number | null }): Promise<void>;
+  /** The id of the organisation's newest credit row (0 when none): a balance alert's period starts there. */
+  lastCredit(orgId: string): Promise<number>;
+}
+
 export interface Store {
   readonly orgs: OrgRepository;
   readonly keys: KeyRepository;
   readonly ledger: LedgerRepository;
   readonly usage: UsageRepository;
+  readonly alerts: AlertRepository;
   readonly voices: VoiceRepository;
   readonly dicts: DictRepository;
   readonly jobs: JobRepository;

@@ -2,11 +2,12 @@
  * @module test/helpers/store-contract
  * The contract every `Store` passes, whatever database is under it: one
  * suite per repository (`store-contract/`: organisations, keys, voices,
- * dictionaries, the ledger, key budgets; the job queue's is job-store-contract.ts), run
+ * dictionaries, the ledger, key budgets, usage alerts; the job queue's is job-store-contract.ts), run
  * here against one store opened for the backend.
  */
 import { after, before, describe } from 'node:test';
 import { Subject, type OpenedStore } from './store-contract/common.js';
+import { alertsContract } from './store-contract/alerts.js';
 import { budgetsContract } from './store-contract/budgets.js';
 import { dictionariesContract } from './store-contract/dictionaries.js';
 import { keysContract } from './store-contract/keys.js';
@@ -30,6 +31,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       ['dictionaries', dictionariesContract],
       ['ledger', ledgerContract],
       ['key budgets', budgetsContract],
+      ['usage alerts', alertsContract],
     ] as const) {
       describe(repository, () => contract(subject));
     }

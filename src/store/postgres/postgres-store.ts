@@ -23,6 +23,7 @@ import { postgresDicts } from './dictionaries.js';
 import { postgresJobs } from './jobs.js';
 import { postgresKeys } from './keys.js';
 import { postgresUsage } from './usage.js';
+import { postgresAlerts } from './alerts.js';
 import { postgresLedger } from './ledger.js';
 import { migrate } from './migrate.js';
 import { postgresOrgs } from './orgs.js';
@@ -36,6 +37,7 @@ export async function openPostgresStore(options: PostgresOptions): Promise<Store
     orgs: postgresOrgs(db),
     keys: postgresKeys(db),
     usage: postgresUsage(db),
+    alerts: postgresAlerts(db),
     ledger,
     voices: postgresVoices(db),
     dicts: postgresDicts(db),

@@ -30,6 +30,7 @@ import { sqliteJobs } from './jobs.js';
 import { sqliteKeys } from './keys.js';
 import { sqliteLedger } from './ledger.js';
 import { sqliteUsage } from './usage.js';
+import { sqliteAlerts } from './alerts.js';
 import { MIGRATIONS } from './migrations.js';
 import { sqliteOrgs } from './orgs.js';
 import { sqliteVoices } from './voices.js';
@@ -85,6 +86,7 @@ export function openSqliteStore(path: string, options: SqliteStoreOptions = {}):
     keys: sqliteKeys(context),
     ledger,
     usage: sqliteUsage(context),
+    alerts: sqliteAlerts(context),
     voices: sqliteVoices(context),
     dicts: sqliteDicts(context),
     jobs,

@@ -139,3 +139,31 @@ BEGIN
   RETURN json_build_array(org_balance, granted, reserved, spent, held);
 END
 $fn$;
+
+-- Usage alerts: thresholds of a key's budget (percent) or of an organisation's balance, each firing
+-- once per threshold per period into an outbox of signed webhooks.
+CREATE TABLE usage_alerts (
+  id TEXT PRIMARY KEY,
+  org_id TEXT NOT NULL REFERENCES orgs(id),
+  key_id TEXT,
+  url TEXT NOT NULL,
+  budget_percent INTEGER[],
+  balance_below BIGINT[],
+  created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX usage_alerts_org ON usage_alerts(org_id, created_at, id);
+CREATE TABLE usage_alert_events (
+  id TEXT PRIMARY KEY,
+  alert_id TEXT NOT NULL REFERENCES usage_alerts(id) ON DELETE CASCADE,
+  org_id TEXT NOT NULL,
+  threshold TEXT NOT NULL,
+  period TEXT NOT NULL,
+  body TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL,
+  state TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_at BIGINT,
+  UNIQUE (alert_id, threshold, period)
+);
+CREATE INDEX usage_alert_events_due ON usage_alert_events(state, next_at);
+CREATE INDEX ledger_org_kind ON ledger(org_id, kind, id);
