@@ -46,6 +46,10 @@ import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
 import type { Store } from './store/store.js';
 import { NAMED_VOICES } from './voices/builtin.js';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { alertOutbox, UsageAlerts } from './accounts/alerts.js';
+import { diagnostics, type SynthesisCharged } from './synthesis/diagnostics.js';
+import { jobDiagnostics, type JobEnded } from './jobs/diagnostics.js';
 import { VoiceCatalogue } from './voices/catalogue.js';
 
 export const VERSION: string = (
@@ -93,6 +97,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     (await openStore(config, (err, waitedMs) => logger.warn({ err: err.message, waitedMs, giveUpAfterMs: config.store.startupWaitMs }, 'waiting for the database')));
   const voices = new VoiceCatalogue(NAMED_VOICES, store);
   let accounts: AccountsServices | null = null;
+  let alertWebhooks: WebhookDeliverer | null = null;
   let changes: ChangeBus | null = null;
   let gate = options.gate ?? localGate;
   if (config.accounts.enabled) {
@@ -100,7 +105,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     const limits = options.limits ?? openLimits(config, logger);
     const admin = new AccountsAdmin(store, config.accounts);
     const tokens = new AccessTokens(resolveTokenSecret(config.accounts.tokenSecret, config.dataDir));
-    accounts = { store, admin, limits, pricing, tokens };
+    const alerts = new UsageAlerts(store, logger, { fired: () => alertWebhooks?.kick() });
+    accounts = { store, admin, limits, pricing, tokens, alerts, checkWebhookUrl: (url) => checkWebhookUrl(url, config.jobs.webhooks) };
     // Every change reaches every server's caches at once through the bus (Redis when configured); else the CLI's within their lifetime.
     const bus = (changes = openChangeBus(config, logger));
     admin.onChange((change) => void bus.publish(change).catch((err) => logger.warn({ err }, 'could not announce an account change to other servers')));
@@ -157,16 +163,22 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
   const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache, jobs: null };
   const webhookOptions = { ...config.jobs.webhooks };
+  const webhookSecret = resolveWebhookSecret(config.jobs.webhooks.secret, config.dataDir);
   const webhooks = config.jobs.enabled
     ? new WebhookDeliverer({
         outbox: jobWebhookOutbox(store.jobs, (job) => JSON.stringify({ type: `job.${job.status}`, data: jobToJson(job, services) })),
         kind: 'job',
-        secret: resolveWebhookSecret(config.jobs.webhooks.secret, config.dataDir),
+        secret: webhookSecret,
         options: webhookOptions,
         logger,
         pollMs: config.jobs.pollMs,
       })
     : null;
+  // Usage alerts' webhooks: the same signing, guard and retries, from the alerts' own outbox.
+  alertWebhooks = accounts
+    ? new WebhookDeliverer({ outbox: alertOutbox(store), kind: 'alert', secret: webhookSecret, options: webhookOptions, logger, pollMs: config.jobs.pollMs, concurrency: 1 })
+    : null;
+  const stopAlerts = accounts ? watchCharges(instanceId, accounts.alerts) : () => {};
   const jobs = config.jobs.enabled
     ? new JobService({
         config: config.jobs,
@@ -205,6 +217,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       if (config.server.warmUp) await warmUp(services, logger);
       jobs?.start();
       webhooks?.start();
+      alertWebhooks?.start();
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       if (metricsServer) {
         app.metricsUrl = await metricsServer.listen(config.metrics.host ?? config.server.host, config.metrics.port!);
@@ -230,7 +243,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       } finally {
         clearTimeout(force);
         // Runs stop before the engines they use; their leases are handed back for another server to resume.
-        await Promise.all([jobs?.stop(), webhooks?.stop()]);
+        stopAlerts();
+        await Promise.all([jobs?.stop(), webhooks?.stop(), accounts?.alerts.stop()]);
+        await alertWebhooks?.stop();
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();
@@ -243,4 +258,22 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     },
   };
   return app;
+}
+
+/** This server's charges (a request's or WebSocket turn's, and a job's at its end) have the organisation's usage alerts looked at. */
+function watchCharges(instanceId: string, alerts: UsageAlerts): () => void {
+  const onCharged = (message: unknown) => {
+    const event = message as SynthesisCharged;
+    if (event.instance === instanceId) alerts.charged(event.orgId);
+  };
+  const onJobEnd = (message: unknown) => {
+    const event = message as JobEnded;
+    if (event.instance === instanceId && event.status === 'succeeded') alerts.charged(event.orgId);
+  };
+  subscribe(diagnostics.charged.name as string, onCharged);
+  subscribe(jobDiagnostics.end.name as string, onJobEnd);
+  return () => {
+    unsubscribe(diagnostics.charged.name as string, onCharged);
+    unsubscribe(jobDiagnostics.end.name as string, onJobEnd);
+  };
 }

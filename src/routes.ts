@@ -58,7 +58,10 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);
     registerAccessToken(app, services.gate, tokens);
-    registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null);
+    registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null, {
+      store: services.accounts.store,
+      checkUrl: services.accounts.checkWebhookUrl,
+    });
   }
   registerJobs(app, services);
   const websockets = registerWebSockets(app, services, isClosing);

@@ -5,6 +5,7 @@
  */
 import type { AccessTokens } from './accounts/access-tokens.js';
 import type { AccountsAdmin } from './accounts/admin.js';
+import type { UsageAlerts } from './accounts/alerts.js';
 import type { LimitCounters } from './limits/counters.js';
 import type { PricingConfig } from './accounts/pricing.js';
 import type { Activity } from './concurrency/activity.js';
@@ -22,6 +23,10 @@ export interface AccountsServices {
   pricing: PricingConfig;
   /** Signs and verifies access tokens (`POST /access-token`). */
   tokens: AccessTokens;
+  /** Usage alerts, looked at after charges. */
+  alerts: UsageAlerts;
+  /** The webhook URL guard (alerts' URLs pass it as job webhooks' do). */
+  checkWebhookUrl: (url: string) => Promise<unknown>;
 }
 
 /** The synthesis services (catalogues, engines, store, gate, logger, instance id) and the rest a server's handlers use. */

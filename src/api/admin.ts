@@ -10,6 +10,7 @@ import type { PricingConfig } from '../accounts/pricing.js';
 import { keyView, ledgerView, orgView } from '../accounts/views.js';
 import type { AudioCache } from '../cache/audio-cache.js';
 import { ApiError } from '../errors/api-error.js';
+import { registerAlertRoutes, type AlertRoutes } from './admin-alerts.js';
 
 type Body = Record<string, unknown>;
 
@@ -33,7 +34,14 @@ function purgeScope(input: Body): { orgId?: string; voiceId?: string } {
   return { ...(orgId !== undefined ? { orgId: orgId as string } : {}), ...(voiceId !== undefined ? { voiceId: voiceId as string } : {}) };
 }
 
-export function registerAdmin(app: FastifyInstance, admin: AccountsAdmin, adminToken: string | null, pricing: PricingConfig, cache: AudioCache | null = null): void {
+export function registerAdmin(
+  app: FastifyInstance,
+  admin: AccountsAdmin,
+  adminToken: string | null,
+  pricing: PricingConfig,
+  cache: AudioCache | null = null,
+  alerts: AlertRoutes | null = null,
+): void {
   app.register(
     async (scope) => {
       scope.addHook('onRequest', async (request) => {
@@ -81,6 +89,7 @@ export function registerAdmin(app: FastifyInstance, admin: AccountsAdmin, adminT
         const page = await admin.usage(request.params.id, request.query);
         return { data: page.data.map((e) => ledgerView(e, pricing)), has_more: page.hasMore };
       });
+      if (alerts) registerAlertRoutes(scope, alerts);
     },
     { prefix: '/admin' },
   );

@@ -150,6 +150,7 @@ export const ERRORS = {
   },
   org_not_found: { status: 404, title: 'Organization not found', message: 'organization {id} does not exist' },
   key_not_found: { status: 404, title: 'API key not found', message: 'API key {id} does not exist' },
+  alert_not_found: { status: 404, title: 'Alert not found', message: 'usage alert {id} does not exist' },
   invalid_message: { status: 400, title: 'Invalid message', message: '{reason}' },
   context_not_found: { status: 404, title: 'Context not found', message: 'context {id} is not open on this connection' },
   context_expired: {

@@ -20,6 +20,7 @@ const STATUS: Partial<Record<ErrorCode, string>> = {
   access_token_expired: 'invalid_api_key',
   voice_not_found: 'voice_not_found',
   insufficient_credits: 'quota_exceeded',
+  key_budget_exceeded: 'quota_exceeded',
   overloaded: 'too_many_concurrent_requests',
   rate_limited: 'too_many_concurrent_requests',
   engine_unavailable: 'system_busy',
