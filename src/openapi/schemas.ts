@@ -592,6 +592,45 @@ export const cachePurgeSchema = component(
 
 export const cachePurgedSchema = component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }));
 
+export const alertCreateSchema = component(
+  'UsageAlertCreate',
+  z
+    .object({
+      url: z.string().describe('Where the signed webhooks go: `https://`, not a loopback, private or link-local address (as job webhooks).'),
+      key_id: z.string().optional().describe('The key whose budget `budget_percent` watches (one of the organisation’s).'),
+      budget_percent: z.array(z.int().min(1).max(1000)).min(1).max(10).optional().describe('Percentages of the key’s budget in its current period.'),
+      balance_below: z.array(z.int().min(1)).min(1).max(10).optional().describe('Credits: fires when the organisation’s balance falls under one.'),
+    })
+    .describe('At least one of `budget_percent` (with `key_id`) and `balance_below`.'),
+);
+
+export const alertSchema = component(
+  'UsageAlert',
+  z.object({
+    id: z.string(),
+    org_id: z.string(),
+    key_id: nullableString,
+    url: z.string(),
+    budget_percent: z.array(z.int()).nullable(),
+    balance_below: z.array(z.int()).nullable(),
+    created_at: timestamp,
+    events: z
+      .array(
+        z.object({
+          id: z.string(),
+          threshold: z.string().describe('`budget:<percent>` or `balance:<credits>`.'),
+          period: z.string().describe('A budget period’s start, or `credit:<ledger id>` (a balance’s period runs from the last credits added).'),
+          state: z.enum(['pending', 'delivered', 'failed']),
+          attempts: z.int().min(0),
+          created_at: timestamp,
+        }),
+      )
+      .describe('The latest thresholds crossed, each once per period, newest first.'),
+  }),
+);
+
+export const alertListSchema = component('UsageAlertList', z.object({ data: z.array(alertSchema) }));
+
 export const accessTokenRequestSchema = component(
   'AccessTokenRequest',
   z
