@@ -1,9 +1,10 @@
 /**
  * @module http/client-address
  * The client's address, as a key's `allowed_networks` sees it. HTTP requests
- * take Fastify's `request.ip`, which follows `server.trustProxy`; a WebSocket
- * upgrade never reaches Fastify, so its address is worked out here by the
- * same rule (that of `proxy-addr`, which Fastify uses): the hops are the
+ * take Fastify's `request.ip`, which Fastify works out with `trustFunction`
+ * (given as its `trustProxy`); a WebSocket upgrade never reaches Fastify, so
+ * `clientAddress` works it out by the same rule (that of `proxy-addr`, which
+ * Fastify uses) with the same function: the hops are the
  * socket's address, then `X-Forwarded-For` from right to left; starting at
  * the socket, a hop is passed over while it is trusted — every one (`true`),
  * the first N (a number), or those in the listed blocks and names — and the
