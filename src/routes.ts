@@ -79,6 +79,7 @@ export function registerWebSockets(app: FastifyInstance, services: Services, isC
       instance: services.instanceId,
       logger: services.logger,
       shutdownGraceMs: services.config.server.shutdownGraceMs,
+      trustProxy: services.config.server.trustProxy,
       notFound: (error, requestId) => rawErrorResponse(error, requestId),
     },
     isClosing,

@@ -7,8 +7,12 @@
 import { randomBytes } from 'node:crypto';
 import type { AccountsConfig } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
-import type { ApiKeyRecord, LedgerEntry, Org, OrgLimits, Page, Store } from '../store/store.js';
+import type { ApiKeyRecord, BudgetPeriod, KeyPatch, LedgerEntry, Org, OrgLimits, Page, Store } from '../store/store.js';
 import { generateKey } from './api-keys.js';
+import { periodStart } from './budget-period.js';
+import { normaliseCidr } from './networks.js';
+import { keyView } from './views.js';
+import { SCOPES, isScope } from './scopes.js';
 
 export interface IssuedKey {
   record: ApiKeyRecord;
@@ -43,6 +47,81 @@ export function parseLimits(input: Record<string, unknown>, current: OrgLimits):
     } else throw invalid('rate_limit must be {"requests": n, "per_seconds": s} or null');
   }
   return limits;
+}
+
+const PERIODS: readonly BudgetPeriod[] = ['day', 'month', 'total'];
+/** The fields a key's admin input may carry. */
+const KEY_FIELDS = ['name', 'budget', 'scopes', 'models', 'expires_at', 'allowed_networks'];
+/** An ISO 8601 date and time with its offset (`Z` or `±hh:mm`): a moment, never a local time. */
+const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
+
+function stringList(value: unknown, name: string, allowEmpty: boolean): string[] {
+  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || !item.trim() || item.length > 200) || value.length > 100) {
+    throw invalid(`${name} must be a list of at most 100 non-empty strings, or null`);
+  }
+  if (!allowEmpty && value.length === 0) throw invalid(`${name} must name at least one entry, or be null for no limit`);
+  return [...new Set((value as string[]).map((item) => item.trim()))];
+}
+
+/**
+ * Reads a key's name and policy from admin input (snake_case: `name`, `budget: {credits, period}`,
+ * `scopes`, `models`, `expires_at`, `allowed_networks`); only the fields present are in the patch,
+ * and null clears one. `now` (epoch ms): an `expires_at` must be after it.
+ */
+export function parseKeyInput(input: Record<string, unknown>, now: number): KeyPatch {
+  const patch: KeyPatch = {};
+  for (const field of Object.keys(input)) {
+    if (!KEY_FIELDS.includes(field)) throw invalid(`unknown field ${field}; a key takes ${KEY_FIELDS.join(', ')}`);
+  }
+  if ('name' in input && input.name !== undefined) {
+    const name = input.name;
+    if (name !== null && (typeof name !== 'string' || name.length > 200)) throw invalid('name must be a string of at most 200 characters');
+    patch.name = name as string | null;
+  }
+  if ('budget' in input && input.budget !== undefined) {
+    const budget = input.budget;
+    if (budget === null) patch.budget = null;
+    else {
+      if (typeof budget !== 'object' || Array.isArray(budget)) throw invalid('budget must be {"credits": n, "period": "day" | "month" | "total"} or null');
+      const { credits, period, ...rest } = budget as Record<string, unknown>;
+      if (Object.keys(rest).length > 0) throw invalid(`unknown field budget.${Object.keys(rest)[0]}; a budget takes credits and period`);
+      if (typeof credits !== 'number' || !Number.isSafeInteger(credits) || credits < 1) throw invalid('budget.credits must be a positive integer number of credits');
+      if (typeof period !== 'string' || !PERIODS.includes(period as BudgetPeriod)) throw invalid(`budget.period must be one of ${PERIODS.join(', ')}`);
+      patch.budget = { credits, period: period as BudgetPeriod };
+    }
+  }
+  if ('scopes' in input && input.scopes !== undefined) {
+    if (input.scopes === null) patch.scopes = null;
+    else {
+      const scopes = stringList(input.scopes, 'scopes', true);
+      const unknown = scopes.find((scope) => !isScope(scope));
+      if (unknown !== undefined) throw invalid(`unknown scope ${unknown}; scopes are ${SCOPES.join(', ')}`);
+      patch.scopes = SCOPES.filter((scope) => scopes.includes(scope));
+    }
+  }
+  if ('models' in input && input.models !== undefined) patch.models = input.models === null ? null : stringList(input.models, 'models', false);
+  if ('expires_at' in input && input.expires_at !== undefined) {
+    const at = input.expires_at;
+    if (at === null) patch.expiresAt = null;
+    else {
+      const ms = typeof at === 'string' && ISO_TIME.test(at) ? Date.parse(at) : NaN;
+      if (Number.isNaN(ms)) throw invalid('expires_at must be an ISO 8601 time with its offset, such as 2027-01-31T00:00:00Z, or null');
+      if (ms <= now) throw invalid(`expires_at must be in the future (it is ${new Date(now).toISOString()} now)`);
+      patch.expiresAt = new Date(ms).toISOString();
+    }
+  }
+  if ('allowed_networks' in input && input.allowed_networks !== undefined) {
+    if (input.allowed_networks === null) patch.allowedNetworks = null;
+    else {
+      const blocks = stringList(input.allowed_networks, 'allowed_networks', false).map((text) => {
+        const block = normaliseCidr(text);
+        if (!block) throw invalid(`allowed_networks: ${text} is not an IPv4 or IPv6 CIDR block (such as 10.0.0.0/8 or 2001:db8::/32) or address`);
+        return block;
+      });
+      patch.allowedNetworks = [...new Set(blocks)];
+    }
+  }
+  return patch;
 }
 
 /** What an admin action changed: a key (revoked) or an organisation (limits, balance). */
@@ -104,18 +183,55 @@ export class AccountsAdmin {
     return updated;
   }
 
-  async issueKey(orgId: string, name?: unknown): Promise<IssuedKey> {
+  /** A new key of the organisation, with its name and policy (`parseKeyInput`'s fields; absent: no limit). */
+  async issueKey(orgId: string, name?: unknown, policy: Record<string, unknown> = {}): Promise<IssuedKey> {
+    if (typeof policy !== 'object' || policy === null || Array.isArray(policy)) throw invalid('send a JSON object');
+    const patch = parseKeyInput({ ...policy, ...(name !== undefined ? { name } : {}) }, Date.now());
     await this.getOrg(orgId);
-    if (name !== undefined && name !== null && (typeof name !== 'string' || name.length > 200)) throw invalid('name must be a string of at most 200 characters');
     const generated = generateKey();
+    const { name: parsedName, ...fields } = patch;
     const record = await this.store.keys.create({
       id: generated.id,
       orgId,
-      name: (name as string | undefined) ?? null,
+      name: parsedName ?? null,
       secretHash: generated.secretHash,
       createdAt: new Date().toISOString(),
+      ...fields,
     });
     return { record, key: generated.key };
+  }
+
+  async getKey(id: string): Promise<ApiKeyRecord> {
+    const key = await this.store.keys.get(id);
+    if (!key) throw new ApiError('key_not_found', { id });
+    return key;
+  }
+
+  /** Changes a key's name or policy (only the fields given; null clears one); every server's gate drops its cached record. */
+  async updateKey(id: string, input: Record<string, unknown>): Promise<ApiKeyRecord> {
+    if (typeof input !== 'object' || input === null || Array.isArray(input)) throw invalid('send a JSON object');
+    const patch = parseKeyInput(input, Date.now());
+    const key = await this.store.keys.update(id, patch);
+    if (!key) throw new ApiError('key_not_found', { id });
+    this.changed({ keyId: id });
+    return key;
+  }
+
+  /** A key as the admin API and the CLI show it: its policy, and its budget with what it spent in the current period. */
+  async viewKey(key: ApiKeyRecord): Promise<ReturnType<typeof keyView>> {
+    const now = Date.now();
+    return keyView(key, await this.spent(key, now), now);
+  }
+
+  /** Every key of the organisation, as `viewKey` shows them. */
+  async viewKeys(orgId: string): Promise<ReturnType<typeof keyView>[]> {
+    return Promise.all((await this.listKeys(orgId)).map((key) => this.viewKey(key)));
+  }
+
+  /** Credits the key was charged in its budget's current period; null for a key without a budget. */
+  async spent(key: ApiKeyRecord, now = Date.now()): Promise<number | null> {
+    if (!key.budget) return null;
+    return this.store.usage.spent(key.id, periodStart(key.budget.period, now).toISOString());
   }
 
   async listKeys(orgId: string): Promise<ApiKeyRecord[]> {

@@ -23,8 +23,10 @@ import type { SynthesisRequest } from '../synthesis/request.js';
 import { looksLikeToken, type AccessTokens } from './access-tokens.js';
 import { parseKey, secretMatches } from './api-keys.js';
 import type { Lease, LimitCounters } from '../limits/counters.js';
+import { inNetworks } from './networks.js';
 import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 import { periodReset, periodStart } from './budget-period.js';
+import { callerScopes, hasScope } from './scopes.js';
 
 /** The key's budget is spent: when it resets, in the message and a header of its own. */
 function budgetExceeded(key: ApiKeyRecord, refused: { spent: number; reserved: number }): ApiError {
@@ -33,6 +35,16 @@ function budgetExceeded(key: ApiKeyRecord, refused: { spent: number; reserved: n
   const resets = reset ? `it resets at ${reset.toISOString()}` : 'a total budget does not reset: raise it to continue';
   const params = { period: budget.period === 'total' ? 'total' : budget.period === 'day' ? 'daily' : 'monthly', credits: budget.credits, spent: refused.spent, held: refused.reserved, resets };
   return new ApiError('key_budget_exceeded', params, reset ? { 'x-key-budget-resets-at': reset.toISOString() } : {});
+}
+
+/** Refuses a key past its `expiresAt` (a time comparison, so it holds the moment the time passes, cached record or not). */
+function refuseExpired(record: ApiKeyRecord, now: number): void {
+  if (record.expiresAt !== null && Date.parse(record.expiresAt) <= now) throw new ApiError('key_expired', { expiresAt: record.expiresAt });
+}
+
+/** Refuses an API key used from outside its `allowedNetworks` (access tokens are not bound: they are made for clients elsewhere). */
+function refuseNetwork(record: ApiKeyRecord, address: string | null | undefined): void {
+  if (record.allowedNetworks !== null && !inNetworks(address, record.allowedNetworks)) throw new ApiError('network_not_allowed', { address: address ?? 'an unknown address' });
 }
 
 /** Last-used times are written at most this often per key, to keep hot paths off the disk. */
@@ -99,11 +111,13 @@ export class AccountsGate implements RequestGate {
     const valid = secretMatches(parsed?.secret ?? presented, record?.secretHash ?? null);
     if (!valid || !record || record.revokedAt) throw new ApiError('invalid_api_key');
     const now = Date.now();
+    refuseExpired(record, now);
+    refuseNetwork(record, options.address);
     if ((this.touched.get(record.id) ?? 0) < now - TOUCH_INTERVAL_MS) {
       this.touched.set(record.id, now);
       this.store.keys.touch(record.id, new Date(now).toISOString()).catch((err) => this.logger.warn({ err }, 'could not record key use'));
     }
-    return { orgId: record.orgId, keyId: record.id };
+    return { orgId: record.orgId, keyId: record.id, scopes: record.scopes, address: options.address ?? null };
   }
 
   /** An access token: signed and unexpired, its parent key still valid, and allowed on this route. */
@@ -113,9 +127,16 @@ export class AccountsGate implements RequestGate {
     const { claims } = verified;
     const record = await this.guard('store', () => this.key(claims.keyId));
     if (!record || record.revokedAt || record.orgId !== claims.orgId) throw new ApiError('invalid_access_token');
+    refuseExpired(record, Date.now());
     // Both uses need the tts grant: it is the only one a token can carry.
     if (!options.token || !claims.grants.tts) throw new ApiError('access_token_not_allowed');
-    return { orgId: claims.orgId, keyId: claims.keyId, token: { grants: claims.grants, expiresAt: claims.expiresAt } };
+    return {
+      orgId: claims.orgId,
+      keyId: claims.keyId,
+      token: { grants: claims.grants, expiresAt: claims.expiresAt },
+      scopes: callerScopes(record.scopes, true),
+      address: options.address ?? null,
+    };
   }
 
   async admit(caller: Caller, synthesis: SynthesisRequest, options: AdmitOptions): Promise<Admission> {
@@ -127,6 +148,14 @@ export class AccountsGate implements RequestGate {
     if (caller.keyId) {
       key = await this.guard('store', () => this.key(caller.keyId!));
       if (!key || key.revokedAt) throw new ApiError(caller.token ? 'invalid_access_token' : 'invalid_api_key');
+      // The key's policy as it stands now (a PATCH reaches the cache at once): expiry, networks, scope, models.
+      refuseExpired(key, Date.now());
+      if (!caller.token) refuseNetwork(key, caller.address);
+      if (!hasScope({ scopes: callerScopes(key.scopes, !!caller.token) }, 'tts')) throw new ApiError('insufficient_scope', { scope: 'tts' });
+      const model = synthesis.model.id;
+      if (key.models !== null && !key.models.includes(model) && !(synthesis.modelNamed !== undefined && key.models.includes(synthesis.modelNamed))) {
+        throw new ApiError('model_not_allowed', { model: synthesis.modelNamed ?? model, allowed: key.models.join(', ') || 'none' });
+      }
     }
     const org = await this.guard('store', () => this.org(orgId));
     if (!org) throw new ApiError('invalid_api_key');

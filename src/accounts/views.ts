@@ -4,6 +4,7 @@
  * HTTP API, `GET /usage` and the CLI so all three print the same thing.
  */
 import type { ApiKeyRecord, LedgerEntry, Org } from '../store/store.js';
+import { periodReset } from './budget-period.js';
 import { usd, type PricingConfig } from './pricing.js';
 
 export function orgView(org: Org, pricing: PricingConfig) {
@@ -19,7 +20,13 @@ export function orgView(org: Org, pricing: PricingConfig) {
   };
 }
 
-export function keyView(key: ApiKeyRecord) {
+/**
+ * A key and its policy. `spent`: what it was charged in its budget's current period
+ * (`AccountsAdmin.spent`); `now` places that period, so `resets_at` is when the next begins (null
+ * for a `total` budget).
+ */
+export function keyView(key: ApiKeyRecord, spent: number | null = null, now = Date.now()) {
+  const expired = key.expiresAt !== null && Date.parse(key.expiresAt) <= now;
   return {
     id: key.id,
     org_id: key.orgId,
@@ -27,7 +34,14 @@ export function keyView(key: ApiKeyRecord) {
     created_at: key.createdAt,
     last_used_at: key.lastUsedAt,
     revoked_at: key.revokedAt,
-    status: key.revokedAt ? 'revoked' : 'active',
+    status: key.revokedAt ? 'revoked' : expired ? 'expired' : 'active',
+    budget: key.budget
+      ? { credits: key.budget.credits, period: key.budget.period, spent: spent ?? 0, resets_at: periodReset(key.budget.period, now)?.toISOString() ?? null }
+      : null,
+    scopes: key.scopes,
+    models: key.models,
+    expires_at: key.expiresAt,
+    allowed_networks: key.allowedNetworks,
   };
 }
 

@@ -10,6 +10,7 @@ import { MAX_EXPIRES_IN_S, type AccessTokens } from '../accounts/access-tokens.j
 import { ApiError } from '../errors/api-error.js';
 import type { RequestGate } from '../synthesis/gate.js';
 import { authenticateRequest } from '../http/credentials.js';
+import { requireScope } from '../accounts/scopes.js';
 
 /** A token lives this long when `expires_in` is not given. */
 export const DEFAULT_EXPIRES_IN_S = 3600;
@@ -38,6 +39,8 @@ export function registerAccessToken(app: FastifyInstance, gate: RequestGate, tok
     // No `token` use: a token cannot make tokens (nor outlive its own expiry that way).
     const caller = await authenticateRequest(gate, request);
     if (!caller.orgId || !caller.keyId) throw new ApiError('missing_api_key');
+    // A token's tts grant (its only one) never exceeds its key: the key needs the tts scope.
+    requireScope(caller, 'tts');
     const { expiresInS } = parseBody(request.body);
     return { token: tokens.issue({ keyId: caller.keyId, orgId: caller.orgId, grants: { tts: true }, expiresInS }).token };
   });

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AccountsAdmin } from '../accounts/admin.js';
 import { tokensEqual } from '../accounts/api-keys.js';
 import type { PricingConfig } from '../accounts/pricing.js';
-import { keyView, ledgerView, orgView } from '../accounts/views.js';
+import { ledgerView, orgView } from '../accounts/views.js';
 import type { AudioCache } from '../cache/audio-cache.js';
 import { ApiError } from '../errors/api-error.js';
 import { registerAlertRoutes, type AlertRoutes } from './admin-alerts.js';
@@ -62,12 +62,14 @@ export function registerAdmin(
         if (typeof limits !== 'object' || limits === null) throw new ApiError('invalid_request', { reason: 'send {"limits": {...}}' });
         return orgView(await admin.setLimits(request.params.id, limits as Body), pricing);
       });
-      scope.get<Id>('/orgs/:id/keys', async (request) => ({ data: (await admin.listKeys(request.params.id)).map(keyView) }));
+      scope.get<Id>('/orgs/:id/keys', async (request) => ({ data: await admin.viewKeys(request.params.id) }));
       scope.post<Id>('/orgs/:id/keys', async (request, reply) => {
-        const issued = await admin.issueKey(request.params.id, body(request).name);
-        return reply.code(201).send({ ...keyView(issued.record), key: issued.key });
+        const { name, ...policy } = body(request);
+        const issued = await admin.issueKey(request.params.id, name, policy);
+        return reply.code(201).send({ ...(await admin.viewKey(issued.record)), key: issued.key });
       });
-      scope.delete<Id>('/keys/:id', async (request) => keyView(await admin.revokeKey(request.params.id)));
+      scope.patch<Id>('/keys/:id', async (request) => admin.viewKey(await admin.updateKey(request.params.id, body(request))));
+      scope.delete<Id>('/keys/:id', async (request) => admin.viewKey(await admin.revokeKey(request.params.id)));
       // The audio cache of this server (memory and disk tiers) and the shared tier; each server purges its own tiers.
       scope.post('/cache/purge', async (request) => {
         const what = purgeScope(body(request));

@@ -15,6 +15,7 @@ import type { PronunciationDict, PronunciationItem } from '../store/store.js';
 import { countCharacters } from '../synthesis/characters.js';
 import { pageByCursor } from './paging.js';
 import { authenticateRequest } from '../http/credentials.js';
+import { requireScope, type Scope } from '../accounts/scopes.js';
 
 export const MAX_NAME_CHARS = 200;
 export const MAX_ITEMS = 5000;
@@ -84,9 +85,16 @@ export function registerDictionaries(app: FastifyInstance, services: Services): 
   const { dicts } = services.store;
   type ById = { Params: { id: string } };
 
+  /** The caller's organisation, once it holds `scope`. */
+  async function authorised(request: FastifyRequest, scope: Scope) {
+    const caller = await authenticateRequest(services.gate, request);
+    requireScope(caller, scope);
+    return caller;
+  }
+
   /** The caller's dictionary, or 404 whether it is missing or someone else's. */
-  async function owned(request: FastifyRequest<ById>): Promise<PronunciationDict> {
-    const orgId = ownerOf(await authenticateRequest(services.gate, request));
+  async function owned(request: FastifyRequest<ById>, scope: Scope): Promise<PronunciationDict> {
+    const orgId = ownerOf(await authorised(request, scope));
     const dict = await dicts.get(request.params.id);
     if (!dict || dict.orgId !== orgId) throw new ApiError('dict_not_found', { id: request.params.id });
     return dict;
@@ -94,7 +102,7 @@ export function registerDictionaries(app: FastifyInstance, services: Services): 
 
   for (const path of ['/pronunciation-dicts/', '/pronunciation-dicts']) {
     app.post(path, async (request) => {
-      const orgId = ownerOf(await authenticateRequest(services.gate, request));
+      const orgId = ownerOf(await authorised(request, 'dictionaries:write'));
       const body = bodyOf(request);
       const name = parseName(body.name);
       const items = body.items === undefined || body.items === null ? [] : parseItems(body.items);
@@ -103,16 +111,16 @@ export function registerDictionaries(app: FastifyInstance, services: Services): 
       return dictToJson(dict);
     });
     app.get<{ Querystring: Record<string, unknown> }>(path, async (request) => {
-      const orgId = ownerOf(await authenticateRequest(services.gate, request));
+      const orgId = ownerOf(await authorised(request, 'dictionaries:read'));
       const page = pageByCursor(await dicts.list(orgId), request.query);
       return { data: page.data.map(dictToJson), has_more: page.has_more };
     });
   }
 
-  app.get<ById>('/pronunciation-dicts/:id', async (request) => dictToJson(await owned(request)));
+  app.get<ById>('/pronunciation-dicts/:id', async (request) => dictToJson(await owned(request, 'dictionaries:read')));
 
   app.patch<ById>('/pronunciation-dicts/:id', async (request) => {
-    const dict = await owned(request);
+    const dict = await owned(request, 'dictionaries:write');
     const body = bodyOf(request);
     const patch: Partial<Pick<PronunciationDict, 'name' | 'items' | 'pinned'>> = {};
     if (body.name !== undefined && body.name !== null) patch.name = parseName(body.name);
@@ -124,7 +132,7 @@ export function registerDictionaries(app: FastifyInstance, services: Services): 
   });
 
   app.delete<ById>('/pronunciation-dicts/:id', async (request, reply) => {
-    const dict = await owned(request);
+    const dict = await owned(request, 'dictionaries:write');
     if (!(await dicts.delete(dict.id))) throw new ApiError('dict_not_found', { id: dict.id });
     return reply.code(204).send();
   });

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { ApiError, toApiError } from '../errors/api-error.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { authenticateRequest } from '../http/credentials.js';
+import { requireScope, type Scope } from '../accounts/scopes.js';
 import { acceptRawBodies, decodeJsonObject } from '../http/json-body.js';
 import { clientRequestId } from '../http/request-id.js';
 import type { JobSubmission } from '../jobs/service.js';
@@ -156,14 +157,19 @@ export function parseRange(value: string | null, size: number): { start: number;
 export function registerJobs(app: FastifyInstance, services: Services): void {
   const jobs = services.jobs;
   if (!jobs) return;
-  const caller = (request: FastifyRequest) => authenticateRequest(services.gate, request, { token: 'tts' });
+  /** The caller, once it holds `scope`: `tts` to submit or cancel, `jobs:read` to read (an access token will do). */
+  const caller = async (request: FastifyRequest, scope: Scope = 'jobs:read') => {
+    const who = await authenticateRequest(services.gate, request, { token: 'tts' });
+    requireScope(who, scope);
+    return who;
+  };
   // A book's text is larger than a request's: the cap follows the job limit (4 bytes a code point, and room for the rest).
   const bodyLimit = Math.max(services.config.server.bodyLimitBytes, services.config.jobs.maxCharacters * 4 + 1024 * 1024);
 
   app.register(async (scope) => {
     acceptRawBodies(scope, bodyLimit);
     scope.post('/tts/jobs', { bodyLimit }, async (request, reply) => {
-      const who = await caller(request);
+      const who = await caller(request, 'tts');
       const submission = parseJobBody(request.body, header(request, 'idempotency-key'));
       const { job, quote, created } = await jobs.submit(submission, { caller: who, requestId: String(request.id), clientRequestId: clientRequestId(request.headers) });
       // A replayed submit holds nothing new: its answer carries no cost headers.
@@ -187,7 +193,7 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
   app.get<{ Params: { id: string } }>('/tts/jobs/:id', async (request) => jobToJson(await jobs.get(request.params.id, await caller(request)), services));
 
   app.delete<{ Params: { id: string } }>('/tts/jobs/:id', async (request, reply) => {
-    const left = await jobs.cancelOrRemove(request.params.id, await caller(request));
+    const left = await jobs.cancelOrRemove(request.params.id, await caller(request, 'tts'));
     return left ? jobToJson(left, services) : reply.code(204).send();
   });
 

@@ -10,10 +10,12 @@ import { ledgerView, orgView } from '../accounts/views.js';
 import { ApiError } from '../errors/api-error.js';
 import type { RequestGate } from '../synthesis/gate.js';
 import { authenticateRequest } from '../http/credentials.js';
+import { requireScope } from '../accounts/scopes.js';
 
 export function registerUsage(app: FastifyInstance, gate: RequestGate, admin: AccountsAdmin, pricing: PricingConfig): void {
   app.get<{ Querystring: Record<string, string> }>('/usage', async (request) => {
     const caller = await authenticateRequest(gate, request);
+    requireScope(caller, 'usage:read');
     if (!caller.orgId) throw new ApiError('missing_api_key');
     const org = await admin.getOrg(caller.orgId);
     const page = await admin.usage(caller.orgId, request.query);

@@ -15,6 +15,7 @@ import { prepareClip } from '../voices/clip.js';
 import type { Gender, Voice } from '../voices/voice.js';
 import { pageByCursor } from './paging.js';
 import { authenticateRequest } from '../http/credentials.js';
+import { requireScope } from '../accounts/scopes.js';
 
 const GENDERS: Gender[] = ['feminine', 'masculine', 'gender_neutral'];
 /** Code units of a clip's transcript, at most. */
@@ -118,6 +119,7 @@ async function readClone(request: FastifyRequest, maxBytes: number): Promise<{ c
 export function registerVoices(app: FastifyInstance, services: Services): void {
   app.get<{ Querystring: Record<string, unknown> }>('/voices', async (request) => {
     const caller = await authenticateRequest(services.gate, request, { token: 'read' });
+    requireScope(caller, 'voices:read');
     const voices = (await services.voices.list(caller.orgId)).filter((v) => matches(v, request.query, caller.orgId));
     const page = pageByCursor(voices, request.query);
     return { data: page.data.map((v) => voiceToJson(v, caller.orgId)), has_more: page.has_more };
@@ -125,6 +127,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
 
   app.get<{ Params: { id: string } }>('/voices/:id', async (request) => {
     const caller = await authenticateRequest(services.gate, request, { token: 'read' });
+    requireScope(caller, 'voices:read');
     const voice = await services.voices.get(request.params.id, caller.orgId);
     if (!voice) throw new ApiError('voice_not_found', { id: request.params.id });
     return voiceToJson(voice, caller.orgId);
@@ -132,6 +135,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
 
   app.patch<{ Params: { id: string } }>('/voices/:id', async (request) => {
     const caller = await authenticateRequest(services.gate, request);
+    requireScope(caller, 'voices:write');
     await ownVoice(services, request.params.id, caller.orgId);
     const body = (request.body ?? {}) as Record<string, unknown>;
     if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('invalid_json', { reason: '' });
@@ -151,6 +155,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
 
   app.delete<{ Params: { id: string } }>('/voices/:id', async (request, reply) => {
     const caller = await authenticateRequest(services.gate, request);
+    requireScope(caller, 'voices:write');
     await ownVoice(services, request.params.id, caller.orgId);
     await services.store.voices.delete(request.params.id);
     return reply.code(204).send();
@@ -161,6 +166,7 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
     await scope.register(multipart, { limits: { fileSize: maxClipBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
     scope.post('/voices/clone', async (request) => {
       const caller = await authenticateRequest(services.gate, request);
+      requireScope(caller, 'voices:write');
       if (!caller.orgId) throw new ApiError('missing_api_key');
       const { clip, fields } = await readClone(request, maxClipBytes);
       const name = text(fields.name, 'name', 200, true)!;

@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { AccountsAdmin } from '../accounts/admin.js';
-import { keyView, ledgerView, orgView } from '../accounts/views.js';
+import { ledgerView, orgView } from '../accounts/views.js';
 import { openChangeBus } from '../cluster/open.js';
 import type { Config } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
@@ -20,12 +20,16 @@ export const ACCOUNTS_USAGE = `Accounts (operate on the configured store: the da
   voicegate orgs list
   voicegate orgs show ORG_ID
   voicegate orgs limits ORG_ID [--max-concurrent N|none] [--rate N/SECONDS|none]
-  voicegate keys create --org ORG_ID [--name NAME]
+  voicegate keys create --org ORG_ID [--name NAME] [KEY POLICY]
+  voicegate keys update KEY_ID [--name NAME|none] [KEY POLICY]
   voicegate keys list --org ORG_ID
   voicegate keys revoke KEY_ID
   voicegate credits add --org ORG_ID --amount N --reason TEXT
   voicegate balance --org ORG_ID
-  voicegate usage --org ORG_ID [--limit N] [--starting-after ENTRY_ID]`;
+  voicegate usage --org ORG_ID [--limit N] [--starting-after ENTRY_ID]
+KEY POLICY (each flag optional; none clears it on update; absent on create: no limit):
+  --budget CREDITS/day|month|total|none   --scopes tts,voices:read,…|none
+  --models MODEL,…|none   --expires ISO-8601-TIME|none   --networks CIDR,…|none`;
 
 export const ACCOUNT_COMMANDS = new Set(['orgs', 'keys', 'credits', 'balance', 'usage']);
 
@@ -45,6 +49,38 @@ function limitsInput(values: Record<string, unknown>): Record<string, unknown> {
     }
   }
   return limits;
+}
+
+/** A comma-separated flag as a list: `none` is null (no limit), an empty value the empty list. */
+function listFlag(value: string): string[] | null {
+  if (value === 'none') return null;
+  return value.split(',').map((item) => item.trim()).filter(Boolean);
+}
+
+/** A key's name and policy from the flags given, in the admin API's fields (checked by `parseKeyInput`). */
+export function keyInput(values: Record<string, unknown>): Record<string, unknown> {
+  const input: Record<string, unknown> = {};
+  const text = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const name = text('name');
+  if (name !== undefined) input.name = name === 'none' ? null : name;
+  const budget = text('budget');
+  if (budget !== undefined) {
+    if (budget === 'none') input.budget = null;
+    else {
+      const match = /^(\d+)\/(\w+)$/.exec(budget);
+      if (!match) throw new UsageError('--budget takes CREDITS/day, CREDITS/month or CREDITS/total, e.g. 100000/month, or none');
+      input.budget = { credits: Number(match[1]), period: match[2] };
+    }
+  }
+  const scopes = text('scopes');
+  if (scopes !== undefined) input.scopes = listFlag(scopes);
+  const models = text('models');
+  if (models !== undefined) input.models = listFlag(models);
+  const expires = text('expires');
+  if (expires !== undefined) input.expires_at = expires === 'none' ? null : expires;
+  const networks = text('networks');
+  if (networks !== undefined) input.allowed_networks = listFlag(networks);
+  return input;
 }
 
 function need(value: unknown, flag: string): string {
@@ -67,6 +103,11 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
       'starting-after': { type: 'string' },
       'max-concurrent': { type: 'string' },
       rate: { type: 'string' },
+      budget: { type: 'string' },
+      scopes: { type: 'string' },
+      models: { type: 'string' },
+      expires: { type: 'string' },
+      networks: { type: 'string' },
     },
   });
   const [group, action, target] = positionals;
@@ -97,17 +138,21 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
         print(orgView(await admin.setLimits(need(target, 'ORG_ID'), limitsInput(values)), pricing));
         break;
       case 'keys create': {
-        const issued = await admin.issueKey(need(values.org, '--org'), values.name);
+        const { name, ...policy } = keyInput(values);
+        const issued = await admin.issueKey(need(values.org, '--org'), name, policy);
         process.stderr.write('New API key (shown once; store it now):\n');
         process.stdout.write(issued.key + '\n');
-        process.stderr.write(JSON.stringify(keyView(issued.record), null, 2) + '\n');
+        process.stderr.write(JSON.stringify(await admin.viewKey(issued.record), null, 2) + '\n');
         break;
       }
+      case 'keys update':
+        print(await admin.viewKey(await admin.updateKey(need(target, 'KEY_ID'), keyInput(values))));
+        break;
       case 'keys list':
-        print((await admin.listKeys(need(values.org, '--org'))).map(keyView));
+        print(await admin.viewKeys(need(values.org, '--org')));
         break;
       case 'keys revoke':
-        print(keyView(await admin.revokeKey(need(target, 'KEY_ID'))));
+        print(await admin.viewKey(await admin.revokeKey(need(target, 'KEY_ID'))));
         break;
       case 'credits add': {
         const { org, entry } = await admin.addCredits(need(values.org, '--org'), Number(need(values.amount, '--amount')), values.reason);

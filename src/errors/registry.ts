@@ -124,6 +124,10 @@ export const ERRORS = {
     message: 'the access token is not valid, or the API key it was made from has been revoked',
   },
   access_token_expired: { status: 401, title: 'Access token expired', message: 'the access token has expired; make a new one with POST /access-token' },
+  key_expired: { status: 401, title: 'API key expired', message: 'the API key expired at {expiresAt}' },
+  insufficient_scope: { status: 403, title: 'Insufficient scope', message: 'this API key lacks the {scope} scope this route needs' },
+  model_not_allowed: { status: 403, title: 'Model not allowed', message: 'this API key may not use model {model}; it may use {allowed}' },
+  network_not_allowed: { status: 403, title: 'Network not allowed', message: 'this API key may not be used from {address}' },
   access_token_not_allowed: {
     status: 403,
     title: 'Access token not allowed',

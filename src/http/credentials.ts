@@ -32,10 +32,12 @@ export function presentedKey(headers: IncomingHttpHeaders, url: string, allowQue
 export interface CredentialSource {
   headers: IncomingHttpHeaders;
   url: string;
+  /** The client's address (Fastify's `request.ip`, which follows `server.trustProxy`), for keys limited to some networks. */
+  ip?: string;
 }
 
 /** The caller of an HTTP request: its credential read from the headers (and the query, where allowed), checked by the gate. */
 export function authenticateRequest(gate: RequestGate, source: CredentialSource, options: AuthenticateOptions & { allowQuery?: boolean } = {}): Promise<Caller> {
   const { allowQuery = false, ...rest } = options;
-  return gate.authenticate(presentedKey(source.headers, source.url, allowQuery), rest);
+  return gate.authenticate(presentedKey(source.headers, source.url, allowQuery), { address: source.ip ?? null, ...rest });
 }

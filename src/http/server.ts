@@ -13,6 +13,7 @@ import { ApiError } from '../errors/api-error.js';
 import type { Logger } from '../log/logger.js';
 import { requestedVersion, versionProblem } from './api-version.js';
 import { MAX_PATH_SEGMENT, clientErrorHandler, frameworkErrorHandler, installErrorHandlers, sendError } from './errors.js';
+import { trustFunction } from './client-address.js';
 import { acceptEmptyBodies } from './json-body.js';
 import { resolveTls } from './tls.js';
 import { newRequestId } from './request-id.js';
@@ -41,6 +42,9 @@ export function buildHttpServer(options: HttpServerOptions, isClosing: () => boo
     clientErrorHandler: clientErrorHandler(options.logger as FastifyBaseLogger),
     // Shutting down is answered below as `not_ready`, not with Fastify's own 503 body.
     return503OnClosing: false,
+    // The client's address (`request.ip`, and so a key's allowed networks) from X-Forwarded-For only
+    // behind trusted proxies; the one rule WebSocket upgrades follow too (client-address.ts).
+    trustProxy: server.trustProxy === false ? false : trustFunction(server.trustProxy),
     // HTTPS on this same (HTTP/1.1) server, so WebSocket upgrades on app.server are wss://.
     ...(tls ? { https: { key: tls.key, cert: tls.cert } } : {}),
   });

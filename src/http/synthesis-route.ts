@@ -10,6 +10,7 @@
 import type { IncomingHttpHeaders, OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CONTENT_TYPES } from '../audio/format.js';
+import { requireScope } from '../accounts/scopes.js';
 import type { WordTiming } from '../engines/engine.js';
 import type { SynthesisRequest } from '../synthesis/request.js';
 import type { SynthesisServices } from '../synthesis/services.js';
@@ -78,7 +79,7 @@ export async function serveSynthesis<I extends SpeechInput>(
     if (!reply.raw.writableFinished) session.leave();
   });
   try {
-    await session.authenticate(route.credential ? route.credential(request.headers) : presentedKey(request.headers, request.url, false));
+    requireScope(await session.authenticate(route.credential ? route.credential(request.headers) : presentedKey(request.headers, request.url, false), request.ip), 'tts');
     const input = route.decode({
       body: decodeJsonObject(request.body),
       params: (request.params ?? {}) as Record<string, string>,

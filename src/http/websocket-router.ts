@@ -16,10 +16,13 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import type { Config } from '../config/schema.js';
+import { requireScope } from '../accounts/scopes.js';
+import type { TrustProxy } from '../config/sections/server.js';
 import { ApiError, toApiError } from '../errors/api-error.js';
 import type { Logger } from '../log/logger.js';
 import { diagnostics, publish } from '../synthesis/diagnostics.js';
 import type { Caller, RequestGate } from '../synthesis/gate.js';
+import { clientAddress } from './client-address.js';
 import { newRequestId } from './request-id.js';
 
 const PING_INTERVAL_MS = 30_000;
@@ -33,6 +36,8 @@ export interface UpgradeRequest {
   /** The path's `:name` segments, decoded. */
   params: Record<string, string>;
   query: URLSearchParams;
+  /** The client's address: the socket's, or from `X-Forwarded-For` behind trusted proxies (`server.trustProxy`). */
+  address: string | null;
 }
 
 export interface WebSocketRoute {
@@ -105,7 +110,8 @@ export class WebSocketConnection {
   /** Authenticates from a message's credential (null: none given); the gate's refusal is thrown. */
   async authenticate(credential: string | null): Promise<Caller> {
     if (this.caller) return this.caller;
-    const caller = await this.gate.authenticate(credential, { token: 'tts' });
+    const caller = await this.gate.authenticate(credential, { token: 'tts', address: this.request.address });
+    requireScope(caller, 'tts');
     this.caller = caller;
     this.announce(caller);
     return caller;
@@ -174,6 +180,8 @@ export interface WebSocketRouterOptions {
   instance: string;
   logger: Logger;
   shutdownGraceMs: number;
+  /** `server.trustProxy`: whether an upgrade's address comes from `X-Forwarded-For`. */
+  trustProxy: TrustProxy;
   /** A refusal for a path no route owns, in the server's default error shape. */
   notFound(error: ApiError, requestId: string, request: UpgradeRequest): string;
 }
@@ -206,7 +214,13 @@ export class WebSocketRouter {
       const url = request.url ?? '';
       const query = url.indexOf('?');
       const path = query >= 0 ? url.slice(0, query) : url;
-      const upgrade: UpgradeRequest = { headers: request.headers, url, params: {}, query: new URLSearchParams(query >= 0 ? url.slice(query + 1) : '') };
+      const upgrade: UpgradeRequest = {
+        headers: request.headers,
+        url,
+        params: {},
+        query: new URLSearchParams(query >= 0 ? url.slice(query + 1) : ''),
+        address: clientAddress(request.socket.remoteAddress, request.headers, config.trustProxy),
+      };
       socket.on('error', () => socket.destroy());
       let found: CompiledRoute | undefined;
       for (const route of this.routes) {
@@ -224,7 +238,13 @@ export class WebSocketRouter {
       const problem = route.check?.(upgrade);
       if (problem) return refuse(problem);
       const credential = route.credential(upgrade);
-      const authenticated = credential === null && route.credentialInMessage ? Promise.resolve(null) : config.gate.authenticate(credential, { token: 'tts' });
+      const authenticated =
+        credential === null && route.credentialInMessage
+          ? Promise.resolve(null)
+          : config.gate.authenticate(credential, { token: 'tts', address: upgrade.address }).then((caller) => {
+              requireScope(caller, 'tts');
+              return caller;
+            });
       authenticated.then(
         (caller) => this.wss.handleUpgrade(request, socket, head, (ws) => this.opened(ws, route, upgrade, caller)),
         (err) => refuse(toApiError(err)),

@@ -483,7 +483,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       get: admin('List an organisation’s keys', { '200': ok('Its keys (never their secrets).', 'ApiKeyList'), ...errors([404]) }, { parameters: [orgId] }),
       post: admin('Issue a key', { '201': ok('The key, with its secret shown once.', 'IssuedApiKey'), ...errors([400, 404]) }, {
         parameters: [orgId],
-        body: { required: false, content: json(inline(z.object({ name: z.string().optional() }))) },
+        body: { required: false, content: json(ref('ApiKeyCreate')) },
       }),
     };
     paths['/admin/orgs/{id}/credits'] = {
@@ -497,7 +497,13 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         parameters: [orgId, queryParam('limit', z.int().min(1).max(1000), '1–1000 (default 50).'), queryParam('starting_after', z.string().regex(/^\d+$/), 'A ledger entry id.')],
       }),
     };
-    paths['/admin/keys/{id}'] = { delete: admin('Revoke a key', { '200': ok('The revoked key.', 'ApiKey'), ...errors([404]) }, { parameters: [idParam('API key')] }) };
+    paths['/admin/keys/{id}'] = {
+      patch: admin('Change a key’s name or policy', { '200': ok('The key.', 'ApiKey'), ...errors([400, 404]) }, {
+        parameters: [idParam('API key')],
+        body: { required: true, content: json(ref('ApiKeyPatch')) },
+      }),
+      delete: admin('Revoke a key', { '200': ok('The revoked key.', 'ApiKey'), ...errors([404]) }, { parameters: [idParam('API key')] }),
+    };
     paths['/admin/cache/purge'] = {
       post: admin('Purge the audio cache', { '200': ok('How many entries this server removed.', 'CachePurged'), ...errors([400, 503]) }, { body: { required: true, content: json(ref('CachePurge')) } }),
     };

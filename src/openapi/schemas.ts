@@ -9,6 +9,7 @@
  * against them so they stay true.
  */
 import { z } from 'zod';
+import { SCOPES } from '../accounts/scopes.js';
 import { cartesiaBodySchema } from '../api/cartesia/parse.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 
@@ -521,18 +522,48 @@ export const orgSchema = component(
   }),
 );
 
+const budgetPeriod = z.enum(['day', 'month', 'total']).describe('UTC calendar periods: a day from 00:00 UTC, a month from its first day; `total` never resets.');
+const scopeList = z.array(z.enum(SCOPES)).nullable().describe('What the key may do (docs/billing.md has the routes of each); null: every scope.');
+const modelList = z.array(z.string()).nullable().describe('Model ids the key may synthesise with (a Voicegate id, or the alias the client sends); null: every model.');
+const networkList = z.array(z.string()).nullable().describe('IPv4 and IPv6 CIDR blocks the client’s address must be in; null: anywhere.');
+
 export const apiKeySchema = component(
   'ApiKey',
   z.object({
     id: z.string(),
     org_id: z.string(),
-    name: z.string(),
+    name: z.string().nullable(),
     created_at: timestamp,
-    last_used_at: timestamp.nullable(),
+    last_used_at: timestamp.nullable().describe('Written at most once a minute per key by each server.'),
     revoked_at: timestamp.nullable(),
-    status: z.enum(['active', 'revoked']),
+    status: z.enum(['active', 'expired', 'revoked']),
+    budget: z
+      .object({
+        credits: z.int().min(1),
+        period: budgetPeriod,
+        spent: z.int().describe('Credits charged to the key in the current period.'),
+        resets_at: timestamp.nullable().describe('When the next period begins; null for `total`.'),
+      })
+      .nullable()
+      .describe('Credits the key may spend per period; null: only the organisation’s balance limits it.'),
+    scopes: scopeList,
+    models: modelList,
+    expires_at: timestamp.nullable(),
+    allowed_networks: networkList,
   }),
 );
+
+const keyPolicyInput = {
+  name: z.string().max(200).nullable().optional(),
+  budget: z.object({ credits: z.int().min(1), period: budgetPeriod }).nullable().optional(),
+  scopes: scopeList.optional(),
+  models: modelList.optional(),
+  expires_at: z.string().nullable().optional().describe('An ISO 8601 time with its offset, in the future.'),
+  allowed_networks: networkList.optional(),
+};
+
+export const apiKeyCreateSchema = component('ApiKeyCreate', z.object(keyPolicyInput).strict().describe('Every field optional; absent: no limit.'));
+export const apiKeyPatchSchema = component('ApiKeyPatch', z.object(keyPolicyInput).strict().describe('Only the fields sent change; null clears a limit.'));
 
 export const ledgerEntrySchema = component(
   'LedgerEntry',

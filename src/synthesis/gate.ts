@@ -19,6 +19,13 @@ export interface Caller {
   keyId: string | null;
   /** Set when the caller presented an access token rather than an API key. */
   token?: { grants: { tts: boolean }; expiresAt: number };
+  /**
+   * The scopes the caller holds (`src/accounts/scopes.ts`): its key's, narrowed to what a token can
+   * carry for an access token; absent or null: every scope (a key without a scope list, accounts off).
+   */
+  scopes?: readonly string[] | null;
+  /** The client's address, as authenticated (`AuthenticateOptions.address`); `admit` checks it again against the key's networks. */
+  address?: string | null;
 }
 
 /**
@@ -30,6 +37,11 @@ export type TokenUse = 'tts' | 'read';
 export interface AuthenticateOptions {
   /** Accept an access token for this use; absent: an access token is refused with 403 `access_token_not_allowed`. */
   token?: TokenUse;
+  /**
+   * The client's address (the socket's, or the trusted proxy's `X-Forwarded-For` entry), for a key
+   * limited to some networks; absent: unknown, and such a key is refused.
+   */
+  address?: string | null;
 }
 
 export type Endpoint =

@@ -17,6 +17,8 @@ import type { WordTrack } from './word-align.js';
 export interface SynthesisRequest {
   requestId: string;
   model: ModelProfile;
+  /** The model id the client named, when an alias stood for `model` (`SpeechInput.modelNamed`). */
+  modelNamed?: string;
   engine: Engine;
   /** The transcript exactly as sent: what limits and billing count. */
   transcript: string;

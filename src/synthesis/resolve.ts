@@ -85,6 +85,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   return {
     requestId: context.requestId,
     model,
+    ...(input.modelNamed !== undefined ? { modelNamed: input.modelNamed } : {}),
     engine,
     transcript: input.transcript,
     characters,

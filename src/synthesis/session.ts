@@ -181,10 +181,10 @@ export class SynthesisSession {
     return this.request;
   }
 
-  /** `credential`: the API key or access token as the transport read it (null: none). */
-  async authenticate(credential: string | null): Promise<Caller> {
-    // Every session synthesises: an access token with the tts grant will do.
-    const caller = await this.services.gate.authenticate(credential, { token: 'tts' });
+  /** `credential`: the API key or access token as the transport read it (null: none); `address`: the client's, for a key limited to some networks. */
+  async authenticate(credential: string | null, address: string | null = null): Promise<Caller> {
+    // Every session synthesises: an access token with the tts grant will do (the tts scope is the transport's check, and admit's).
+    const caller = await this.services.gate.authenticate(credential, { token: 'tts', address });
     this.useCaller(caller);
     return caller;
   }

@@ -10,6 +10,8 @@ import type { FormatRequest } from '../models/output-format.js';
 
 export interface SpeechInput {
   modelId: string;
+  /** The model id the client named, when a dialect's alias turned it into `modelId` (OpenAI's `tts-1`); a key's model list may name either. */
+  modelNamed?: string;
   /** The transcript exactly as sent. */
   transcript: string;
   voiceId: string;

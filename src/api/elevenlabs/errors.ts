@@ -3,7 +3,7 @@
  * ElevenLabs' error shape for the registry's codes: `{"detail": {"status":
  * "<code>", "message": "…", "request_id": "…"}}`, with ElevenLabs' own names
  * where its clients know them (`needs_authorization` without a key,
- * `invalid_api_key`, `voice_not_found`, `quota_exceeded`,
+ * `invalid_api_key`, `voice_not_found`, `quota_exceeded`, `missing_permissions`,
  * `too_many_concurrent_requests`, `system_busy`) and the registry's code
  * otherwise. A field problem (`parse.ts` `located`) is ElevenLabs' 422
  * validation error, `{"detail": [{"loc", "msg", "type"}]}`, which the SDK
@@ -21,6 +21,8 @@ const STATUS: Partial<Record<ErrorCode, string>> = {
   voice_not_found: 'voice_not_found',
   insufficient_credits: 'quota_exceeded',
   key_budget_exceeded: 'quota_exceeded',
+  key_expired: 'invalid_api_key',
+  insufficient_scope: 'missing_permissions',
   overloaded: 'too_many_concurrent_requests',
   rate_limited: 'too_many_concurrent_requests',
   engine_unavailable: 'system_busy',

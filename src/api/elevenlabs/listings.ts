@@ -10,7 +10,8 @@
  * type requires. `character_count` is what has been charged, and
  * `character_limit − character_count` is the balance.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { requireScope, type Scope } from '../../accounts/scopes.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { ModelProfile } from '../../models/profile.js';
 import type { Services } from '../../services.js';
@@ -61,12 +62,17 @@ function modelJson(id: string, model: ModelProfile, name = model.name) {
 }
 
 export function registerElevenLabsListings(app: FastifyInstance, services: Services): void {
-  const caller = (headers: Parameters<typeof elevenLabsKey>[0]) => services.gate.authenticate(elevenLabsKey(headers), { token: 'read' });
+  /** The caller of a listing (an access token will do), holding `scope` when one is named. */
+  const caller = async (request: FastifyRequest, scope?: Scope) => {
+    const who = await services.gate.authenticate(elevenLabsKey(request.headers), { token: 'read', address: request.ip });
+    if (scope) requireScope(who, scope);
+    return who;
+  };
 
   // v1 lists them all; v2 (the SDK's `voices.search`) the same, as one page.
   for (const path of ['/v1/voices', '/v2/voices']) {
     app.get<{ Querystring: Record<string, string> }>(path, async (request) => {
-      const { orgId } = await caller(request.headers);
+      const { orgId } = await caller(request, 'voices:read');
       const search = (request.query.search ?? '').trim().toLowerCase();
       const voices = (await services.voices.list(orgId)).filter((v) => !search || `${v.name} ${v.description} ${v.id}`.toLowerCase().includes(search));
       return { voices: voices.map(voiceJson), has_more: false, total_count: voices.length };
@@ -74,7 +80,7 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
   }
 
   app.get<{ Params: { voice_id: string } }>('/v1/voices/:voice_id', async (request) => {
-    const { orgId } = await caller(request.headers);
+    const { orgId } = await caller(request, 'voices:read');
     const id = services.config.elevenlabs.voiceAliases[request.params.voice_id] ?? request.params.voice_id;
     const voice = await services.voices.get(id, orgId);
     if (!voice) throw new ApiError('voice_not_found', { id: request.params.voice_id });
@@ -82,7 +88,7 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
   });
 
   app.get('/v1/models', async (request) => {
-    await caller(request.headers);
+    await caller(request);
     const models = services.models.list().map((model) => modelJson(model.id, model));
     for (const [alias, target] of Object.entries(services.config.elevenlabs.modelAliases)) {
       const model = services.models.get(target);
@@ -91,8 +97,9 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
     return models;
   });
 
+  // The balance and what was charged: usage.
   app.get('/v1/user/subscription', async (request) => {
-    const { orgId } = await caller(request.headers);
+    const { orgId } = await caller(request, 'usage:read');
     return subscription(services, orgId);
   });
 }

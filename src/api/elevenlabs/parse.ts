@@ -116,6 +116,11 @@ export function modelIdOf(value: unknown, context: ElevenLabsContext, ...at: str
   return context.aliases.modelAliases[value] ?? value;
 }
 
+/** The model id a request names, when an alias turns it into another (`modelIdOf`); undefined otherwise. */
+export function modelNamedOf(value: unknown, context: ElevenLabsContext): string | undefined {
+  return typeof value === 'string' && Object.hasOwn(context.aliases.modelAliases, value) && context.aliases.modelAliases[value] !== value ? value : undefined;
+}
+
 export function voiceIdOf(id: string, context: ElevenLabsContext): string {
   return context.aliases.voiceAliases[id] ?? id;
 }
@@ -150,6 +155,7 @@ export function parseElevenLabsRequest(
   const normalize = normalization(body.apply_text_normalization, 'body', 'apply_text_normalization');
   return {
     modelId: modelIdOf(body.model_id, context, 'body', 'model_id'),
+    ...(modelNamedOf(body.model_id, context) !== undefined ? { modelNamed: modelNamedOf(body.model_id, context) } : {}),
     transcript: text,
     voiceId: voiceIdOf(voice, context),
     outputFormat: outputFormatOf(queryValue(request.query, 'output_format') || DEFAULT_OUTPUT_FORMAT),

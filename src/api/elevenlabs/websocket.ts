@@ -34,7 +34,7 @@ import { TextTurn, type TurnOutput, type TurnPiece } from '../../synthesis/turn.
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
 import { CharacterAligner, socketAlignment } from './alignment.js';
 import { elevenLabsError, elevenLabsStatus } from './errors.js';
-import { DEFAULT_OUTPUT_FORMAT, dictionaries, modelIdOf, normalization, outputFormatOf, queryValue, voiceIdOf, voiceSettings, type ElevenLabsContext } from './parse.js';
+import { DEFAULT_OUTPUT_FORMAT, dictionaries, modelIdOf, modelNamedOf, normalization, outputFormatOf, queryValue, voiceIdOf, voiceSettings, type ElevenLabsContext } from './parse.js';
 import { elevenLabsKey } from './speech.js';
 
 /** ElevenLabs' default `chunk_length_schedule`. */
@@ -49,6 +49,7 @@ const RECENT_CONTEXTS = 1024;
 /** What every context of a connection shares: read from the upgrade's query. */
 interface SocketSettings {
   modelId: string;
+  modelNamed: string | undefined;
   voiceId: string;
   outputFormat: FormatRequest;
   language: string | null;
@@ -65,6 +66,7 @@ function settingsOf(request: UpgradeRequest, context: ElevenLabsContext): Socket
   const language = queryValue(query, 'language_code');
   return {
     modelId: modelIdOf(queryValue(query, 'model_id'), context, 'query', 'model_id'),
+    modelNamed: modelNamedOf(queryValue(query, 'model_id'), context),
     voiceId: voiceIdOf(request.params.voice_id, context),
     outputFormat: outputFormatOf(queryValue(query, 'output_format') || DEFAULT_OUTPUT_FORMAT),
     language: language ? language.toLowerCase() : null,
@@ -302,6 +304,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
       await session.admit(
         {
           modelId: settings.modelId,
+          ...(settings.modelNamed !== undefined ? { modelNamed: settings.modelNamed } : {}),
           transcript: '',
           voiceId: settings.voiceId,
           outputFormat: settings.outputFormat,

@@ -71,6 +71,7 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   return {
     ...(transcriptType ? { transcriptType } : {}),
     modelId: model,
+    ...(model !== body.model ? { modelNamed: body.model as string } : {}),
     transcript: body.input,
     voiceId: voiceAliases[voice] ?? voice,
     outputFormat: RESPONSE_FORMATS[format],

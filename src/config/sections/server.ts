@@ -2,6 +2,7 @@
  * @module config/sections/server
  * The server itself: where it listens, body cap, shutdown (grace, drain delay), WebSocket caps, TLS, warm-up.
  */
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { defineSection } from '../section.js';
 
@@ -30,6 +31,43 @@ const tlsSchema = z
   .nullable()
   .default(null);
 
+/** proxy-addr's (and so Fastify's) names for ranges of addresses, allowed among the trusted proxies. */
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+function isProxyEntry(entry: string): boolean {
+  if (PROXY_NAMES.includes(entry)) return true;
+  return entry.includes('/') ? ipaddr.isValidCIDR(entry) : ipaddr.isValid(entry);
+}
+
+/**
+ * `VOICEGATE_TRUST_PROXY`'s text as a value: `true`/`on` (every hop), `false`/`off`, a number of
+ * hops, or a comma-separated list of trusted proxies (addresses, CIDR blocks, `loopback`, …).
+ */
+function readTrustProxy(value: unknown): unknown {
+  if (typeof value !== 'string') return value;
+  const text = value.trim().toLowerCase();
+  if (['true', 'on', 'yes'].includes(text)) return true;
+  if (['false', 'off', 'no', ''].includes(text)) return false;
+  if (/^\d+$/.test(text)) return Number(text);
+  return text.split(',').map((entry) => entry.trim()).filter(Boolean);
+}
+
+/**
+ * Whether the client's address comes from `X-Forwarded-For` (as Fastify's `trustProxy`): `false`
+ * (the socket's address), `true` (the left-most entry), a number of proxy hops in front of the
+ * server, or the trusted proxies' addresses and blocks.
+ */
+const trustProxySchema = z.preprocess(
+  readTrustProxy,
+  z.union([
+    z.boolean(),
+    z.number().int().min(1),
+    z.array(z.string().refine(isProxyEntry, { message: 'an IP address, a CIDR block, loopback, linklocal or uniquelocal' })).min(1),
+  ]),
+);
+
+export type TrustProxy = boolean | number | readonly string[];
+
 const serverSchema = z
   .object({
     host: z.string().default('127.0.0.1'),
@@ -50,9 +88,10 @@ const serverSchema = z
      * in-process (unbilled, unlogged, uncounted), so the first callers meet optimised code.
      */
     warmUp: z.boolean().default(true),
+    trustProxy: trustProxySchema.default(false),
   })
   .strict()
-  .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, drainDelayMs: 0, websocket: WEBSOCKET_DEFAULTS, tls: null, warmUp: true });
+  .default({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 65536, shutdownGraceMs: 10000, drainDelayMs: 0, websocket: WEBSOCKET_DEFAULTS, tls: null, warmUp: true, trustProxy: false });
 
 export const serverSection = defineSection('server', serverSchema, {
   PORT: ['port', 'number'],
@@ -63,6 +102,7 @@ export const serverSection = defineSection('server', serverSchema, {
   VOICEGATE_SHUTDOWN_GRACE_MS: ['shutdownGraceMs', 'number'],
   VOICEGATE_DRAIN_DELAY_MS: ['drainDelayMs', 'number'],
   VOICEGATE_WARM_UP: ['warmUp', 'boolean'],
+  VOICEGATE_TRUST_PROXY: ['trustProxy', 'string'],
 });
 
 export type TlsConfig = z.output<typeof tlsSchema>;
