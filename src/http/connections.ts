@@ -44,7 +44,7 @@ export class HttpConnections {
   ) {
     // Over TLS the HTTP layer's socket is the TLS one: `connection` brings the raw TCP socket.
     server.on(server instanceof TlsServer ? 'secureConnection' : 'connection', (socket: Socket) => {
-      const tracked: Tracked = { busy: 0, idleSince: Date.now(), closing: false };
+      const tracked: Tracked = { busy: 0, idleSince: performance.now(), closing: false };
       this.sockets.set(socket, tracked);
       // Node calls this when an answer that said `Connection: close` has been written.
       socket.destroySoon = () => this.linger(socket);
@@ -56,7 +56,7 @@ export class HttpConnections {
       tracked.busy++;
       response.once('close', () => {
         tracked.busy--;
-        tracked.idleSince = Date.now();
+        tracked.idleSince = performance.now();
         // An answer that began before the drain said keep-alive, and its client may be sending the
         // next request already: that one is answered with `close`; a connection left idle for the
         // moment is closed then.
@@ -86,7 +86,7 @@ export class HttpConnections {
 
   /** Closes the connection if it has been idle for the moment, or checks again when it will have been; true if closed now. */
   private closeWhenIdle(socket: Socket, tracked: Tracked): boolean {
-    const left = tracked.idleSince + this.idleMs - Date.now();
+    const left = tracked.idleSince + this.idleMs - performance.now();
     if (left <= 0) {
       this.linger(socket);
       return true;

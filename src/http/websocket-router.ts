@@ -80,7 +80,7 @@ export class WebSocketConnection {
   private readonly closedController = new AbortController();
   private caller: Caller | null;
   private opened = false;
-  lastActivity = Date.now();
+  lastActivity = performance.now();
   /** The idle timeout in force (a route may set its own, e.g. from the query). */
   idleTimeoutMs: number;
   idleClose: { code: number; reason: string } = { code: 4000, reason: '' };
@@ -286,7 +286,7 @@ export class WebSocketRouter {
     let queue: Promise<void> = Promise.resolve();
     let alive = true;
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      connection.lastActivity = Date.now();
+      connection.lastActivity = performance.now();
       queue = queue
         .then(() => {
           if (isBinary) return handler.binary();
@@ -300,7 +300,7 @@ export class WebSocketRouter {
     ws.on('error', (err) => logger.warn({ err }, 'websocket error'));
     const idleCheck = setInterval(() => {
       if (handler.busy() || ws.readyState !== WebSocket.OPEN) return;
-      if (Date.now() - connection.lastActivity >= connection.idleTimeoutMs) {
+      if (performance.now() - connection.lastActivity >= connection.idleTimeoutMs) {
         const { code, reason } = connection.idleClose;
         ws.close(code, reason || `idle timeout: no message for ${Math.round(connection.idleTimeoutMs / 1000)} s`);
       }
@@ -326,11 +326,11 @@ export class WebSocketRouter {
     entry.quietMs = Math.min(entry.quietMs ?? quietMs, quietMs);
     entry.drained ??= (async () => {
       const { connection, handler } = entry;
-      const deadline = Date.now() + this.config.shutdownGraceMs;
-      while (connection.isOpen && Date.now() < deadline) {
+      const deadline = performance.now() + this.config.shutdownGraceMs;
+      while (connection.isOpen && performance.now() < deadline) {
         // Once the listener closes, no new turn starts: the open ones finish within the grace.
         if (entry.quietMs === 0) handler.drain();
-        if (!handler.inTurn() && Date.now() - connection.lastActivity >= entry.quietMs!) break;
+        if (!handler.inTurn() && performance.now() - connection.lastActivity >= entry.quietMs!) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       // No await between the check and the close: no turn can begin in between.
@@ -338,7 +338,7 @@ export class WebSocketRouter {
       connection.close(1001, 'server shutting down');
       // The client answers the close frame once it has read every frame before it.
       if (!connection.signal.aborted) {
-        const left = Math.max(0, deadline - Date.now());
+        const left = Math.max(0, deadline - performance.now());
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, left);
           connection.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
