@@ -2,7 +2,7 @@
  * @module test/helpers/store-contract
  * The contract every `Store` passes, whatever database is under it: one
  * suite per repository (`store-contract/`: organisations, keys, voices,
- * dictionaries, the ledger; the job queue's is job-store-contract.ts), run
+ * dictionaries, the ledger, usage; the job queue's is job-store-contract.ts), run
  * here against one store opened for the backend.
  */
 import { after, before, describe } from 'node:test';
@@ -11,6 +11,7 @@ import { dictionariesContract } from './store-contract/dictionaries.js';
 import { keysContract } from './store-contract/keys.js';
 import { ledgerContract } from './store-contract/ledger.js';
 import { orgsContract } from './store-contract/orgs.js';
+import { usageContract } from './store-contract/usage.js';
 import { voicesContract } from './store-contract/voices.js';
 
 export type { OpenedStore };
@@ -28,6 +29,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       ['voices', voicesContract],
       ['dictionaries', dictionariesContract],
       ['ledger', ledgerContract],
+      ['usage', usageContract],
     ] as const) {
       describe(repository, () => contract(subject));
     }
