@@ -200,9 +200,14 @@ export function usageContract(subject: Subject): void {
       await Promise.all(writers);
       const ids = exported.map((e) => e.id);
       assert.equal(new Set(ids).size, ids.length, 'no row twice');
-      const stored = (await subject.store.ledger.list(orgId, { limit: 1000 })).data.filter((e) => e.kind === 'charge' && e.createdAt >= t0 && e.createdAt < t2);
-      assert.ok(stored.length >= 60);
-      assert.deepEqual(ids.sort((x, y) => x - y), stored.map((e) => e.id).sort((x, y) => x - y), 'no row missing');
+      const stored: LedgerEntry[] = [];
+      for (let page = await subject.store.ledger.list(orgId, { limit: 1000 }); ; page = await subject.store.ledger.list(orgId, { limit: 1000, startingAfter: stored[stored.length - 1].id })) {
+        stored.push(...page.data);
+        if (!page.hasMore) break;
+      }
+      const inRange = stored.filter((e) => e.kind === 'charge' && e.createdAt >= t0 && e.createdAt < t2);
+      assert.ok(inRange.length >= 60);
+      assert.deepEqual(ids.sort((x, y) => x - y), inRange.map((e) => e.id).sort((x, y) => x - y), 'no row missing');
     } finally {
       stop = true;
       await writer.close();
