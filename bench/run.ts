@@ -2,7 +2,7 @@
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
  * overhead, streaming latency, the ElevenLabs dialect, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
- * without underruns, then intelligibility) and
+ * without underruns, usage summaries, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
  * neural serving without its stand-in model (streams without underruns then
@@ -21,6 +21,7 @@ import { neuralModelDir, runNeuralServing } from './neural-serving.js';
 import { runServingEfficiency } from './serving-efficiency.js';
 import { runStreamingLatency } from './streaming-latency.js';
 import { runStreamsBench } from './streams.js';
+import { runUsageSummaryBench } from './usage-summary.js';
 
 const started = performance.now();
 const serving = await runServingEfficiency();
@@ -33,6 +34,7 @@ const cache = await runCacheBench();
 const jobs = await runJobsBench();
 const neural = await runNeuralServing();
 const streams = await runStreamsBench();
+const usage = await runUsageSummaryBench();
 const unavailable = intelligibilityUnavailable();
 if (unavailable) note(`intelligibility skipped: ${unavailable}`);
 const intelligibility = unavailable ? { markdown: `### Intelligibility\n\nSkipped: ${unavailable}.` } : await runIntelligibility();
@@ -62,6 +64,8 @@ console.log(
     neural?.markdown ?? `### Neural serving: skipped (no stand-in model in ${neuralModelDir()}; BENCH_NEURAL_MODEL sets its folder)`,
     '',
     streams.markdown,
+    '',
+    usage.markdown,
     '',
     intelligibility.markdown,
   ].join('\n'),

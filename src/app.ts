@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { AccessTokens } from './accounts/access-tokens.js';
 import { AccountsAdmin } from './accounts/admin.js';
 import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
+import { recordFailures } from './accounts/failures.js';
 import { AccountsGate } from './accounts/gate.js';
 import { resolveTokenSecret } from './accounts/token-secret.js';
 import { Activity } from './concurrency/activity.js';
@@ -191,6 +192,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     : null;
   services.jobs = jobs;
   const stopLogging = logSynthesis(logger, instanceId);
+  // Failed requests beside the ledger (accounts on: without them nothing is charged, so there is no usage to set them against).
+  const stopRecordingFailures = accounts ? recordFailures(store.usage, logger, instanceId) : async () => {};
   let closing = false;
   let draining = false;
   const http = buildHttpServer(services, () => closing, () => draining || closing);
@@ -249,7 +252,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();
-        await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close()]);
+        await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close(), stopRecordingFailures()]);
         await store.close();
         stopLogging();
         metrics?.stop();

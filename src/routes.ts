@@ -8,6 +8,7 @@
  * route; this module knows them all.
  */
 import type { FastifyInstance } from 'fastify';
+import { UsageReports } from './accounts/usage-reports.js';
 import { registerAccessToken } from './api/access-token.js';
 import { registerAdmin } from './api/admin.js';
 import { registerConcurrency } from './api/concurrency.js';
@@ -23,6 +24,7 @@ import { registerMetricsRoute } from './api/metrics.js';
 import { registerModels } from './api/models.js';
 import { registerPlayground } from './api/playground.js';
 import { registerUsage } from './api/usage.js';
+import { registerUsageReports } from './api/usage-reports.js';
 import { registerVoices } from './api/voices.js';
 import { rawErrorResponse } from './http/errors.js';
 import { acceptRawBodies } from './http/json-body.js';
@@ -62,6 +64,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
       store: services.accounts.store,
       checkUrl: services.accounts.checkWebhookUrl,
     });
+    registerUsageReports(app, services.gate, new UsageReports(services.accounts.store, pricing), services.config.accounts.adminToken);
   }
   registerJobs(app, services);
   const websockets = registerWebSockets(app, services, isClosing);

@@ -112,6 +112,7 @@ const ROUTES: Record<Scope, Call[]> = {
   'jobs:read': ['', '/job_none', '/job_none/audio', '/job_none/timestamps', '/job_none/events'].map((tail) => ({ method: 'GET', path: `/tts/jobs${tail}`, allowed: [tail ? 404 : 200] })),
   'usage:read': [
     { method: 'GET', path: '/usage', allowed: [200] },
+    { method: 'GET', path: '/usage/summary?group_by=model', allowed: [200] },
     { method: 'GET', path: '/v1/user/subscription', eleven: true, allowed: [200] },
   ],
 };
@@ -123,9 +124,10 @@ async function call(route: Call, key: Key, on = server): Promise<{ status: numbe
   return { status: response.status, text: await response.text() };
 }
 
-function refusedFor(scope: string, got: { status: number; text: string }, what: string): void {
+function refusedFor(scope: string, got: { status: number; text: string }, what: string, eleven = false): void {
   assert.equal(got.status, 403, `${what}: ${got.text}`);
-  assert.match(got.text, /insufficient_scope|Insufficient scope/, what);
+  // ElevenLabs' clients know this refusal as `missing_permissions`.
+  assert.match(got.text, eleven ? /"status":"missing_permissions"/ : /insufficient_scope|Insufficient scope/, what);
   assert.ok(got.text.includes(`the ${scope} scope`), `${what} names ${scope}: ${got.text}`);
 }
 
@@ -136,7 +138,7 @@ describe('scopes', () => {
       const without = await makeKey({ scopes: SCOPES.filter((s) => s !== scope) });
       for (const route of ROUTES[scope]) {
         const what = `${route.method} ${route.path}`;
-        refusedFor(scope, await call(route, without), what);
+        refusedFor(scope, await call(route, without), what, route.eleven);
         const got = await call(route, only);
         assert.ok(route.allowed.includes(got.status), `${what} with ${scope}: ${got.status} ${got.text.slice(0, 300)}`);
       }
@@ -186,7 +188,7 @@ describe('scopes', () => {
     const socket = await TestSocket.open(server.url, {}, '?output_format=pcm_16000', path);
     socket.send({ text: ' ', xi_api_key: reader.key });
     const refused = await socket.waitFor((e) => typeof e.error === 'string');
-    assert.equal(refused.error, 'insufficient_scope');
+    assert.equal(refused.error, 'missing_permissions');
     assert.equal(await socket.waitForClose(), 1008);
     const speaker = await makeKey({ scopes: ['tts'] });
     const ok = await TestSocket.open(server.url, {}, '?output_format=pcm_16000', path);

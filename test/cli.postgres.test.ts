@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -55,4 +55,34 @@ test('orgs create, keys create, credits add and balance run against PostgreSQL',
     await store.close();
   }
   assert.equal(existsSync(join(dataDir, 'voicegate.sqlite')), false, 'no SQLite file was made');
+});
+
+test('usage summary and usage export read the ledger of a range; usage --org still pages it', { timeout: 60_000 }, async () => {
+  const org = JSON.parse((await cli('orgs', 'create', '--name', 'Usage', '--credits', '1000')).stdout) as { id: string };
+  const store = await openPostgresStore({ url: TEST_DATABASE_URL, schema, poolSize: 1, timeoutMs: 5000 });
+  const from = new Date().toISOString();
+  try {
+    for (const [credits, model, key] of [[12, 'sonic', 'r1/0'], [30, 'gepard-1.0', 'r2/0'], [5, 'sonic', 'r2/1']] as const) {
+      await store.ledger.append({ orgId: org.id, kind: 'charge', credits: -credits, keyId: null, requestId: key.split('/')[0], chargeKey: `${org.id}-${key}`, clientRequestId: null, model, endpoint: 'tts.bytes', characters: credits, reason: null });
+    }
+  } finally {
+    await store.close();
+  }
+  const to = new Date(Date.now() + 1).toISOString();
+  const summary = JSON.parse((await cli('usage', 'summary', '--from', from, '--to', to, '--group-by', 'model', '--org', org.id)).stdout);
+  assert.deepEqual(
+    summary.data.map((r: Record<string, unknown>) => [r.model, r.credits, r.requests]),
+    [['gepard-1.0', 30, 1], ['sonic', 17, 1]],
+  );
+  const output = join(dataDir, 'usage.csv');
+  await cli('usage', 'export', '--from', from, '--to', to, '--org', org.id, '--output', output);
+  const lines = readFileSync(output, 'utf8').trimEnd().split('\r\n');
+  assert.equal(lines[0], 'id,created_at,org_id,key_id,kind,endpoint,model,characters,credits,usd,request_id,charge_key,client_request_id,reason');
+  assert.deepEqual(lines.slice(1).map((l) => Number(l.split(',')[8])), [-12, -30, -5]);
+  const jsonl = (await cli('usage', 'export', '--from', from, '--to', to, '--org', org.id, '--format', 'jsonl')).stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+  assert.equal(jsonl.reduce((n: number, r: { credits: number }) => n + r.credits, 0), -47);
+  await assert.rejects(cli('usage', 'summary', '--group-by', 'week'), /group_by takes day, hour/);
+  const page = JSON.parse((await cli('usage', '--org', org.id, '--limit', '2')).stdout);
+  assert.equal(page.data.length, 2);
+  assert.equal(page.has_more, true);
 });

@@ -143,6 +143,8 @@ test('real responses and errors match the documented schemas', { timeout: 60_000
   check('ApiKeyList', await json(await fetch(server.url + `/admin/orgs/${org.orgId}/keys`, { headers: admin }), 200));
   check('CreditsAdded', await json(await server.post(`/admin/orgs/${org.orgId}/credits`, { amount: 10, reason: 'test' }, admin), 201));
   check('LedgerPage', await json(await fetch(server.url + `/admin/orgs/${org.orgId}/usage`, { headers: admin }), 200));
+  check('UsageSummary', await json(await fetch(server.url + '/usage/summary?group_by=day,model,key', { headers: org.auth }), 200));
+  check('UsageSummary', await json(await fetch(server.url + '/admin/usage/summary?group_by=hour,endpoint,org', { headers: admin }), 200));
   const tokenBody = { grants: { tts: true }, expires_in: 60 };
   check('AccessTokenRequest', tokenBody);
   check('AccessToken', await json(await server.post('/access-token', tokenBody, org.auth), 200));

@@ -34,6 +34,15 @@ function purgeScope(input: Body): { orgId?: string; voiceId?: string } {
   return { ...(orgId !== undefined ? { orgId: orgId as string } : {}), ...(voiceId !== undefined ? { voiceId: voiceId as string } : {}) };
 }
 
+/** The hook every `/admin` route runs first: the admin token, compared in constant time. */
+export function requireAdminToken(adminToken: string | null): (request: FastifyRequest) => Promise<void> {
+  return async (request) => {
+    if (!adminToken) throw new ApiError('admin_disabled');
+    const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
+    if (!match || !tokensEqual(match[1], adminToken)) throw new ApiError('invalid_admin_token');
+  };
+}
+
 export function registerAdmin(
   app: FastifyInstance,
   admin: AccountsAdmin,
@@ -44,11 +53,7 @@ export function registerAdmin(
 ): void {
   app.register(
     async (scope) => {
-      scope.addHook('onRequest', async (request) => {
-        if (!adminToken) throw new ApiError('admin_disabled');
-        const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-        if (!match || !tokensEqual(match[1], adminToken)) throw new ApiError('invalid_admin_token');
-      });
+      scope.addHook('onRequest', requireAdminToken(adminToken));
       type Id = { Params: { id: string } };
       scope.get('/orgs', async () => ({ data: (await admin.listOrgs()).map((o) => orgView(o, pricing)) }));
       scope.post('/orgs', async (request, reply) => {

@@ -7,8 +7,12 @@
  * (`VOICEGATE_REDIS_URL`), each change is also announced on the change bus,
  * so running servers drop what they cached at once.
  */
+import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { AccountsAdmin } from '../accounts/admin.js';
+import { UsageReports } from '../accounts/usage-reports.js';
 import { ledgerView, orgView } from '../accounts/views.js';
 import { openChangeBus } from '../cluster/open.js';
 import type { Config } from '../config/schema.js';
@@ -27,6 +31,11 @@ export const ACCOUNTS_USAGE = `Accounts (operate on the configured store: the da
   voicegate credits add --org ORG_ID --amount N --reason TEXT
   voicegate balance --org ORG_ID
   voicegate usage --org ORG_ID [--limit N] [--starting-after ENTRY_ID]
+  voicegate usage summary [--from TIME] [--to TIME] [--group-by day,model,…] [--org ORG_ID]
+  voicegate usage export [--from TIME] [--to TIME] [--format csv|jsonl] [--org ORG_ID] [--output FILE]
+    (TIME: ISO 8601, e.g. 2026-11-01 or 2026-11-01T00:00:00Z; [from, to); defaults: the current UTC month until now;
+     group-by: day, hour, model, endpoint, key, org)
+
 KEY POLICY (each flag optional; none clears it on update; absent on create: no limit):
   --budget CREDITS/day|month|total|none   --scopes tts,voices:read,…|none
   --models MODEL,…|none   --expires ISO-8601-TIME|none   --networks CIDR,…|none`;
@@ -108,6 +117,11 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
       models: { type: 'string' },
       expires: { type: 'string' },
       networks: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      'group-by': { type: 'string', multiple: true },
+      format: { type: 'string' },
+      output: { type: 'string' },
     },
   });
   const [group, action, target] = positionals;
@@ -122,7 +136,8 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
   const pricing = { usdPerMillionCredits: config.accounts.usdPerMillionCredits, costHeaderAliasPrefix: null };
   const print = (value: unknown) => process.stdout.write(JSON.stringify(value, null, 2) + '\n');
   try {
-    switch (`${group} ${group === 'balance' || group === 'usage' ? '' : action ?? ''}`.trim()) {
+    const usageReport = group === 'usage' && (action === 'summary' || action === 'export');
+    switch (`${group} ${group === 'balance' || (group === 'usage' && !usageReport) ? '' : action ?? ''}`.trim()) {
       case 'orgs create': {
         const credits = values.credits === undefined ? undefined : Number(values.credits);
         print(orgView(await admin.createOrg({ name: values.name, credits, limits: limitsInput(values) }), pricing));
@@ -165,6 +180,15 @@ export async function runAccountsCommand(config: Config, argv: string[]): Promis
       case 'usage': {
         const page = await admin.usage(need(values.org, '--org'), { limit: values.limit, starting_after: values['starting-after'] });
         print({ data: page.data.map((e) => ledgerView(e, pricing)), has_more: page.hasMore });
+        break;
+      }
+      case 'usage summary':
+        print(await new UsageReports(store, pricing).summary({ from: values.from, to: values.to, group_by: values['group-by'], org: values.org }));
+        break;
+      case 'usage export': {
+        const { chunks } = await new UsageReports(store, pricing).export({ from: values.from, to: values.to, format: values.format, org: values.org });
+        // Written as the file or pipe takes it: the store is read a page at a time.
+        await pipeline(Readable.from(chunks), values.output ? createWriteStream(values.output) : process.stdout, { end: values.output !== undefined });
         break;
       }
       default:

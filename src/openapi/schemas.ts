@@ -589,6 +589,32 @@ export const usageSchema = component(
   z.object({ org: orgSchema, data: z.array(ledgerEntrySchema), has_more: z.boolean() }),
 );
 
+const usageGroupValue = (what: string) => z.string().nullable().optional().describe(`Present when grouped by it: ${what}.`);
+
+export const usageSummarySchema = component(
+  'UsageSummary',
+  z.object({
+    data: z.array(
+      z.object({
+        day: z.string().optional().describe('Present when grouped by it: the UTC day, `YYYY-MM-DDT00:00:00.000Z`.'),
+        hour: z.string().optional().describe('Present when grouped by it: the UTC hour, `YYYY-MM-DDThh:00:00.000Z`.'),
+        model: usageGroupValue('the model id'),
+        endpoint: usageGroupValue('the endpoint'),
+        key: usageGroupValue('the API key id (null: none)'),
+        org: usageGroupValue('the organisation id'),
+        credits: z.int().describe('Credits charged (positive).'),
+        characters: z.int(),
+        usd: z.string().describe('credits × the price per million credits ÷ 1,000,000.'),
+        requests: z.int().describe('Charged requests.'),
+        failed_requests: z.int().describe('Requests admitted that ended in an error without a charge.'),
+      }),
+    ),
+    group_by: z.array(z.enum(['day', 'hour', 'model', 'endpoint', 'key', 'org'])),
+    from: timestamp.describe('The range’s start (inclusive).'),
+    to: timestamp.describe('The range’s end (exclusive).'),
+  }),
+);
+
 export const orgListSchema = component('OrganizationList', z.object({ data: z.array(orgSchema) }));
 export const apiKeyListSchema = component('ApiKeyList', z.object({ data: z.array(apiKeySchema) }));
 export const ledgerPageSchema = listOf('LedgerPage', ledgerEntrySchema);

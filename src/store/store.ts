@@ -398,6 +398,61 @@ export interface FlushStats {
 export interface UsageRepository {
   /** Credits the key was charged from `since` (ISO, a whole UTC hour) on. */
   spent(keyId: string, since: string): Promise<number>;
+  /**
+   * Records a request that was admitted and ended in an error without a charge; idempotent by
+   * `requestId` (false when it was recorded already). Counted in the rollup by the same transaction.
+   */
+  recordFailure(failure: RequestFailure): Promise<boolean>;
+  /**
+   * Charges and failed requests in `[from, to)`, summed per `groupBy` (in that order, ascending):
+   * whole hours from the rollup, the partial hours at the edges from the ledger's and failures' own
+   * rows, merged in one statement, so the sums equal those of the raw rows. Waits for the writes
+   * under way first (the write clock), so a range that ends in the past never changes afterwards.
+   * Without `groupBy`, one row of totals.
+   */
+  summary(query: UsageQuery): Promise<UsageRow[]>;
+  /**
+   * Every ledger row (charges and credits added) with `created_at` in `[from, to)`, ordered by
+   * (created_at, id), read in pages of `pageSize` by keyset, after the same write clock as `summary`.
+   */
+  entries(query: UsageRange & { pageSize?: number }): AsyncIterable<LedgerEntry>;
+}
+
+export type UsageGroup = 'day' | 'hour' | 'model' | 'endpoint' | 'key' | 'org';
+export const USAGE_GROUPS: readonly UsageGroup[] = ['day', 'hour', 'model', 'endpoint', 'key', 'org'];
+
+export interface UsageRange {
+  /** ISO 8601 UTC with milliseconds (`Date.toISOString()`), inclusive. */
+  from: string;
+  /** Exclusive; after `from`. */
+  to: string;
+  /** Only this organisation's rows. */
+  orgId?: string;
+}
+
+export interface UsageQuery extends UsageRange {
+  groupBy: UsageGroup[];
+}
+
+export interface UsageRow {
+  /** The value of each `groupBy` field: `day` and `hour` ISO UTC; null where the rows have none (a charge without a key). */
+  group: Partial<Record<UsageGroup, string | null>>;
+  /** Credits charged (positive). */
+  credits: number;
+  characters: number;
+  /** Charged requests (a WebSocket turn's later batches are not more requests). */
+  requests: number;
+  failedRequests: number;
+}
+
+export interface RequestFailure {
+  orgId: string;
+  keyId: string | null;
+  requestId: string;
+  model: string | null;
+  endpoint: string | null;
+  /** The registry code it ended with. */
+  code: string;
 }
 
 /**

@@ -2,7 +2,7 @@
  * @module test/helpers/store-contract
  * The contract every `Store` passes, whatever database is under it: one
  * suite per repository (`store-contract/`: organisations, keys, voices,
- * dictionaries, the ledger, key budgets, usage alerts; the job queue's is job-store-contract.ts), run
+ * dictionaries, the ledger, key budgets, usage, usage alerts; the job queue's is job-store-contract.ts), run
  * here against one store opened for the backend.
  */
 import { after, before, describe } from 'node:test';
@@ -13,6 +13,7 @@ import { dictionariesContract } from './store-contract/dictionaries.js';
 import { keysContract } from './store-contract/keys.js';
 import { ledgerContract } from './store-contract/ledger.js';
 import { orgsContract } from './store-contract/orgs.js';
+import { usageContract } from './store-contract/usage.js';
 import { voicesContract } from './store-contract/voices.js';
 
 export type { OpenedStore };
@@ -32,6 +33,7 @@ export function storeContract(name: string, open: () => Promise<OpenedStore>): v
       ['ledger', ledgerContract],
       ['key budgets', budgetsContract],
       ['usage alerts', alertsContract],
+      ['usage', usageContract],
     ] as const) {
       describe(repository, () => contract(subject));
     }

@@ -6,12 +6,17 @@
  */
 import { randomBytes } from 'node:crypto';
 import { eventually } from '../redis.js';
-import type { NewLedgerEntry, OrgLimits, Store } from '../../../src/store/store.js';
+import type { NewLedgerEntry, OrgLimits, RequestFailure, Store } from '../../../src/store/store.js';
+
+/** A row written straight into the database at a chosen time (the rollup's triggers still run; balances do not move). */
+export type TimedRow = { at: string } & ({ entry: NewLedgerEntry } | { failure: RequestFailure });
 
 export interface OpenedStore {
   store: Store;
   /** Another server on the same database (its own connection and share of reservations); closed by the test. */
   another(): Promise<Store>;
+  /** Writes rows with the `created_at` given, past the store's own clock (summaries and exports over known times). */
+  insertAt(rows: TimedRow[]): Promise<void>;
   /** Closes the store and removes what the run created (file, schema). */
   cleanup(): Promise<void>;
 }
