@@ -80,10 +80,16 @@ export class WebSocketConnection {
   private readonly closedController = new AbortController();
   private caller: Caller | null;
   private opened = false;
+  /** When the connection last did something, on the monotonic clock (`touch`). */
   lastActivity = performance.now();
   /** The idle timeout in force (a route may set its own, e.g. from the query). */
   idleTimeoutMs: number;
   idleClose: { code: number; reason: string } = { code: 4000, reason: '' };
+
+  /** The connection did something (a message, a turn's end): its idle and quiet times start again. */
+  touch(): void {
+    this.lastActivity = performance.now();
+  }
 
   constructor(
     /** The connection's id: its log lines' and its open and close events'. */
@@ -286,7 +292,7 @@ export class WebSocketRouter {
     let queue: Promise<void> = Promise.resolve();
     let alive = true;
     ws.on('message', (data: RawData, isBinary: boolean) => {
-      connection.lastActivity = performance.now();
+      connection.touch();
       queue = queue
         .then(() => {
           if (isBinary) return handler.binary();

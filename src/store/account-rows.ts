@@ -6,7 +6,7 @@
  * SQLite and `Date` from PostgreSQL; a dictionary's items are JSON text and
  * its `pinned` an integer in SQLite, `jsonb` and `boolean` in PostgreSQL.
  */
-import type { ApiKeyRecord, BudgetPeriod, KeyPolicy, Org, OrgLimits, PronunciationDict, StoredVoice } from './store.js';
+import type { ApiKeyRecord, BudgetPeriod, KeyPolicy, KeyRepository, Org, OrgLimits, PronunciationDict, StoredVoice } from './store.js';
 
 type Time = string | Date;
 
@@ -143,5 +143,17 @@ export function toDict(row: DictRow): PronunciationDict {
     pinned: row.pinned === true || row.pinned === 1,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
+  };
+}
+
+/** Every column of a new key's row; policy fields left out are null (no limit). */
+export function newKeyColumns(key: Parameters<KeyRepository['create']>[0], asList: (value: string[] | null) => unknown): Record<string, unknown> {
+  const { budget = null, scopes = null, models = null, expiresAt = null, allowedNetworks = null } = key;
+  return {
+    id: key.id,
+    org_id: key.orgId,
+    secret_hash: key.secretHash,
+    created_at: key.createdAt,
+    ...policyColumns({ name: key.name, budget, scopes, models, expiresAt, allowedNetworks }, asList),
   };
 }

@@ -86,7 +86,7 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
     if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
     this.recentlyEnded.add(context.id);
     if (this.recentlyEnded.size > RECENT_CONTEXTS) this.recentlyEnded.delete(this.recentlyEnded.values().next().value!);
-    this.connection.lastActivity = Date.now();
+    this.connection.touch();
   }
 
   /** Open contexts (for draining and tests). */

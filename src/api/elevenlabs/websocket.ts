@@ -176,7 +176,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
     this.finished.add(context.id ?? '');
     if (this.finished.size > RECENT_CONTEXTS) this.finished.delete(this.finished.values().next().value!);
-    this.connection.lastActivity = Date.now();
+    this.connection.touch();
     // stream-input has one context: once it is over, so is the connection.
     if (!this.multi && !this.closing) {
       this.closing = true;

@@ -2,7 +2,7 @@
  * @module store/postgres/keys
  * API keys in PostgreSQL (`KeyRepository`): only their hashes, with their policies (lists as `text[]`).
  */
-import { policyColumns, toKey, type KeyRow } from '../account-rows.js';
+import { newKeyColumns, policyColumns, toKey, type KeyRow } from '../account-rows.js';
 import type { KeyRepository } from '../store.js';
 import type { Db } from './db.js';
 
@@ -11,14 +11,7 @@ const asList = (value: string[] | null) => value;
 export function postgresKeys({ query }: Db): KeyRepository {
   return {
     async create(key) {
-      const { budget = null, scopes = null, models = null, expiresAt = null, allowedNetworks = null } = key;
-      const columns = {
-        id: key.id,
-        org_id: key.orgId,
-        secret_hash: key.secretHash,
-        created_at: key.createdAt,
-        ...policyColumns({ name: key.name, budget, scopes, models, expiresAt, allowedNetworks }, asList),
-      };
+      const columns = newKeyColumns(key, asList);
       const names = Object.keys(columns);
       const [row] = await query<KeyRow<Date>>(
         `INSERT INTO api_keys (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING *`,

@@ -3,7 +3,7 @@
  * API keys in SQLite (`KeyRepository`): only their hashes, with their policies (lists as JSON text).
  */
 import type { KeyRepository } from '../store.js';
-import { policyColumns, toKey, type KeyRow } from '../account-rows.js';
+import { newKeyColumns, policyColumns, toKey, type KeyRow } from '../account-rows.js';
 import type { SqliteContext } from './context.js';
 
 const asList = (value: string[] | null) => (value === null ? null : JSON.stringify(value));
@@ -17,14 +17,7 @@ export function sqliteKeys({ db, durable }: SqliteContext): KeyRepository {
   };
   return {
     async create(key) {
-      const { budget = null, scopes = null, models = null, expiresAt = null, allowedNetworks = null } = key;
-      const columns = {
-        id: key.id,
-        org_id: key.orgId,
-        secret_hash: key.secretHash,
-        created_at: key.createdAt,
-        ...policyColumns({ name: key.name, budget, scopes, models, expiresAt, allowedNetworks }, asList),
-      };
+      const columns = newKeyColumns(key, asList);
       const names = Object.keys(columns);
       await durable(() => db.prepare(`INSERT INTO api_keys (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`).run(columns));
       return toKey(s.keyGet.get(key.id) as KeyRow);
