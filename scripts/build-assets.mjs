@@ -1,5 +1,6 @@
 // The files the compiled code reads beside it (part of `npm run build`): every src/**/kernels/*.wat
-// assembled into dist/src/**/kernels/*.wasm, and every src/**/*.sql (the stores' migrations) copied.
+// assembled into dist/src/**/kernels/*.wasm, every src/**/*.sql (the stores' migrations) copied,
+// and the console's files (src/console/assets/) copied.
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +21,13 @@ for (const source of filesEndingIn(join(root, 'src'), '.sql')) {
   const target = join(root, 'dist', relative(root, source));
   mkdirSync(dirname(target), { recursive: true });
   copyFileSync(source, target);
+}
+
+// The operator console's page, script and style, served as they are written (src/console/assets/).
+for (const name of readdirSync(join(root, 'src/console/assets'))) {
+  const target = join(root, 'dist/src/console/assets', name);
+  mkdirSync(dirname(target), { recursive: true });
+  copyFileSync(join(root, 'src/console/assets', name), target);
 }
 
 for (const source of filesEndingIn(join(root, 'src'), '.wat')) {

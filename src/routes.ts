@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { UsageReports } from './accounts/usage-reports.js';
 import { registerAccessToken } from './api/access-token.js';
 import { registerAdmin } from './api/admin.js';
+import { registerConsole } from './api/console.js';
 import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
 import { registerTtsBytes } from './api/cartesia/bytes.js';
@@ -42,6 +43,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
   registerPlayground(app);
+  registerConsole(app);
   registerVoices(app, services);
   registerDictionaries(app, services);
   registerConcurrency(app, services, services.activity);

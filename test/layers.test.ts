@@ -37,8 +37,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['openapi'],
   // Routes per dialect: parse into a SpeechInput, frame what comes out.
   ['api'],
-  // What the routes are handed (built by app.ts), and the playground page they serve.
-  ['services', 'playground'],
+  // What the routes are handed (built by app.ts), and the playground and console pages they serve.
+  ['services', 'playground', 'console'],
   // Readers of the diagnostics events: metrics (which also reads activity), activity, request logs.
   ['metrics'],
   ['concurrency', 'request-log'],

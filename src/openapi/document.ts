@@ -414,6 +414,22 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
       },
     },
+    '/console': {
+      get: {
+        tag: 'Operations',
+        summary: 'The operator console',
+        description: 'One static page; its script and style are under /console/assets/. It holds no secret: a token signed in with stays in the page.',
+        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
+      },
+    },
+    '/console/assets/{name}': {
+      get: {
+        tag: 'Operations',
+        summary: "A file of the operator console (console.js, console.css)",
+        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
+        responses: { '200': { description: 'The script or style sheet.', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } }, '404': { description: 'No such file.', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
     '/docs': { get: { tag: 'Operations', summary: 'A rendered reference of this document', responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
   };
   // The collection is served with and without the trailing slash (the Cartesia SDK sends it).
