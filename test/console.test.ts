@@ -1,0 +1,337 @@
+/**
+ * @module test/console
+ * The operator console (`GET /console`) in real headless Chromium (the
+ * `@sparticuz/chromium` build the playground test uses, driven by
+ * playwright-core) against a real server with accounts and an admin token:
+ * sign in with the admin token; create an organisation and issue a key,
+ * seen once; speak with it through the API and find its characters in the
+ * usage chart and table, and in the CSV download; add credits; revoke the
+ * key (then a request with it is 401); purge the cache; then, signed in with
+ * an organisation's key, clone a voice from a clip and play it, follow a
+ * job to its end and download it, and find another organisation's data 404
+ * in the API and in the page; a tampered or expired token returns to
+ * sign-in. Every asset carries the CSP and a cache header; the browser
+ * console has no errors beyond the refusals the steps ask for; screenshots
+ * at 375 and 1,440 px are saved under the OS temp folder.
+ */
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import packagedChromium from '@sparticuz/chromium';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { newOrg, type TestOrg } from './helpers/accounts.js';
+import { startServer, tempDataDir, ttsBody, type TestServer } from './helpers/server.js';
+
+/** Functions passed to page.evaluate run in the page; this project compiles without the DOM types. */
+declare const window: any;
+declare const document: any;
+declare const sessionStorage: any;
+
+const ADMIN = 'console-admin-token-0123456789';
+const T = { timeout: 60_000 };
+const WAIT = { timeout: 15_000 };
+
+let server: TestServer;
+let browser: Browser;
+let page: Page;
+const artefacts = tempDataDir();
+const pageErrors: string[] = [];
+const consoleErrors: string[] = [];
+const admin = { authorization: `Bearer ${ADMIN}` };
+
+before(async () => {
+  server = await startServer({
+    config: {
+      accounts: { enabled: true, adminToken: ADMIN },
+      engines: { espeak: { type: 'espeak', workers: 1 }, tone: { type: 'tone' } } as never,
+      // A model on an engine that takes any voice, so a cloned voice can be heard (eSpeak cannot clone).
+      models: { 'tone-clone': { extends: 'gepard-1.0', engine: 'tone' } } as never,
+      jobs: { pollMs: 50, segmentCharacters: 100 },
+    },
+  });
+  browser = await chromium.launch({ executablePath: await packagedChromium.executablePath(), args: [...packagedChromium.args, '--autoplay-policy=no-user-gesture-required'] });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  page.on('console', (message) => {
+    if (message.type() === 'error') consoleErrors.push(message.text());
+  });
+}, T);
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const loaded = () => page.waitForFunction(() => window.voicegate?.loaded === true, undefined, WAIT);
+async function go(link: string): Promise<void> {
+  await page.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
+  await loaded();
+}
+async function signIn(token: string): Promise<void> {
+  await page.getByLabel('Token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign out' }).waitFor(WAIT);
+  await loaded();
+}
+async function signOut(): Promise<void> {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+  await page.getByLabel('Token').waitFor(WAIT);
+}
+async function screenshot(name: string): Promise<void> {
+  for (const width of [375, 1440]) {
+    await page.setViewportSize({ width, height: 900 });
+    const path = join(artefacts, `console-${name}-${width}.png`);
+    await page.screenshot({ path, fullPage: true });
+    console.log(`console screenshot: ${path}`);
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
+}
+
+test('the page and its assets: a strict CSP, a cache header and an ETag on each, no inline script', T, async () => {
+  const page = await fetch(`${server.url}/console`);
+  assert.equal(page.status, 200);
+  const html = await page.text();
+  assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline script');
+  assert.doesNotMatch(html, /\son[a-z]+=/i, 'no inline handlers');
+  assert.doesNotMatch(html, /\sstyle=/i, 'no inline style');
+  const assets = ['/console', ...[...html.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1])];
+  assert.deepEqual(assets.slice(1).sort(), ['/console/assets/console.css', '/console/assets/console.js']);
+  for (const path of assets) {
+    const response = await fetch(server.url + path);
+    assert.equal(response.status, 200, path);
+    const csp = response.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /script-src 'self'/, path);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/, path);
+    assert.match(csp, /default-src 'none'/, path);
+    assert.match(response.headers.get('cache-control') ?? '', path === '/console' ? /^no-cache$/ : /max-age=\d+/, path);
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    const etag = response.headers.get('etag');
+    assert.ok(etag, path);
+    await response.arrayBuffer();
+    const again = await fetch(server.url + path, { headers: { 'if-none-match': etag } });
+    assert.equal(again.status, 304, path);
+  }
+  assert.match((await fetch(`${server.url}/console/assets/console.js`)).headers.get('content-type') ?? '', /^text\/javascript/);
+  assert.equal((await fetch(`${server.url}/console/assets/nothing.js`)).status, 404);
+  assert.equal((await fetch(`${server.url}/console/assets/console.html`)).status, 404);
+});
+
+let orgId = '';
+let issuedKey = '';
+const SPOKEN = 'The console counts these characters.';
+
+test('admin: sign in, create an organisation, issue a key seen once', T, async () => {
+  await page.goto(`${server.url}/console`);
+  await page.getByLabel('Token').waitFor(WAIT);
+  await signIn(ADMIN);
+  assert.match((await page.locator('#who').textContent()) ?? '', /Admin/);
+  for (const name of ['Overview', 'Organisations', 'Keys', 'Usage', 'Voices', 'Dictionaries', 'Jobs', 'Engines', 'Cache']) {
+    assert.equal(await page.getByRole('navigation').getByRole('link', { name, exact: true }).count(), 1, name);
+  }
+  assert.equal(await page.getByRole('link', { name: 'Playground' }).getAttribute('href'), '/playground');
+
+  await go('Organisations');
+  // The organisation the server made at its first start is listed.
+  await page.getByRole('cell', { name: /^org_/ }).first().waitFor(WAIT);
+  await page.getByLabel('Name').fill('Acme Radio');
+  await page.getByLabel('Credits').fill('5000');
+  await page.getByRole('button', { name: 'Create organisation' }).click();
+  await page.getByRole('heading', { name: 'Acme Radio' }).waitFor(WAIT);
+  orgId = decodeURIComponent(new URL(page.url()).hash.replace('#/orgs/', ''));
+  assert.match(orgId, /^org_/);
+  assert.equal(await page.locator('#org-balance').textContent(), '5,000 credits');
+
+  await page.getByRole('link', { name: 'Keys of this organisation' }).click();
+  await loaded();
+  await page.getByText('No keys yet').waitFor(WAIT);
+  await page.getByLabel('Name').fill('radio');
+  await page.getByRole('button', { name: 'Issue key' }).click();
+  await page.locator('#issued-key-value').waitFor(WAIT);
+  issuedKey = (await page.locator('#issued-key-value').textContent()) ?? '';
+  assert.match(issuedKey, /^sk_/);
+  assert.ok(await page.getByRole('button', { name: 'Copy key' }).isVisible());
+  await page.getByRole('cell', { name: /^radio key_/ }).waitFor(WAIT);
+  // Shown once: the list and the page after a reload never show it again.
+  await page.reload();
+  await loaded();
+  await page.getByRole('cell', { name: /^radio key_/ }).waitFor(WAIT);
+  assert.doesNotMatch(await page.content(), new RegExp(issuedKey));
+});
+
+test('admin: a request with the key shows in the usage chart, table and CSV', T, async () => {
+  const response = await server.post('/tts/bytes', ttsBody({ transcript: SPOKEN }), { authorization: `Bearer ${issuedKey}` });
+  assert.equal(response.status, 200);
+  await response.arrayBuffer();
+  const characters = [...SPOKEN].length;
+
+  await go('Usage');
+  const chart = page.getByRole('img', { name: /^Usage/ });
+  await chart.waitFor(WAIT);
+  assert.match((await chart.getAttribute('aria-label')) ?? '', new RegExp(`^Usage by day, characters, split by model: ${characters} characters in all`));
+  const table = page.locator('#usage-table');
+  await table.getByRole('cell', { name: 'gepard-1.0', exact: true }).waitFor(WAIT);
+  assert.equal(await table.locator('tbody tr td:nth-child(5)').first().textContent(), String(characters));
+
+  await page.getByLabel('Split by', { exact: true }).selectOption('endpoint');
+  await page.getByRole('img', { name: /^Usage by day, characters, split by endpoint/ }).waitFor(WAIT);
+  await page.getByLabel('Organisation', { exact: true }).selectOption(orgId);
+  await page.getByRole('img', { name: /^Usage by day, characters, split by endpoint/ }).waitFor(WAIT);
+
+  const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('button', { name: 'Download CSV' }).click()]);
+  const file = join(artefacts, 'usage.csv');
+  await download.saveAs(file);
+  const csv = readFileSync(file, 'utf8');
+  assert.match(csv.split('\r\n')[0], /characters/);
+  assert.ok(csv.split('\r\n').some((line) => line.includes(orgId) && line.includes('gepard-1.0') && line.includes(`,${characters},`)), csv);
+  await screenshot('usage');
+});
+
+test('admin: add credits and see the balance change; the overview draws its charts', T, async () => {
+  await go('Organisations');
+  await page.getByRole('link', { name: 'Acme Radio' }).click();
+  await loaded();
+  const before = Number(((await page.locator('#org-balance').textContent()) ?? '').replace(/\D/g, ''));
+  assert.equal(before, 5000 - [...SPOKEN].length);
+  await page.getByLabel('Amount').fill('1234');
+  await page.getByLabel('Reason').fill('monthly top-up');
+  await page.getByRole('button', { name: 'Add credits' }).click();
+  await page.getByText('Added 1,234 credits.').waitFor(WAIT);
+  assert.equal(await page.locator('#org-balance').textContent(), `${(before + 1234).toLocaleString('en-US')} credits`);
+
+  await go('Overview');
+  for (const name of ['Requests', 'Characters', 'Credits', 'Errors']) {
+    await page.getByRole('img', { name: new RegExp(`^${name}, last 7 d`) }).waitFor(WAIT);
+  }
+  assert.match((await page.getByRole('img', { name: /^Requests/ }).getAttribute('aria-label')) ?? '', /: 1 requests in all/);
+  await page.getByRole('button', { name: '24 h' }).click();
+  await page.getByRole('img', { name: /^Requests, last 24 h/ }).waitFor(WAIT);
+  // Every organisation's balance: the one the server made at its first start (1,000,000 credits) and Acme Radio's.
+  assert.equal(await page.locator('#stat-balance').textContent(), `${(1_000_000 + before + 1234).toLocaleString('en-US')} credits`);
+  await screenshot('overview');
+});
+
+test('admin: revoke the key, then a request with it is 401; engines; purge the cache', T, async () => {
+  await go('Keys');
+  await page.getByLabel('Organisation', { exact: true }).selectOption(orgId);
+  await loaded();
+  await page.getByRole('button', { name: /^Revoke radio/ }).click();
+  await page.getByText('Revoked radio.').waitFor(WAIT);
+  await page.getByRole('cell', { name: 'revoked' }).waitFor(WAIT);
+  const refused = await server.post('/tts/bytes', ttsBody({ transcript: 'no' }), { authorization: `Bearer ${issuedKey}` });
+  assert.equal(refused.status, 401);
+
+  await go('Engines');
+  await page.locator('#engines-table').getByRole('cell', { name: 'espeak', exact: true }).first().waitFor(WAIT);
+
+  await go('Cache');
+  await page.getByRole('button', { name: 'Purge' }).click();
+  await page.getByText(/^Purged \d+ entr/).waitFor(WAIT);
+  await screenshot('cache');
+  await signOut();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('voicegate.console.token')), null);
+});
+
+let orgA: TestOrg;
+let orgB: TestOrg;
+let jobId = '';
+let voiceId = '';
+
+test("an organisation's key: clone a voice from a clip and play it", T, async () => {
+  orgA = await newOrg(server, { credits: 1_000_000 });
+  orgB = await newOrg(server, { credits: 1_000 });
+  const clipResponse = await server.post('/tts/bytes', ttsBody({ transcript: 'This is my voice, recorded for the console to clone.' }), orgA.auth);
+  assert.equal(clipResponse.status, 200);
+  const clip = join(artefacts, 'clip.wav');
+  writeFileSync(clip, Buffer.from(await clipResponse.arrayBuffer()));
+
+  await signIn(orgA.key);
+  assert.match((await page.locator('#who').textContent()) ?? '', new RegExp(orgA.orgId));
+  await go('Voices');
+  await page.getByLabel('Clip (WAV or MP3, 1–120 s)').setInputFiles(clip);
+  await page.getByLabel('Name', { exact: true }).fill('Console clone');
+  await page.getByLabel('Transcript (what the clip says)').fill('This is my voice, recorded for the console to clone.');
+  await page.getByRole('button', { name: 'Clone voice' }).click();
+  await page.getByText(/^Cloned Console clone \(/).waitFor(WAIT);
+  voiceId = (/\((.+)\)/.exec((await page.getByText(/^Cloned Console clone/).textContent()) ?? '') ?? [])[1];
+  assert.ok(voiceId);
+  await page.getByLabel('Model').selectOption('tone-clone');
+  await page.getByRole('button', { name: 'Play Console clone' }).click();
+  await page.getByText(/^Playing \d+ KiB/).waitFor(WAIT);
+  await page.waitForFunction(() => {
+    const audio = document.querySelector('#voice-player');
+    return audio && audio.duration > 0.5 && audio.currentTime > 0;
+  }, undefined, WAIT);
+  await screenshot('voices');
+});
+
+test("an organisation's key: follow a job's progress to its end and download it", T, async () => {
+  const transcript = Array.from({ length: 12 }, (_, i) => `Sentence number ${i + 1} of the long-form job is spoken here.`).join(' ');
+  const submit = await server.post('/tts/jobs', { ...ttsBody({ transcript }), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }, orgA.auth);
+  assert.equal(submit.status, 202, await submit.clone().text());
+  jobId = ((await submit.json()) as { id: string }).id;
+  await page.goto(`${server.url}/console#/jobs/${jobId}`);
+  await loaded();
+  const row = page.locator(`tr[data-job="${jobId}"]`);
+  await page.waitForFunction((id) => document.querySelector(`tr[data-job="${id}"]`)?.dataset.status === 'succeeded', jobId, { timeout: 45_000 });
+  const seen = await page.evaluate((id) => window.voicegate.jobs[id], jobId);
+  console.log(`job statuses the page saw: ${seen.join(' → ')}`);
+  assert.equal(seen.at(-1), 'succeeded');
+  assert.equal(await row.locator('progress').evaluate((p: any) => p.value), 1);
+  const [download] = await Promise.all([page.waitForEvent('download', WAIT), row.getByRole('button', { name: /^Download/ }).click()]);
+  const file = join(artefacts, 'job.wav');
+  await download.saveAs(file);
+  const audio = await fetch(`${server.url}/tts/jobs/${jobId}/audio`, { headers: orgA.auth });
+  assert.deepEqual(readFileSync(file), Buffer.from(await audio.arrayBuffer()));
+  await screenshot('jobs');
+});
+
+test("another organisation's data is 404 in the API and in the page", T, async () => {
+  assert.equal((await fetch(`${server.url}/tts/jobs/${jobId}`, { headers: orgB.auth })).status, 404);
+  assert.equal((await fetch(`${server.url}/voices/${voiceId}`, { headers: orgB.auth })).status, 404);
+  assert.equal((await fetch(`${server.url}/admin/orgs/${orgA.orgId}`, { headers: orgB.auth })).status, 401);
+  await signOut();
+  await signIn(orgB.key);
+  await page.goto(`${server.url}/console#/jobs/${jobId}`);
+  await loaded();
+  await page.getByText(/^404 job_not_found/).waitFor(WAIT);
+  await page.goto(`${server.url}/console#/orgs/${orgA.orgId}`);
+  await loaded();
+  await page.getByText(/^404 org_not_found/).waitFor(WAIT);
+  await go('Voices');
+  assert.equal(await page.getByText('Console clone').count(), 0);
+  await go('Organisations');
+  await page.getByRole('heading', { name: 'test org' }).waitFor(WAIT);
+  assert.match((await page.locator('main').textContent()) ?? '', new RegExp(orgB.orgId));
+});
+
+test('a tampered or expired token is sent back to sign-in', T, async () => {
+  // Tampered: the stored token changed under the page.
+  await page.evaluate((key) => sessionStorage.setItem('voicegate.console.token', key.slice(0, -2) + 'xx'), orgB.key);
+  await page.reload();
+  await page.getByLabel('Token').waitFor(WAIT);
+  await page.getByText(/Sign in again/).waitFor(WAIT);
+
+  // Expired: a key that expires a moment after sign-in; the next page it opens is refused.
+  const expiresAt = Date.now() + 1500;
+  const issued = await fetch(`${server.url}/admin/orgs/${orgB.orgId}/keys`, {
+    method: 'POST',
+    headers: { ...admin, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'brief', expires_at: new Date(expiresAt).toISOString() }),
+  });
+  assert.equal(issued.status, 201);
+  await signIn(((await issued.json()) as { key: string }).key);
+  await page.waitForFunction((at) => Date.now() > at + 100, expiresAt, WAIT);
+  await go('Usage');
+  await page.getByLabel('Token').waitFor(WAIT);
+  await page.getByText(/The token was refused \(401\)/).waitFor(WAIT);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('voicegate.console.token')), null);
+  await screenshot('sign-in');
+});
+
+test('no errors in the browser console beyond the refusals the steps asked for', T, async () => {
+  assert.deepEqual(pageErrors, []);
+  const unexpected = consoleErrors.filter((text) => !/^Failed to load resource: the server responded with a status of (401|404)/.test(text));
+  assert.deepEqual(unexpected, []);
+  console.log(`browser console errors (expected refusals): ${consoleErrors.length}`);
+});
