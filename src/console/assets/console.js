@@ -157,8 +157,8 @@
    * A stacked bar chart. `name` is its accessible name ("Usage …", "Requests …"); `buckets` the
    * x labels; `series` [{label, values}] stacked in order.
    */
-  function chart(name, buckets, series, unit) {
-    const W = 640, H = 220, L = 48, B = 24, T = 8;
+  function chart(name, buckets, series, unit, W = 480) {
+    const H = Math.round(W * 0.42), L = 48, B = 24, T = 8;
     const totals = buckets.map((_, i) => series.reduce((s, x) => s + (x.values[i] || 0), 0));
     const max = Math.max(1, ...totals);
     const step = (W - L - 4) / Math.max(1, buckets.length);
@@ -173,7 +173,7 @@
         bars.push(svg('rect', { x: L + i * step + step * 0.12, y, width: Math.max(1, step * 0.76), height, fill: COLOURS[k % COLOURS.length] }, svg('title', {}, `${label} ${s.label}: ${fmt(v)} ${unit}`)));
       });
     });
-    const ticks = [0, 0.5, 1].map((f) => {
+    const ticks = (max >= 2 ? [0, 0.5, 1] : [0, 1]).map((f) => {
       const y = H - B - (H - B - T) * f;
       return [svg('line', { x1: L, x2: W, y1: y, y2: y, stroke: '#e3e6ec' }), svg('text', { x: L - 6, y: y + 4, 'text-anchor': 'end', 'font-size': 11, fill: '#5b6474' }, fmt(Math.round(max * f)))];
     });
@@ -437,7 +437,7 @@
       const metric = form.metric.value;
       const splitName = form.split.selectedOptions[0].textContent.toLowerCase();
       out.replaceChildren(
-        chart(`Usage by day, ${metric}, split by ${splitName}`, xs.map((x) => x.slice(5)), split(rows, xs, 'day', field, metric), metric),
+        chart(`Usage by day, ${metric}, split by ${splitName}`, xs.map((x) => x.slice(5)), split(rows, xs, 'day', field, metric), metric, 760),
         rows.length ? h('div', { class: 'table-wrap' }, h('table', { id: 'usage-table' },
           h('caption', { class: 'muted' }, `Usage from ${data.from.slice(0, 10)} to ${data.to.slice(0, 10)} (UTC)`),
           h('thead', {}, h('tr', {}, h('th', {}, 'Day'), h('th', {}, splitName[0].toUpperCase() + splitName.slice(1)), ['Requests', 'Failed', 'Characters', 'Credits', 'USD'].map((t) => h('th', { class: 'num' }, t)))),
