@@ -124,13 +124,25 @@ const SPOKEN = 'The console counts these characters.';
 test('admin: sign in, create an organisation, issue a key seen once', T, async () => {
   await page.goto(`${server.url}/console`);
   await page.getByLabel('Token').waitFor(WAIT);
-  await signIn(ADMIN);
+  // By keyboard: the token field has focus, Enter signs in, Enter on a focused link of the navigation opens its page.
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'token');
+  await page.keyboard.press('Shift+Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to content');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type(ADMIN);
+  await page.keyboard.press('Enter');
+  await page.getByRole('button', { name: 'Sign out' }).waitFor(WAIT);
+  await loaded();
   assert.match((await page.locator('#who').textContent()) ?? '', /Admin/);
   for (const name of ['Overview', 'Organisations', 'Keys', 'Usage', 'Voices', 'Dictionaries', 'Jobs', 'Engines', 'Cache']) {
     assert.equal(await page.getByRole('navigation').getByRole('link', { name, exact: true }).count(), 1, name);
   }
   assert.equal(await page.getByRole('link', { name: 'Playground' }).getAttribute('href'), '/playground');
 
+  await page.getByRole('navigation').getByRole('link', { name: 'Organisations', exact: true }).focus();
+  await page.keyboard.press('Enter');
+  await loaded();
+  assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Organisations');
   await go('Organisations');
   // The organisation the server made at its first start is listed.
   await page.getByRole('cell', { name: /^org_/ }).first().waitFor(WAIT);
@@ -198,6 +210,10 @@ test('admin: add credits and see the balance change; the overview draws its char
   await page.getByRole('button', { name: 'Add credits' }).click();
   await page.getByText('Added 1,234 credits.').waitFor(WAIT);
   assert.equal(await page.locator('#org-balance').textContent(), `${(before + 1234).toLocaleString('en-US')} credits`);
+  // Live: credits added elsewhere (the API) show up without a reload, at the next refresh (10 s).
+  const added = await fetch(`${server.url}/admin/orgs/${orgId}/credits`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ amount: 1, reason: 'elsewhere' }) });
+  assert.equal(added.status, 201);
+  await page.waitForFunction((text) => document.querySelector('#org-balance')?.textContent === text, `${(before + 1235).toLocaleString('en-US')} credits`, { timeout: 20_000 });
 
   await go('Overview');
   for (const name of ['Requests', 'Characters', 'Credits', 'Errors']) {
@@ -207,7 +223,7 @@ test('admin: add credits and see the balance change; the overview draws its char
   await page.getByRole('button', { name: '24 h' }).click();
   await page.getByRole('img', { name: /^Requests, last 24 h/ }).waitFor(WAIT);
   // Every organisation's balance: the one the server made at its first start (1,000,000 credits) and Acme Radio's.
-  assert.equal(await page.locator('#stat-balance').textContent(), `${(1_000_000 + before + 1234).toLocaleString('en-US')} credits`);
+  assert.equal(await page.locator('#stat-balance').textContent(), `${(1_000_000 + before + 1235).toLocaleString('en-US')} credits`);
   await screenshot('overview');
 });
 
@@ -263,6 +279,25 @@ test("an organisation's key: clone a voice from a clip and play it", T, async ()
     return audio && audio.duration > 0.5 && audio.currentTime > 0;
   }, undefined, WAIT);
   await screenshot('voices');
+});
+
+test("an organisation's key: edit a dictionary's entries and speak with it", T, async () => {
+  await go('Dictionaries');
+  await page.getByText('No dictionaries yet.').waitFor(WAIT);
+  await page.getByLabel('Name').fill('Brands');
+  await page.getByRole('button', { name: 'Create dictionary' }).click();
+  await page.getByRole('heading', { name: 'Brands' }).waitFor(WAIT);
+  await page.getByRole('button', { name: 'Add entry' }).click();
+  await page.getByLabel('Text', { exact: true }).fill('Voicegate');
+  await page.getByLabel('Spoken as').fill('voice gate');
+  await page.getByRole('button', { name: 'Save entries' }).click();
+  await page.getByText('Saved 1 entry.').waitFor(WAIT);
+  const dictId = decodeURIComponent(new URL(page.url()).hash.replace('#/dictionaries/', ''));
+  const stored = await fetch(`${server.url}/pronunciation-dicts/${dictId}`, { headers: orgA.auth });
+  assert.deepEqual(((await stored.json()) as { items: unknown[] }).items, [{ text: 'Voicegate', alias: 'voice gate', case_sensitive: false }]);
+  await page.getByLabel('Sentence').fill('Voicegate speaks.');
+  await page.getByRole('button', { name: 'Speak' }).click();
+  await page.getByText(/^Playing \d+ KiB/).waitFor(WAIT);
 });
 
 test("an organisation's key: follow a job's progress to its end and download it", T, async () => {
