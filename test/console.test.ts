@@ -7,12 +7,15 @@
  * seen once; speak with it through the API and find its characters in the
  * usage chart and table, and in the CSV download; add credits; revoke the
  * key (then a request with it is 401); purge the cache; then, signed in with
- * an organisation's key, clone a voice from a clip and play it, follow a
- * job to its end and download it, and find another organisation's data 404
- * in the API and in the page; a tampered or expired token returns to
+ * an organisation's key, clone a voice from a clip and play it, edit a
+ * dictionary and speak with it, follow a job to its end and download it,
+ * cancel another, and find another organisation's data 404 in the API and
+ * in the page; a tampered or expired token returns to
  * sign-in. Every asset carries the CSP and a cache header; the browser
  * console has no errors beyond the refusals the steps ask for; screenshots
- * at 375 and 1,440 px are saved under the OS temp folder.
+ * at 375 and 1,440 px are saved under the OS temp folder (their paths are
+ * printed). The tests share one browser page and run in order: each starts
+ * where the one before it left the console.
  */
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -300,7 +303,7 @@ test("an organisation's key: edit a dictionary's entries and speak with it", T, 
   await page.getByText(/^Playing \d+ KiB/).waitFor(WAIT);
 });
 
-test("an organisation's key: follow a job's progress to its end and download it", T, async () => {
+test("an organisation's key: follow a job's progress to its end and download it; cancel another", T, async () => {
   const transcript = Array.from({ length: 12 }, (_, i) => `Sentence number ${i + 1} of the long-form job is spoken here.`).join(' ');
   const submit = await server.post('/tts/jobs', { ...ttsBody({ transcript }), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }, orgA.auth);
   assert.equal(submit.status, 202, await submit.clone().text());
@@ -319,6 +322,18 @@ test("an organisation's key: follow a job's progress to its end and download it"
   const audio = await fetch(`${server.url}/tts/jobs/${jobId}/audio`, { headers: orgA.auth });
   assert.deepEqual(readFileSync(file), Buffer.from(await audio.arrayBuffer()));
   await screenshot('jobs');
+
+  // Cancel: a long job, cancelled from the page while it runs.
+  const long = Array.from({ length: 150 }, (_, i) => `Paragraph ${i + 1} is long enough to keep the engine busy for a while.`).join(' ');
+  const started = await server.post('/tts/jobs', { ...ttsBody({ transcript: long }), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }, orgA.auth);
+  assert.equal(started.status, 202);
+  const longId = ((await started.json()) as { id: string }).id;
+  await page.goto(`${server.url}/console#/jobs/${longId}`);
+  await loaded();
+  await page.getByRole('button', { name: `Cancel ${longId}` }).click();
+  await page.waitForFunction((id) => document.querySelector(`tr[data-job="${id}"]`)?.dataset.status === 'cancelled', longId, WAIT);
+  const job = (await (await fetch(`${server.url}/tts/jobs/${longId}`, { headers: orgA.auth })).json()) as { status: string };
+  assert.equal(job.status, 'cancelled');
 });
 
 test("another organisation's data is 404 in the API and in the page", T, async () => {
