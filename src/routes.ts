@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import { UsageReports } from './accounts/usage-reports.js';
 import { registerAccessToken } from './api/access-token.js';
 import { registerAdmin } from './api/admin.js';
+import { registerAdminEngines } from './api/admin-engines.js';
 import { registerConsole } from './api/console.js';
 import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
@@ -67,6 +68,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
       checkUrl: services.accounts.checkWebhookUrl,
     });
     registerUsageReports(app, services.gate, new UsageReports(services.accounts.store, pricing), services.config.accounts.adminToken);
+    registerAdminEngines(app, services, () => isClosing() || isDraining());
   }
   registerJobs(app, services);
   const websockets = registerWebSockets(app, services, isClosing);

@@ -36,6 +36,11 @@ export interface LimitCounters {
   active(orgId: string): Promise<number>;
   /** How the counters stand, for `/readyz` and the metrics (read often: no I/O). */
   status?(): LimitsStatus;
+  /**
+   * Shared counters: the ids of the servers alive (their heartbeats in Redis) and this server's
+   * among them (random per process, not the diagnostics instance id); rejects when Redis does not answer.
+   */
+  liveGateways?(): Promise<{ self: string; alive: string[] }>;
   /** Stops timers and connections. */
   close(): Promise<void>;
 }

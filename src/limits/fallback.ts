@@ -120,6 +120,11 @@ export class FallbackLimits implements LimitCounters {
     return { state: this.degradedSince === null ? 'shared' : 'degraded', fallbacks: this.fallbacks, gateways: this.gateways() };
   }
 
+  /** The servers alive, read from Redis (rejects while it does not answer; `status().gateways` is the count last seen). */
+  liveGateways(): Promise<{ self: string; alive: string[] }> {
+    return this.shared.liveGateways();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.timer);

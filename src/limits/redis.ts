@@ -84,6 +84,10 @@ redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 expire_with_last(KEYS[1])
 return redis.call('ZCARD', KEYS[1])`,
+  /** KEYS: live servers → their ids (heartbeats that have not lapsed). */
+  vgGateways: `${PRELUDE}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
+return redis.call('ZRANGE', KEYS[1], 0, -1)`,
   /** KEYS: leases → live leases. */
   vgLeaseCount: `${PRELUDE}
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms())
@@ -110,6 +114,7 @@ type Scripts = {
   vgLeaseRelease(key: string, id: string): Promise<number>;
   vgLeaseCount(key: string): Promise<number>;
   vgHeartbeat(key: string, instance: string, ttlMs: number): Promise<number>;
+  vgGateways(key: string): Promise<string[]>;
   vgRateConsume(key: string, requests: number, windowMs: number, id: string): Promise<number>;
 };
 
@@ -176,6 +181,11 @@ export class RedisLimits implements LimitCounters {
   async heartbeat(ttlMs: number): Promise<number> {
     this.heartbeats = true;
     return this.call(() => this.scripts.vgHeartbeat(this.gatewaysKey(), this.instance, ttlMs));
+  }
+
+  /** The ids of the servers whose heartbeat has not lapsed (this one once it has beaten), and this server's. */
+  async liveGateways(): Promise<{ self: string; alive: string[] }> {
+    return { self: this.instance, alive: await this.call(() => this.scripts.vgGateways(this.gatewaysKey())) };
   }
 
   /**

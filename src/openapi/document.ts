@@ -555,6 +555,29 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       }),
       delete: admin('Revoke a key', { '200': ok('The revoked key.', 'ApiKey'), ...errors([404]) }, { parameters: [idParam('API key')] }),
     };
+    paths['/admin/engines'] = {
+      get: admin('This gateway’s engines, and every gateway alive', {
+        '200': {
+          description:
+            'This gateway: its instance id, version and status, each engine’s `info()` (`ready`, and where the engine has them `workers`, `busy`, `queued`, an upstream pool’s members), its limit counters; `gateways`: with the limit counters in Redis, the ids of every gateway whose heartbeat has not lapsed (random per process), and `gateway_id` this one’s among them (both null without Redis; null with `gateways_error` while Redis does not answer). `instance` is the id this gateway’s diagnostics events carry.',
+          content: json(
+            inline(
+              z.object({
+                instance: z.string(),
+                version: z.string(),
+                status: z.enum(['ready', 'degraded', 'starting', 'closing']),
+                engines: z.array(z.object({ id: z.string(), type: z.string(), sampleRate: z.number(), ready: z.boolean() }).catchall(z.unknown())),
+                limits: z.object({ state: z.string(), gateways: z.number().nullable() }).nullable(),
+                gateway_id: z.string().nullable(),
+                gateways: z.array(z.string()).nullable(),
+                gateways_error: z.string().optional(),
+              }),
+            ),
+          ),
+        },
+        ...errors([]),
+      }),
+    };
     paths['/admin/cache/purge'] = {
       post: admin('Purge the audio cache', { '200': ok('How many entries this server removed.', 'CachePurged'), ...errors([400, 503]) }, { body: { required: true, content: json(ref('CachePurge')) } }),
     };
