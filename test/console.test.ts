@@ -24,6 +24,7 @@ import { after, before, test } from 'node:test';
 import packagedChromium from '@sparticuz/chromium';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
+import { deleteKeys, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
 import { startServer, tempDataDir, ttsBody, type TestServer } from './helpers/server.js';
 
 /** Functions passed to page.evaluate run in the page; this project compiles without the DOM types. */
@@ -241,7 +242,16 @@ test('admin: revoke the key, then a request with it is 401; engines; purge the c
   assert.equal(refused.status, 401);
 
   await go('Engines');
-  await page.locator('#engines-table').getByRole('cell', { name: 'espeak', exact: true }).first().waitFor(WAIT);
+  const espeak = page.locator('#engines-table tbody tr').filter({ has: page.getByRole('cell', { name: 'espeak', exact: true }) });
+  await espeak.waitFor(WAIT);
+  // Ready, no worker busy, its one worker idle, nothing queued.
+  assert.deepEqual(await espeak.locator('td').allTextContents(), ['espeak', 'espeak', 'yes', '0', '1', '0']);
+  await page.getByText('Only this gateway').waitFor(WAIT);
+  const engines = (await (await fetch(`${server.url}/admin/engines`, { headers: admin })).json()) as { gateways: unknown; instance: string; engines: { id: string }[] };
+  assert.equal(engines.gateways, null);
+  assert.equal(engines.instance, server.app.services.instanceId);
+  assert.deepEqual(engines.engines.map((e) => e.id).sort(), ['espeak', 'tone']);
+  assert.equal((await fetch(`${server.url}/admin/engines`, { headers: { authorization: `Bearer ${issuedKey}` } })).status, 401);
 
   await go('Cache');
   await page.getByRole('button', { name: 'Purge' }).click();
@@ -377,6 +387,35 @@ test('a tampered or expired token is sent back to sign-in', T, async () => {
   await page.getByText(/The token was refused \(401\)/).waitFor(WAIT);
   assert.equal(await page.evaluate(() => sessionStorage.getItem('voicegate.console.token')), null);
   await screenshot('sign-in');
+});
+
+test('with Redis, the engines page lists every gateway alive', T, async () => {
+  const keyPrefix = testPrefix();
+  const shared = { accounts: { enabled: true, adminToken: ADMIN }, redis: { url: TEST_REDIS_URL, keyPrefix } };
+  const [a, b] = [await startServer({ config: shared }), await startServer({ config: shared })];
+  try {
+    const heartbeatIds = async (gateway: TestServer) => ((await (await fetch(`${gateway.url}/admin/engines`, { headers: admin })).json()) as { gateway_id: string }).gateway_id;
+    const ids = [await heartbeatIds(a), await heartbeatIds(b)].sort();
+    assert.notEqual(ids[0], ids[1]);
+    await page.goto(`${a.url}/console`);
+    await signIn(ADMIN);
+    await go('Engines');
+    // Each gateway's first heartbeat is written as it starts: the list holds both, at once or at the next refresh.
+    await page.waitForFunction((n) => document.querySelectorAll('#gateways li').length === n, 2, { timeout: 20_000 });
+    const listed = (await page.locator('#gateways code').allTextContents()).sort();
+    assert.deepEqual(listed, ids);
+    assert.equal(await page.locator('#gateways li').filter({ hasText: '(this one)' }).locator('code').textContent(), await heartbeatIds(a));
+    const answer = (await (await fetch(`${b.url}/admin/engines`, { headers: admin })).json()) as { gateways: string[]; limits: { state: string } };
+    assert.deepEqual([...answer.gateways].sort(), ids);
+    assert.equal(answer.limits.state, 'shared');
+    await screenshot('engines');
+    // Leave the page before its servers close, so no refresh is sent to a closed port.
+    await page.goto('about:blank');
+  } finally {
+    await a.close();
+    await b.close();
+    await deleteKeys(keyPrefix);
+  }
 });
 
 test('no errors in the browser console beyond the refusals the steps asked for', T, async () => {

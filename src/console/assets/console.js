@@ -623,25 +623,31 @@
   // ---- Engines -------------------------------------------------------------------------------
   async function engines() {
     const body = h('div', {});
+    const num = (v) => (typeof v === 'number' ? fmt(v) : '–');
+    const where = (url) => { try { const u = new URL(url); return u.host + (u.pathname === '/' ? '' : u.pathname); } catch { return 'unknown'; } };
     async function draw() {
-      const ready = await fetch('/readyz').then((r) => r.json());
-      const parts = [h('p', {}, 'This gateway: ', h('span', { class: 'badge ' + (ready.status === 'ready' ? 'good' : 'bad') }, ready.status || ready.error_code || 'unknown'))];
-      const m = state.role === 'admin' ? await metrics().catch(() => null) : null;
-      const val = (name, engine) => m?.filter((s) => s.name === name && s.labels.engine === engine).reduce((a, s) => a + s.value, 0);
-      const list = ready.engines || [];
+      // The admin token reads /admin/engines (workers, queue, upstream members, every gateway alive); a key reads /readyz.
+      const here = state.role === 'admin' ? await json('/admin/engines') : await fetch('/readyz').then((r) => r.json());
+      const list = here.engines || [];
+      const parts = [h('p', {}, 'This gateway', here.instance ? [' ', h('code', {}, here.instance)] : null, here.version ? ` (version ${here.version})` : '', ': ',
+        h('span', { class: 'badge ' + (here.status === 'ready' ? 'good' : 'bad') }, here.status || here.error_code || 'unknown'))];
       parts.push(h('div', { class: 'table-wrap' }, h('table', { id: 'engines-table' },
-        h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers', 'Queue depth'].map((t) => h('th', {}, t)))),
-        h('tbody', {}, list.length ? list.map((e) => h('tr', {}, h('td', {}, e.id), h('td', {}, e.type || ''), h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes')),
-          h('td', { class: 'num' }, m ? fmt(val('voicegate_engine_busy_workers', e.id)) : '–'), h('td', { class: 'num' }, m ? fmt(val('voicegate_engine_workers', e.id)) : '–'), h('td', { class: 'num' }, m ? fmt(val('voicegate_engine_queue_depth', e.id)) : '–'))) :
+        h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth'].map((t) => h('th', {}, t)))),
+        h('tbody', {}, list.length ? list.map((e) => h('tr', {}, h('td', {}, e.id), h('td', {}, e.type || ''),
+          h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes')),
+          h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)))) :
           h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No engines.'))))));
-      const upstream = m ? m.filter((s) => s.name === 'voicegate_upstream_healthy') : [];
-      if (upstream.length) parts.push(h('h2', {}, 'Upstream pool'), h('ul', {}, upstream.map((s) => h('li', {}, `${s.labels.engine || ''} ${s.labels.member || s.labels.url || ''}: `, h('span', { class: 'badge ' + (s.value ? 'good' : 'bad') }, s.value ? 'healthy' : 'unhealthy')))));
-      const gateways = m ? m.find((s) => s.name === 'voicegate_limits_gateways') : null;
-      if (gateways) parts.push(h('p', {}, `Gateways alive (sharing the limit counters in Redis): ${fmt(gateways.value)}`));
-      if (!m) parts.push(h('p', { class: 'muted' }, state.role === 'admin' ? 'Worker and queue numbers come from /metrics, which is not served on this port.' : 'Worker and queue numbers need the admin token.'));
-      if (state.role === 'org') {
+      const pools = list.filter((e) => e.upstreams && Array.isArray(e.upstreams.servers));
+      if (pools.length) parts.push(h('h2', {}, 'Upstream pools'), h('ul', {}, pools.flatMap((e) => e.upstreams.servers.map((u) => h('li', {}, `${e.id}: ${where(u.url)} `, h('span', { class: 'badge ' + (u.healthy ? 'good' : 'bad') }, u.healthy ? 'healthy' : 'unhealthy'))))));
+      if (state.role === 'admin') {
+        parts.push(h('h2', {}, 'Gateways alive'));
+        if (Array.isArray(here.gateways)) parts.push(h('ul', { id: 'gateways' }, here.gateways.map((id) => h('li', {}, h('code', {}, id), id === here.gateway_id ? ' (this one)' : ''))));
+        else if (here.gateways_error) parts.push(h('p', { class: 'error' }, here.gateways_error));
+        else parts.push(h('p', { class: 'muted' }, 'Only this gateway: the limit counters are not shared in Redis, so other gateways are not known here.'));
+      } else {
         const c = await json('/concurrency');
-        parts.push(h('h2', {}, 'Your organisation now'), h('div', { class: 'stats' }, stat('Requests running', `${c.tts_requests.active}${c.tts_requests.limit === null ? '' : ' of ' + c.tts_requests.limit}`), stat('WebSockets open', fmt(c.tts_websockets.active)), stat('Job segments running', fmt(c.tts_jobs.active))));
+        parts.push(h('p', { class: 'muted' }, 'Workers and queues need the admin token.'),
+          h('h2', {}, 'Your organisation now'), h('div', { class: 'stats' }, stat('Requests running', `${c.tts_requests.active}${c.tts_requests.limit === null ? '' : ' of ' + c.tts_requests.limit}`), stat('WebSockets open', fmt(c.tts_websockets.active)), stat('Job segments running', fmt(c.tts_jobs.active))));
       }
       body.replaceChildren(...parts);
     }
