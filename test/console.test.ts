@@ -203,7 +203,7 @@ test('admin: a request with the key shows in the usage chart, table and CSV', T,
   await screenshot('usage');
 });
 
-test('admin: add credits and see the balance change; the overview draws its charts', T, async () => {
+test('admin: add credits and see the balance change, set limits; the overview draws its charts', T, async () => {
   await go('Organisations');
   await page.getByRole('link', { name: 'Acme Radio' }).click();
   await loaded();
@@ -214,6 +214,14 @@ test('admin: add credits and see the balance change; the overview draws its char
   await page.getByRole('button', { name: 'Add credits' }).click();
   await page.getByText('Added 1,234 credits.').waitFor(WAIT);
   assert.equal(await page.locator('#org-balance').textContent(), `${(before + 1234).toLocaleString('en-US')} credits`);
+  await page.getByLabel('Requests at once (empty: no limit)').fill('3');
+  await page.getByLabel('Rate: requests (empty: no limit)').fill('100');
+  await page.getByLabel('per seconds').fill('60');
+  await page.getByRole('button', { name: 'Save limits' }).click();
+  await page.getByText('Limits saved.').waitFor(WAIT);
+  assert.equal(await page.locator('#org-limits').textContent(), '3 at once; 100 per 60 s');
+  const patched = (await (await fetch(`${server.url}/admin/orgs/${orgId}`, { headers: admin })).json()) as { limits: unknown };
+  assert.deepEqual(patched.limits, { max_concurrent: 3, rate_limit: { requests: 100, per_seconds: 60 } });
   // Live: credits added elsewhere (the API) show up without a reload, at the next refresh (10 s).
   const added = await fetch(`${server.url}/admin/orgs/${orgId}/credits`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ amount: 1, reason: 'elsewhere' }) });
   assert.equal(added.status, 201);

@@ -325,10 +325,11 @@
     const org = await getOrg(id);
     const balance = h('b', { id: 'org-balance' }, fmt(org.balance.credits) + ' credits');
     const balanceUsd = h('span', {}, usd(org.balance.usd));
+    const limitsText_ = h('b', { id: 'org-limits' }, limitsText(org.limits));
     const parts = [h('h1', {}, org.name), h('p', {}, h('code', {}, org.id), ' · created ', when(org.created_at)),
-      h('div', { class: 'stats' }, h('div', { class: 'stat' }, balance, h('span', {}, 'Balance · ', balanceUsd)), stat('Limits', limitsText(org.limits))),
+      h('div', { class: 'stats' }, h('div', { class: 'stat' }, balance, h('span', {}, 'Balance · ', balanceUsd)), h('div', { class: 'stat' }, limitsText_, h('span', {}, 'Limits'))),
       h('p', {}, h('a', { href: `#/keys/${encodeURIComponent(org.id)}` }, 'Keys of this organisation'), ' · ', h('a', { href: `#/usage/${encodeURIComponent(org.id)}` }, 'Usage of this organisation'))];
-    const show = (o) => { balance.textContent = fmt(o.balance.credits) + ' credits'; balanceUsd.textContent = usd(o.balance.usd); };
+    const show = (o) => { balance.textContent = fmt(o.balance.credits) + ' credits'; balanceUsd.textContent = usd(o.balance.usd); limitsText_.textContent = limitsText(o.limits); };
     if (state.role === 'admin') {
       const status = h('p', { role: 'status' });
       const form = h('form', { class: 'row card', 'aria-label': 'Add credits' },
@@ -343,6 +344,22 @@
         } catch (err) { status.className = 'error'; status.textContent = err.message; }
       });
       parts.push(h('h2', {}, 'Add credits'), form, status);
+      const l = org.limits;
+      const limitsStatus = h('p', { role: 'status' });
+      const limits = h('form', { class: 'row card', 'aria-label': 'Limits' },
+        h('label', {}, 'Requests at once (empty: no limit)', h('input', { name: 'max', type: 'number', min: 1, step: 1, value: l.max_concurrent ?? '' })),
+        h('label', {}, 'Rate: requests (empty: no limit)', h('input', { name: 'requests', type: 'number', min: 1, step: 1, value: l.rate_limit?.requests ?? '' })),
+        h('label', {}, 'per seconds', h('input', { name: 'per', type: 'number', min: 1, step: 1, value: l.rate_limit?.per_seconds ?? 60 })),
+        h('button', { type: 'submit' }, 'Save limits'));
+      limits.addEventListener('submit', async (event) => {
+        event.preventDefault();
+        const body = { max_concurrent: limits.max.value ? Number(limits.max.value) : null, rate_limit: limits.requests.value ? { requests: Number(limits.requests.value), per_seconds: Number(limits.per.value || 60) } : null };
+        try {
+          const o = await json(`/admin/orgs/${encodeURIComponent(id)}`, { method: 'PATCH', body: { limits: body } });
+          limitsText_.textContent = limitsText(o.limits); limitsStatus.className = 'ok'; limitsStatus.textContent = 'Limits saved.';
+        } catch (err) { limitsStatus.className = 'error'; limitsStatus.textContent = err.message; }
+      });
+      parts.push(h('h2', {}, 'Limits'), limits, limitsStatus);
     }
     live(async () => show(await getOrg(id)));
     return parts;
@@ -632,7 +649,7 @@
       const parts = [h('p', {}, 'This gateway', here.instance ? [' ', h('code', {}, here.instance)] : null, here.version ? ` (version ${here.version})` : '', ': ',
         h('span', { class: 'badge ' + (here.status === 'ready' ? 'good' : 'bad') }, here.status || here.error_code || 'unknown'))];
       parts.push(h('div', { class: 'table-wrap' }, h('table', { id: 'engines-table' },
-        h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth'].map((t) => h('th', {}, t)))),
+        h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth'].map((t, i) => h('th', { class: i > 2 ? 'num' : null }, t)))),
         h('tbody', {}, list.length ? list.map((e) => h('tr', {}, h('td', {}, e.id), h('td', {}, e.type || ''),
           h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes')),
           h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)))) :
@@ -667,7 +684,7 @@
       const sum = (name, tier) => m.filter((s) => s.name === name && (!tier || s.labels.tier === tier)).reduce((a, s) => a + s.value, 0);
       const hits = sum('voicegate_cache_hits_total'), misses = sum('voicegate_cache_misses_total');
       body.replaceChildren(h('div', { class: 'stats' }, stat('Hit rate', hits + misses ? `${Math.round((hits / (hits + misses)) * 100)}%` : 'no lookups yet', 'hit-rate'), stat('Hits', fmt(hits)), stat('Misses', fmt(misses))),
-        tiers.size ? h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Tier', 'Hits', 'Entries', 'Bytes'].map((t) => h('th', {}, t)))),
+        tiers.size ? h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Tier', 'Hits', 'Entries', 'Bytes'].map((t, i) => h('th', { class: i ? 'num' : null }, t)))),
           h('tbody', {}, [...tiers].map((t) => h('tr', {}, h('td', {}, t), h('td', { class: 'num' }, fmt(sum('voicegate_cache_tier_hits_total', t))), h('td', { class: 'num' }, fmt(sum('voicegate_cache_entries', t))), h('td', { class: 'num' }, fmt(sum('voicegate_cache_bytes', t)))))))) : empty('The audio cache is off on this gateway, or has no tiers yet.'));
     }
     await draw();
