@@ -192,7 +192,12 @@ test('admin: a request with the key shows in the usage chart, table and CSV', T,
   await page.getByLabel('Split by', { exact: true }).selectOption('endpoint');
   await page.getByRole('img', { name: /^Usage by day, characters, split by endpoint/ }).waitFor(WAIT);
   await page.getByLabel('Organisation', { exact: true }).selectOption(orgId);
-  await page.getByRole('img', { name: /^Usage by day, characters, split by endpoint/ }).waitFor(WAIT);
+  await page.getByRole('img', { name: /^Usage by day, characters, split by endpoint: \d+ characters in all/ }).waitFor(WAIT);
+  await page.getByLabel('Split by', { exact: true }).selectOption('key_id');
+  const byKey = page.getByRole('img', { name: /^Usage by day, characters, split by key/ });
+  await byKey.waitFor(WAIT);
+  const issuedKeyId = ((await (await fetch(`${server.url}/admin/orgs/${orgId}/keys`, { headers: admin })).json()) as { data: { id: string }[] }).data[0].id;
+  assert.match((await byKey.getAttribute('aria-label')) ?? '', new RegExp(`${issuedKeyId} ${characters}`));
 
   const [download] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('button', { name: 'Download CSV' }).click()]);
   const file = join(artefacts, 'usage.csv');

@@ -180,7 +180,7 @@
     const every = Math.ceil(buckets.length / 8);
     const labels = buckets.map((label, i) => (i % every ? null : svg('text', { x: L + i * step + step / 2, y: H - 6, 'text-anchor': 'middle', 'font-size': 11, fill: '#5b6474' }, label)));
     const total = totals.reduce((a, b) => a + b, 0);
-    const label = `${name}: ${fmt(total)} ${unit} in all` + (series.length > 1 ? `, ${series.map((s) => `${s.label} ${fmt(s.values.reduce((a, b) => a + (b || 0), 0))}`).join(', ')}` : '');
+    const label = `${name}: ${fmt(total)} ${unit} in all` + (series.length > 1 || series[0]?.label ? `; ${series.map((s) => `${s.label} ${fmt(s.values.reduce((a, b) => a + (b || 0), 0))}`).join(', ')}` : '');
     return h('figure', { class: 'chart' },
       h('h3', { 'aria-hidden': 'true' }, name),
       h('div', { role: 'img', 'aria-label': label }, svg('svg', { viewBox: `0 0 ${W} ${H}`, 'aria-hidden': 'true', focusable: 'false' }, ticks, bars, labels)),
