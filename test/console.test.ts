@@ -67,7 +67,15 @@ after(async () => {
   await server?.close();
 });
 
-const loaded = () => page.waitForFunction(() => window.voicegate?.loaded === true, undefined, WAIT);
+/** The page for the address now in the bar has been drawn (not the one before a link was followed). */
+async function loaded(): Promise<void> {
+  try {
+    await page.waitForFunction(() => window.voicegate?.loaded === true && window.voicegate.hash === window.location.hash, undefined, WAIT);
+  } catch (err) {
+    const seen = await page.evaluate(() => ({ vg: { page: window.voicegate?.page, loaded: window.voicegate?.loaded, hash: window.voicegate?.hash }, at: window.location.hash, main: document.querySelector('main')?.textContent?.slice(0, 300) }));
+    throw new Error(`the page did not finish loading: ${JSON.stringify(seen)}`, { cause: err });
+  }
+}
 async function go(link: string): Promise<void> {
   await page.getByRole('navigation').getByRole('link', { name: link, exact: true }).click();
   await loaded();
@@ -346,7 +354,16 @@ test("an organisation's key: follow a job's progress to its end and download it;
   assert.deepEqual(readFileSync(file), Buffer.from(await audio.arrayBuffer()));
   await screenshot('jobs');
 
-  // Cancel: a long job, cancelled from the page while it runs.
+  // A job submitted while the list is open appears in it without a reload (the list is read again every 10 s).
+  await page.getByRole('link', { name: 'All jobs' }).click();
+  await loaded();
+  await row.waitFor(WAIT);
+  const another = await server.post('/tts/jobs', { ...ttsBody({ transcript: 'A short job.' }), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }, orgA.auth);
+  assert.equal(another.status, 202);
+  const anotherId = ((await another.json()) as { id: string }).id;
+  await page.locator(`tr[data-job="${anotherId}"]`).waitFor({ timeout: 20_000 });
+
+  // Cancel: a long job, cancelled from its page while it runs.
   const long = Array.from({ length: 150 }, (_, i) => `Paragraph ${i + 1} is long enough to keep the engine busy for a while.`).join(' ');
   const started = await server.post('/tts/jobs', { ...ttsBody({ transcript: long }), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }, orgA.auth);
   assert.equal(started.status, 202);
@@ -395,7 +412,7 @@ test('a tampered or expired token is sent back to sign-in', T, async () => {
   assert.equal(issued.status, 201);
   await signIn(((await issued.json()) as { key: string }).key);
   await page.waitForFunction((at) => Date.now() > at + 100, expiresAt, WAIT);
-  await go('Usage');
+  await page.getByRole('navigation').getByRole('link', { name: 'Usage', exact: true }).click();
   await page.getByLabel('Token').waitFor(WAIT);
   await page.getByText(/The token was refused \(401\)/).waitFor(WAIT);
   assert.equal(await page.evaluate(() => sessionStorage.getItem('voicegate.console.token')), null);

@@ -9,7 +9,7 @@
   const SCOPES = ['tts', 'voices:read', 'voices:write', 'dictionaries:read', 'dictionaries:write', 'jobs:read', 'usage:read'];
   const $ = (id) => document.getElementById(id);
   const state = { token: null, role: null, org: null, timer: null, streams: [], route: '' };
-  // What the browser test reads: the current page and whether it has finished loading.
+  // What the browser test reads: the current page, whether it has finished loading, and the address it loaded.
   const vg = (window.voicegate = { page: null, loaded: false, refreshes: 0, jobs: {} });
 
   class ApiFailure extends Error {
@@ -133,7 +133,7 @@
     const main = $('main');
     main.replaceChildren(h('p', { class: 'muted', role: 'status' }, 'Loading…'));
     main.setAttribute('aria-busy', 'true');
-    vg.page = page; vg.loaded = false;
+    vg.page = page; vg.loaded = false; vg.hash = null;
     const routeAt = location.hash; state.route = routeAt;
     try {
       const content = await PAGES[page](rest.map(decodeURIComponent));
@@ -144,7 +144,7 @@
       main.replaceChildren(h('h1', {}, page[0].toUpperCase() + page.slice(1)), errorBox(err));
     }
     main.setAttribute('aria-busy', 'false');
-    vg.loaded = true;
+    vg.loaded = true; vg.hash = routeAt;
     const heading = main.querySelector('h1');
     if (heading && document.activeElement === document.body) main.focus({ preventScroll: true });
   }
@@ -583,9 +583,19 @@
     const list = id ? { data: [await json(`/tts/jobs/${encodeURIComponent(id)}`)] } : await json('/tts/jobs?limit=50');
     const status = h('p', { role: 'status' });
     const rows = list.data.map((job) => jobRow(job, status));
-    return [h('h1', {}, id ? `Job ${id}` : 'Jobs'), id ? h('p', {}, h('a', { href: '#/jobs' }, 'All jobs')) : null, status,
-      rows.length ? h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Job', 'Status', 'Progress', 'Characters', 'Created', ''].map((t) => h('th', {}, t)))), h('tbody', {}, rows)))
-        : empty('No jobs yet. Submit one with POST /tts/jobs or voicegate say --job.')];
+    const tbody = h('tbody', {}, rows);
+    const table = h('div', { class: 'table-wrap', hidden: !rows.length }, h('table', {}, h('thead', {}, h('tr', {}, ['Job', 'Status', 'Progress', 'Characters', 'Created', ''].map((t) => h('th', {}, t)))), tbody));
+    const none = rows.length ? null : empty('No jobs yet. Submit one with POST /tts/jobs or voicegate say --job.');
+    // New jobs appear without a reload: the list is read again every 10 s and new ones are added on top.
+    if (!id) live(async () => {
+      const { data } = await json('/tts/jobs?limit=50');
+      const shown = new Set([...tbody.children].map((tr) => tr.dataset.job));
+      const fresh = data.filter((j) => !shown.has(j.id));
+      if (!fresh.length) return;
+      tbody.prepend(...fresh.map((j) => jobRow(j, status)));
+      table.hidden = false; none?.remove();
+    });
+    return [h('h1', {}, id ? `Job ${id}` : 'Jobs'), id ? h('p', {}, h('a', { href: '#/jobs' }, 'All jobs')) : null, status, table, none];
   }
   function jobRow(job, status) {
     const bar = h('progress', { max: 1, value: 0, 'aria-label': `Progress of ${job.id}` });
