@@ -35,6 +35,6 @@ export function registerAlertRoutes(scope: FastifyInstance, { store, checkUrl }:
   scope.delete<Id>('/alerts/:id', async (request) => {
     const alert = await store.alerts.get(request.params.id);
     if (!alert || !(await store.alerts.delete(alert.id))) throw new ApiError('alert_not_found', { id: request.params.id });
-    return { ...alertView(alert), deleted: true };
+    return alertView(alert);
   });
 }
