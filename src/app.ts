@@ -17,6 +17,7 @@ import { resolveTokenSecret } from './accounts/token-secret.js';
 import { Activity } from './concurrency/activity.js';
 import type { ChangeBus } from './cluster/change-bus.js';
 import { openChangeBus } from './cluster/open.js';
+import { GatewayRoster } from './cluster/roster.js';
 import type { Config } from './config/schema.js';
 import type { Engine } from './engines/engine.js';
 import { EngineRegistry } from './engines/registry.js';
@@ -29,6 +30,7 @@ import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { HttpConnections } from './http/connections.js';
 import { buildHttpServer } from './http/server.js';
 import { JobService } from './jobs/service.js';
+import { gatewayState } from './api/admin-engines.js';
 import { jobToJson } from './api/jobs.js';
 import { checkWebhookUrl } from './webhooks/url-guard.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
@@ -144,6 +146,10 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         version: VERSION,
       }
     : null;
+  // A purge asked of any server reaches this one's memory and disk tiers (the one asked also purges the shared tier).
+  changes?.subscribe((change) => {
+    if (change.purge) void cache?.store.purge(change.purge, { local: true }).catch((err) => logger.warn({ err }, 'audio cache purge from another server failed'));
+  });
   const instanceId = randomUUID();
   const activity = new Activity(instanceId);
   const metrics = config.metrics.enabled
@@ -199,6 +205,10 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const http = buildHttpServer(services, () => closing, () => draining || closing);
   const connections = new HttpConnections(http.server, config.server.shutdownGraceMs);
   const websockets = registerRoutes(http, services, () => closing, () => draining);
+  // With the limit counters shared in Redis, each gateway's card lets any gateway's console show them all.
+  const gatewayId = accounts?.limits.gatewayId;
+  const roster = (services.roster =
+    gatewayId && config.redis.url ? new GatewayRoster({ url: config.redis.url, keyPrefix: config.redis.keyPrefix, timeoutMs: config.redis.timeoutMs, logger }) : null);
 
   const app: App = {
     http,
@@ -222,6 +232,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       webhooks?.start();
       alertWebhooks?.start();
       const address = await http.listen({ host: config.server.host, port: config.server.port });
+      roster?.start(gatewayId!, () => ({ ...gatewayState(services, () => closing || draining), cache: cache?.store.stats() ?? null }));
       if (metricsServer) {
         app.metricsUrl = await metricsServer.listen(config.metrics.host ?? config.server.host, config.metrics.port!);
         logger.info({ url: app.metricsUrl }, 'metrics listening');
@@ -252,7 +263,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();
-        await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close(), stopRecordingFailures()]);
+        await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close(), roster?.close(), stopRecordingFailures()]);
         await store.close();
         stopLogging();
         metrics?.stop();

@@ -12,6 +12,7 @@ import { UsageReports } from './accounts/usage-reports.js';
 import { registerAccessToken } from './api/access-token.js';
 import { registerAdmin } from './api/admin.js';
 import { registerAdminEngines } from './api/admin-engines.js';
+import { registerAdminOrgData } from './api/admin-org-data.js';
 import { registerConsole } from './api/console.js';
 import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
@@ -69,6 +70,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     });
     registerUsageReports(app, services.gate, new UsageReports(services.accounts.store, pricing), services.config.accounts.adminToken);
     registerAdminEngines(app, services, () => isClosing() || isDraining());
+    registerAdminOrgData(app, admin, services);
   }
   registerJobs(app, services);
   const websockets = registerWebSockets(app, services, isClosing);

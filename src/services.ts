@@ -14,6 +14,7 @@ import type { Metrics } from './metrics/metrics.js';
 import type { JobService } from './jobs/service.js';
 import type { Store } from './store/store.js';
 import type { SynthesisServices } from './synthesis/services.js';
+import type { GatewayRoster } from './cluster/roster.js';
 
 /** Present when accounts are enabled. */
 export interface AccountsServices {
@@ -40,4 +41,6 @@ export interface Services extends SynthesisServices {
   metrics: Metrics | null;
   /** Long-form jobs; null when `jobs.enabled` is off. */
   jobs: JobService | null;
+  /** Every gateway's card in Redis (engines, cache, status); absent without shared limit counters. */
+  roster?: GatewayRoster | null;
 }

@@ -7,7 +7,7 @@
  *   PostgreSQL schema, a prompt made on one gateway is `x-cache: hit` on the
  *   other, byte-identical, on `/tts/bytes` and `/tts/sse`, while another
  *   organisation misses; the metrics say the shared tier answered; a purge
- *   on one gateway removes the entry from Redis;
+ *   on one gateway removes the entry from Redis and from the other's memory;
  * - accounts off, on a redis-server of the test's own that is then killed,
  *   requests still succeed, as misses, without waiting for Redis, and the
  *   gateway logs the outage; once a new one listens on the port, entries
@@ -120,7 +120,7 @@ describe('two gateways on the shared Redis and one PostgreSQL schema', () => {
       assert.deepEqual(eventTypes(hit.body), eventTypes(miss.body), `${path}: the same events`);
       // Isolation holds across gateways: the entry is the first organisation's alone.
       assert.equal((await post(b, path, body(transcript, container), other.auth)).cache, 'miss', `${path}: another organisation misses`);
-      // Purged on the first gateway, from Redis as well (the second still holds it in memory).
+      // Purged on the first gateway: from Redis as well.
       const purge = await fetch(`${a.url}/admin/cache/purge`, {
         method: 'POST',
         headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
@@ -135,6 +135,8 @@ describe('two gateways on the shared Redis and one PostgreSQL schema', () => {
       } finally {
         check.disconnect();
       }
+      // ...and from the other gateway's memory, which heard of the purge on the change bus.
+      assert.ok(await eventually(async () => (await metric(b, 'voicegate_cache_entries{tier="memory"}')) === 0, 5000), `${path}: the other gateway purged its own tier`);
     }
     assert.equal(await metric(b, 'voicegate_cache_tier_hits_total{tier="shared"}'), 2);
     assert.equal(await metric(b, 'voicegate_cache_hits_total'), 2);

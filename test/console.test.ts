@@ -10,7 +10,8 @@
  * an organisation's key, clone a voice from a clip and play it, edit a
  * dictionary and speak with it, follow a job to its end and download it,
  * cancel another, and find another organisation's data 404 in the API and
- * in the page; a tampered or expired token returns to
+ * in the page; with the admin token again, list that organisation's voices,
+ * dictionaries and jobs, cancel its job and delete its voice; a tampered or expired token returns to
  * sign-in. Every asset carries the CSP and a cache header; the browser
  * console has no errors beyond the refusals the steps ask for; screenshots
  * at 375 and 1,440 px are saved under the OS temp folder (their paths are
@@ -395,6 +396,51 @@ test("another organisation's data is 404 in the API and in the page", T, async (
   assert.match((await page.locator('main').textContent()) ?? '', new RegExp(orgB.orgId));
 });
 
+test("admin: an organisation's voices, dictionaries and jobs; cancel its job and delete its voice", T, async () => {
+  // The API first: the admin routes answer what the organisation's own key lists, and nothing for a key.
+  const own = (await (await fetch(`${server.url}/admin/orgs/${orgA.orgId}/voices`, { headers: admin })).json()) as { data: { id: string }[] };
+  assert.deepEqual(own.data.map((v) => v.id), [voiceId]);
+  assert.equal((await fetch(`${server.url}/admin/orgs/${orgB.orgId}/voices`, { headers: admin }).then((r) => r.json()) as { data: unknown[] }).data.length, 0);
+  assert.equal((await fetch(`${server.url}/admin/orgs/org_nobody/voices`, { headers: admin })).status, 404);
+  assert.equal((await fetch(`${server.url}/admin/orgs/${orgA.orgId}/jobs`, { headers: orgA.auth })).status, 401);
+  assert.equal((await fetch(`${server.url}/admin/orgs/${orgB.orgId}/jobs/${jobId}`, { method: 'DELETE', headers: admin })).status, 404);
+
+  await signOut();
+  await signIn(ADMIN);
+  await page.goto(`${server.url}/console#/voices/${orgA.orgId}`);
+  await loaded();
+  await page.getByRole('cell', { name: 'Console clone', exact: true }).waitFor(WAIT);
+  await page.getByLabel('Organisation', { exact: true }).selectOption(orgB.orgId);
+  await loaded();
+  await page.getByText(/has cloned no voices/).waitFor(WAIT);
+
+  await page.goto(`${server.url}/console#/dictionaries/${orgA.orgId}`);
+  await loaded();
+  const dictionary = page.getByRole('region', { name: 'Dictionary Brands' });
+  await dictionary.getByRole('cell', { name: 'voice gate', exact: true }).waitFor(WAIT);
+
+  // A long job of organisation A, followed from the admin's list of its jobs and cancelled there.
+  const long = Array.from({ length: 150 }, (_, i) => `Paragraph ${i + 1} is long enough to keep the engine busy for a while.`).join(' ');
+  const started = await server.post('/tts/jobs', { ...ttsBody({ transcript: long }), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }, orgA.auth);
+  assert.equal(started.status, 202);
+  const longId = ((await started.json()) as { id: string }).id;
+  await page.goto(`${server.url}/console#/jobs/${orgA.orgId}`);
+  await loaded();
+  await page.getByRole('button', { name: `Cancel ${longId}` }).click();
+  await page.waitForFunction((id) => document.querySelector(`tr[data-job="${id}"]`)?.dataset.status === 'cancelled', longId, WAIT);
+  assert.equal(((await (await fetch(`${server.url}/tts/jobs/${longId}`, { headers: orgA.auth })).json()) as { status: string }).status, 'cancelled');
+  // The admin token downloads nothing and follows no events: the finished job shows no Download button.
+  assert.equal(await page.locator(`tr[data-job="${jobId}"]`).getByRole('button', { name: /^Download/ }).count(), 0);
+
+  await page.goto(`${server.url}/console#/voices/${orgA.orgId}`);
+  await loaded();
+  await page.getByRole('button', { name: 'Delete Console clone' }).click();
+  await page.getByText(/has cloned no voices/).waitFor(WAIT);
+  assert.equal((await fetch(`${server.url}/voices/${voiceId}`, { headers: orgA.auth })).status, 404);
+  await signOut();
+  await signIn(orgB.key);
+});
+
 test('a tampered or expired token is sent back to sign-in', T, async () => {
   // Tampered: the stored token changed under the page.
   await page.evaluate((key) => sessionStorage.setItem('voicegate.console.token', key.slice(0, -2) + 'xx'), orgB.key);
@@ -419,7 +465,7 @@ test('a tampered or expired token is sent back to sign-in', T, async () => {
   await screenshot('sign-in');
 });
 
-test('with Redis, the engines page lists every gateway alive', T, async () => {
+test('with Redis, the engines page lists every gateway alive, with each one\'s engines; the cache page each one\'s cache', T, async () => {
   const keyPrefix = testPrefix();
   const shared = { accounts: { enabled: true, adminToken: ADMIN }, redis: { url: TEST_REDIS_URL, keyPrefix } };
   const [a, b] = [await startServer({ config: shared }), await startServer({ config: shared })];
@@ -435,10 +481,26 @@ test('with Redis, the engines page lists every gateway alive', T, async () => {
     const listed = (await page.locator('#gateways code').allTextContents()).sort();
     assert.deepEqual(listed, ids);
     assert.equal(await page.locator('#gateways li').filter({ hasText: '(this one)' }).locator('code').textContent(), await heartbeatIds(a));
-    const answer = (await (await fetch(`${b.url}/admin/engines`, { headers: admin })).json()) as { gateways: string[]; limits: { state: string } };
+    const answer = (await (await fetch(`${b.url}/admin/engines`, { headers: admin })).json()) as {
+      gateways: string[];
+      limits: { state: string };
+      peers: { gateway_id: string; instance?: string; engines?: { id: string }[] }[];
+    };
     assert.deepEqual([...answer.gateways].sort(), ids);
     assert.equal(answer.limits.state, 'shared');
+    // The other gateway's card: its engines as it wrote them in Redis, under the id the heartbeat gives it.
+    const idA = await heartbeatIds(a);
+    assert.deepEqual(answer.peers.map((p) => p.gateway_id), [idA]);
+    const fromA = (await (await fetch(`${a.url}/admin/engines`, { headers: admin })).json()) as { instance: string; engines: { id: string }[] };
+    assert.equal(answer.peers[0].instance, fromA.instance);
+    assert.deepEqual(answer.peers[0].engines?.map((e) => e.id), fromA.engines.map((e) => e.id));
+    // On the page: a section for the other gateway, with its engines' table.
+    const idB = await heartbeatIds(b);
+    const peer = page.getByRole('region', { name: `Gateway ${idB}` });
+    await peer.locator('tbody tr td:first-child', { hasText: fromA.engines[0].id }).first().waitFor({ timeout: 20_000 });
     await screenshot('engines');
+    await go('Cache');
+    await page.locator(`#peer-caches tr[data-gateway="${idB}"]`).waitFor(WAIT);
     // Leave the page before its servers close, so no refresh is sent to a closed port.
     await page.goto('about:blank');
   } finally {

@@ -128,6 +128,8 @@ export function parseKeyInput(input: Record<string, unknown>, now: number): KeyP
 export interface AccountsChange {
   keyId?: string;
   orgId?: string;
+  /** An audio-cache purge: every server removes these entries from its own memory and disk tiers. */
+  purge?: { orgId?: string; voiceId?: string };
 }
 
 export class AccountsAdmin {
@@ -141,6 +143,11 @@ export class AccountsAdmin {
   /** Calls `listener` after each change to a key or an organisation (so caches can drop it). */
   onChange(listener: (change: AccountsChange) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Tells every server of a change made outside the account records (an audio-cache purge). */
+  announce(change: AccountsChange): void {
+    this.changed(change);
   }
 
   private changed(change: AccountsChange): void {

@@ -75,9 +75,11 @@ export function registerAdmin(
       });
       scope.patch<Id>('/keys/:id', async (request) => admin.viewKey(await admin.updateKey(request.params.id, body(request))));
       scope.delete<Id>('/keys/:id', async (request) => admin.viewKey(await admin.revokeKey(request.params.id)));
-      // The audio cache of this server (memory and disk tiers) and the shared tier; each server purges its own tiers.
+      // The audio cache of this server (memory and disk tiers) and the shared tier; the other servers purge their own tiers.
       scope.post('/cache/purge', async (request) => {
         const what = purgeScope(body(request));
+        // Every other server purges its own memory and disk tiers when it hears of it (the change bus).
+        admin.announce({ purge: what });
         if (!cache) return { purged: 0 };
         try {
           return { purged: await cache.purge(what) };

@@ -132,6 +132,13 @@ function parseLimit(value: unknown): number {
   return limit;
 }
 
+/** A page of jobs as `limit` and `starting_after` name it (the org's list and the admin's view of it). */
+export function jobPageQuery(query: Record<string, unknown>): { limit: number; startingAfter?: string } {
+  const after = query.starting_after;
+  if (after !== undefined && typeof after !== 'string') throw new ApiError('invalid_request', { reason: 'starting_after must be given once, as a job id' });
+  return { limit: parseLimit(query.limit), ...(after ? { startingAfter: after } : {}) };
+}
+
 /** `bytes=a-b`, `bytes=a-` or `bytes=-n` within `size`; null: answer the whole; 'unsatisfiable': 416. */
 export function parseRange(value: string | null, size: number): { start: number; end: number } | null | 'unsatisfiable' {
   if (!value) return null;
@@ -184,9 +191,7 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
 
   app.get<{ Querystring: Record<string, unknown> }>('/tts/jobs', async (request) => {
     const who = await caller(request);
-    const after = request.query.starting_after;
-    if (after !== undefined && typeof after !== 'string') throw new ApiError('invalid_request', { reason: 'starting_after must be given once, as a job id' });
-    const page = await jobs.list(who, { limit: parseLimit(request.query.limit), ...(after ? { startingAfter: after } : {}) });
+    const page = await jobs.list(who, jobPageQuery(request.query));
     return { data: page.data.map((job) => jobToJson(job, services)), has_more: page.hasMore };
   });
 

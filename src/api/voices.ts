@@ -83,7 +83,8 @@ function matches(voice: Voice, query: Record<string, unknown>, orgId: string | n
   return true;
 }
 
-async function ownVoice(services: Services, id: string, orgId: string | null): Promise<StoredVoice> {
+/** The organisation's own stored voice; a built-in is not editable, another organisation's is not found. */
+export async function ownVoice(services: Services, id: string, orgId: string | null): Promise<StoredVoice> {
   if (services.voices.isBuiltin(id)) throw new ApiError('voice_not_editable', { id });
   const stored = await services.store.voices.get(id);
   if (!stored || stored.orgId !== orgId) throw new ApiError('voice_not_found', { id });

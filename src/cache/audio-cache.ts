@@ -136,10 +136,11 @@ export class AudioCache {
 
   /**
    * Removes the entries of an organisation, of a voice (in every scope, or in the organisation's), or
-   * all, from this server's tiers and the shared one; returns how many ids were removed. Rejects when
-   * the shared tier cannot be reached (after purging this server's tiers): a retry finishes it.
+   * all, from this server's tiers and the shared one (`local`: this server's only, as another server's
+   * purge reaches it); returns how many ids were removed. Rejects when the shared tier cannot be
+   * reached (after purging this server's tiers): a retry finishes it.
    */
-  async purge(scope: PurgeScope = {}): Promise<number> {
+  async purge(scope: PurgeScope = {}, options: { local?: boolean } = {}): Promise<number> {
     const org = scope.orgId !== undefined ? part(scope.orgId) : null;
     const voice = scope.voiceId !== undefined ? part(scope.voiceId) : null;
     const pick = (id: string) => {
@@ -150,7 +151,7 @@ export class AudioCache {
     for (const [id, flight] of this.flights) if (pick(id)) flight.discard();
     const removed = new Set([...this.memory.purge(pick), ...((await this.disk?.purge(pick)) ?? [])]);
     // Parts are base64url (no glob characters) and an id has exactly four parts, so `*` never spans two.
-    if (this.shared) for (const id of await this.shared.purge(`${ROOT}/${org ?? '*'}/${voice ?? '*'}/*`)) removed.add(id);
+    if (this.shared && !options.local) for (const id of await this.shared.purge(`${ROOT}/${org ?? '*'}/${voice ?? '*'}/*`)) removed.add(id);
     return removed.size;
   }
 

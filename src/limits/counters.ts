@@ -41,6 +41,8 @@ export interface LimitCounters {
    * among them (random per process, not the diagnostics instance id); rejects when Redis does not answer.
    */
   liveGateways?(): Promise<{ self: string; alive: string[] }>;
+  /** Shared counters: this server's id in the heartbeat set (what `liveGateways` names it), known without I/O. */
+  readonly gatewayId?: string;
   /** Stops timers and connections. */
   close(): Promise<void>;
 }

@@ -120,6 +120,10 @@ export class FallbackLimits implements LimitCounters {
     return { state: this.degradedSince === null ? 'shared' : 'degraded', fallbacks: this.fallbacks, gateways: this.gateways() };
   }
 
+  get gatewayId(): string | undefined {
+    return this.shared.gatewayId;
+  }
+
   /** The servers alive, read from Redis (rejects while it does not answer; `status().gateways` is the count last seen). */
   liveGateways(): Promise<{ self: string; alive: string[] }> {
     return this.shared.liveGateways();

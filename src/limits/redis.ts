@@ -137,6 +137,10 @@ export class RedisLimits implements LimitCounters {
   private readonly instance = randomBytes(6).toString('hex');
   private sequence = 0;
 
+  get gatewayId(): string {
+    return this.instance;
+  }
+
   constructor(private readonly options: RedisLimitsOptions) {
     if (options.leaseTtlMs < 1000 || options.leaseTtlMs > 30_000) throw new RangeError('leaseTtlMs must be 1000–30000');
     this.connection = new RedisConnection({ url: options.url, timeoutMs: options.timeoutMs, name: 'limits', logger: options.logger });

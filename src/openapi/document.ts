@@ -559,7 +559,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       get: admin('This gateway’s engines, and every gateway alive', {
         '200': {
           description:
-            'This gateway: its instance id, version and status, each engine’s `info()` (`ready`, and where the engine has them `workers`, `busy`, `queued`, an upstream pool’s members), its limit counters; `gateways`: with the limit counters in Redis, the ids of every gateway whose heartbeat has not lapsed (random per process), and `gateway_id` this one’s among them (both null without Redis; null with `gateways_error` while Redis does not answer). `instance` is the id this gateway’s diagnostics events carry.',
+            'This gateway: its instance id, version and status, each engine’s `info()` (`ready`, and where the engine has them `workers`, `busy`, `queued`, an upstream pool’s members), its limit counters; `gateways`: with the limit counters in Redis, the ids of every gateway whose heartbeat has not lapsed (random per process), and `gateway_id` this one’s among them (both null without Redis; null with `gateways_error` while Redis does not answer). `peers`: every other gateway alive, as its card last said (written every 5 s, lapsing after 15 s): its engines, audio-cache figures, status and version; `card: null` for one whose card is not there yet. `instance` is the id this gateway’s diagnostics events carry.',
           content: json(
             inline(
               z.object({
@@ -570,6 +570,22 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
                 limits: z.object({ state: z.string(), gateways: z.number().nullable() }).nullable(),
                 gateway_id: z.string().nullable(),
                 gateways: z.array(z.string()).nullable(),
+                peers: z
+                  .array(
+                    z.union([
+                      z.object({
+                        gateway_id: z.string(),
+                        instance: z.string(),
+                        version: z.string(),
+                        status: z.string(),
+                        engines: z.array(z.object({ id: z.string(), type: z.string() }).catchall(z.unknown())),
+                        cache: z.object({ hits: z.number(), misses: z.number() }).catchall(z.unknown()).nullable(),
+                        seen_at: z.string(),
+                      }),
+                      z.object({ gateway_id: z.string(), card: z.null() }),
+                    ]),
+                  )
+                  .nullable(),
                 gateways_error: z.string().optional(),
               }),
             ),
@@ -588,6 +604,25 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         body: { required: true, content: json(ref('UsageAlertCreate')) },
       }),
     };
+    // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing.
+    const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
+    paths['/admin/orgs/{id}/voices'] = {
+      get: admin('An organisation’s cloned voices', { '200': ok('A page of its own voices, newest first (no built-ins).', 'VoiceList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
+    };
+    paths['/admin/orgs/{id}/voices/{item}'] = {
+      delete: admin('Delete an organisation’s cloned voice', { '204': ok('Deleted.'), ...errors([400, 404]) }, { parameters: [orgId, item('voice')] }),
+    };
+    paths['/admin/orgs/{id}/pronunciation-dicts'] = {
+      get: admin('An organisation’s pronunciation dictionaries', { '200': ok('A page, newest first, with their entries.', 'PronunciationDictList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
+    };
+    if (options.jobs) {
+      paths['/admin/orgs/{id}/jobs'] = {
+        get: admin('An organisation’s long-form jobs', { '200': ok('A page, newest first.', 'JobList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams.slice(0, 2)] }),
+      };
+      paths['/admin/orgs/{id}/jobs/{item}'] = {
+        delete: admin('Cancel an organisation’s queued or running job, or remove a finished one', { '200': ok('Cancelled: the job.', 'Job'), '204': ok('Removed with its audio.'), ...errors([404]) }, { parameters: [orgId, item('job')] }),
+      };
+    }
     paths['/admin/alerts/{id}'] = { delete: admin('Delete a usage alert', { '200': ok('The deleted alert.', 'UsageAlert'), ...errors([404]) }, { parameters: [idParam('usage alert')] }) };
   }
   return paths;

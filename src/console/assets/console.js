@@ -150,7 +150,20 @@
   }
   window.addEventListener('hashchange', route);
 
-  const orgOnly = (title, what) => [h('h1', {}, title), empty(`${what} belong to one organisation: sign in with that organisation's API key to see them.`)];
+  /**
+   * With the admin token, a page of one organisation's things starts by choosing it: the
+   * organisation named in the address (`#/<page>/<org id>`) or the first. Null when there is none.
+   */
+  async function pickOrg(page, orgId) {
+    const { data: all } = await json('/admin/orgs');
+    if (!all.length) return null;
+    const chosen = all.find((o) => o.id === orgId) || all[0];
+    const picker = h('select', { id: `${page}-org`, 'aria-label': 'Organisation', onchange: () => { location.hash = `#/${page}/${encodeURIComponent(picker.value)}`; } },
+      all.map((o) => h('option', { value: o.id, selected: o.id === chosen.id }, `${o.name} (${o.id})`)));
+    return { org: chosen, picker: h('div', { class: 'toolbar' }, h('label', { for: `${page}-org` }, 'Organisation'), picker) };
+  }
+  const noOrgs = (title) => [h('h1', {}, title), empty('No organisations yet: create one under Organisations first.')];
+  const adminBase = (org) => `/admin/orgs/${encodeURIComponent(org.id)}`;
 
   // ---- charts (SVG drawn here: stacked bars by day) -----------------------------------------
   /**
@@ -368,11 +381,9 @@
   // ---- Keys ----------------------------------------------------------------------------------
   async function keys([orgId]) {
     if (state.role !== 'admin') return [h('h1', {}, 'Keys'), empty('Keys are issued and revoked with the admin token.')];
-    const { data: all } = await json('/admin/orgs');
-    if (!all.length) return [h('h1', {}, 'Keys'), empty('No organisations yet: create one under Organisations first.')];
-    const chosen = all.find((o) => o.id === orgId) || all[0];
-    const picker = h('select', { id: 'key-org', 'aria-label': 'Organisation', onchange: () => { location.hash = `#/keys/${encodeURIComponent(picker.value)}`; } },
-      all.map((o) => h('option', { value: o.id, selected: o.id === chosen.id }, `${o.name} (${o.id})`)));
+    const picked = await pickOrg('keys', orgId);
+    if (!picked) return noOrgs('Keys');
+    const { org: chosen, picker } = picked;
     const list = h('div', {});
     const status = h('div', { role: 'status' });
     async function fill() {
@@ -418,7 +429,7 @@
         await fill();
       } catch (err) { status.replaceChildren(errorBox(err)); }
     });
-    return [h('h1', {}, 'Keys'), h('div', { class: 'toolbar' }, picker), status, list, h('h2', {}, 'Issue a key'), form];
+    return [h('h1', {}, 'Keys'), picker, status, list, h('h2', {}, 'Issue a key'), form];
   }
 
   // ---- Usage ---------------------------------------------------------------------------------
@@ -502,8 +513,8 @@
     const ids = (Array.isArray(list) ? list : []).map((m) => m.id || m.model_id).filter(Boolean);
     return h('select', { id, 'aria-label': 'Model' }, (ids.length ? ids : ['gepard-1.0']).map((m) => h('option', { value: m }, m)));
   }
-  async function voices() {
-    if (state.role === 'admin') return orgOnly('Voices', 'Cloned voices');
+  async function voices([orgId]) {
+    if (state.role === 'admin') return orgVoices(orgId);
     const [page, model] = await Promise.all([json('/voices?limit=100'), modelPicker('voice-model')]);
     const player = h('audio', { controls: true, hidden: true, id: 'voice-player', 'aria-label': 'Voice preview' });
     const status = h('p', { role: 'status' });
@@ -535,9 +546,27 @@
       h('h2', {}, 'Clone a voice'), form];
   }
 
+  /** The admin token's view of one organisation's cloned voices: listed and deleted (previews are spoken with a key). */
+  async function orgVoices(orgId) {
+    const picked = await pickOrg('voices', orgId);
+    if (!picked) return noOrgs('Voices');
+    const { data } = await json(`${adminBase(picked.org)}/voices?limit=100`);
+    const status = h('p', { role: 'status' });
+    const rows = data.map((v) => h('tr', {},
+      h('td', {}, v.name), h('td', {}, h('code', {}, v.id)), h('td', {}, v.language || ''), h('td', {}, when(v.created_at)),
+      h('td', {}, h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${v.name}`, onclick: async () => {
+        try { await json(`${adminBase(picked.org)}/voices/${encodeURIComponent(v.id)}`, { method: 'DELETE' }); await route(); }
+        catch (err) { status.className = 'error'; status.textContent = err.message; }
+      } }, 'Delete'))));
+    return [h('h1', {}, 'Voices'), picked.picker, status,
+      h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Id', 'Language', 'Created', ''].map((t) => h('th', {}, t)))),
+        h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 5, class: 'empty' }, `${picked.org.name} has cloned no voices.`))))),
+      h('p', { class: 'muted' }, 'The built-in voices are every organisation\'s. Previews and cloning are done with the organisation\'s API key.')];
+  }
+
   // ---- Dictionaries --------------------------------------------------------------------------
   async function dictionaries([id]) {
-    if (state.role === 'admin') return orgOnly('Dictionaries', 'Pronunciation dictionaries');
+    if (state.role === 'admin') return orgDictionaries(id);
     if (id) return dictionaryPage(id);
     const { data } = await json('/pronunciation-dicts?limit=100');
     const error = h('p', { class: 'error', role: 'alert' });
@@ -576,28 +605,48 @@
         h('button', { type: 'button', onclick: () => speak({ model_id: model.value, voice: { mode: 'id', id: 'sarah' }, transcript: sentence.value, pronunciation_dict_id: id }, player, tryStatus) }, 'Speak')), tryStatus, player];
   }
 
+  /** The admin token's view of one organisation's dictionaries and their entries (edited with the organisation's key). */
+  async function orgDictionaries(orgId) {
+    const picked = await pickOrg('dictionaries', orgId);
+    if (!picked) return noOrgs('Dictionaries');
+    const { data } = await json(`${adminBase(picked.org)}/pronunciation-dicts?limit=100`);
+    const one = (d) => h('section', { class: 'card', 'aria-label': `Dictionary ${d.name}` }, h('h2', {}, d.name, ' ', h('code', { class: 'muted' }, d.id)),
+      d.items.length
+        ? h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Text', 'Spoken as', 'Case sensitive'].map((t) => h('th', {}, t)))),
+          h('tbody', {}, d.items.map((i) => h('tr', {}, h('td', {}, i.text), h('td', {}, i.alias), h('td', {}, i.case_sensitive ? 'yes' : 'no'))))))
+        : empty('No entries.'));
+    return [h('h1', {}, 'Dictionaries'), picked.picker, ...(data.length ? data.map(one) : [empty(`${picked.org.name} has no dictionaries.`)])];
+  }
+
   // ---- Jobs ----------------------------------------------------------------------------------
   const FINAL = new Set(['succeeded', 'failed', 'cancelled']);
   async function jobs([id]) {
-    if (state.role === 'admin') return orgOnly('Jobs', 'Long-form jobs');
-    const list = id ? { data: [await json(`/tts/jobs/${encodeURIComponent(id)}`)] } : await json('/tts/jobs?limit=50');
+    // With the admin token the page lists one organisation's jobs (`#/jobs/<org id>`), refreshed by reading the list again.
+    const picked = state.role === 'admin' ? await pickOrg('jobs', id) : null;
+    if (state.role === 'admin' && !picked) return noOrgs('Jobs');
+    const base = picked ? `${adminBase(picked.org)}/jobs` : '/tts/jobs';
+    const one = picked ? null : id;
+    const list = one ? { data: [await json(`/tts/jobs/${encodeURIComponent(one)}`)] } : await json(`${base}?limit=50`);
     const status = h('p', { role: 'status' });
-    const rows = list.data.map((job) => jobRow(job, status));
+    const rows = list.data.map((job) => jobRow(job, status, picked ? base : null));
     const tbody = h('tbody', {}, rows);
     const table = h('div', { class: 'table-wrap', hidden: !rows.length }, h('table', {}, h('thead', {}, h('tr', {}, ['Job', 'Status', 'Progress', 'Characters', 'Created', ''].map((t) => h('th', {}, t)))), tbody));
-    const none = rows.length ? null : empty('No jobs yet. Submit one with POST /tts/jobs or voicegate say --job.');
-    // New jobs appear without a reload: the list is read again every 10 s and new ones are added on top.
-    if (!id) live(async () => {
-      const { data } = await json('/tts/jobs?limit=50');
-      const shown = new Set([...tbody.children].map((tr) => tr.dataset.job));
+    const none = rows.length ? null : empty(picked ? `${picked.org.name} has no jobs.` : 'No jobs yet. Submit one with POST /tts/jobs or voicegate say --job.');
+    // New jobs appear without a reload: the list is read again every 10 s and new ones are added on top
+    // (the admin token follows no job's events, so its rows are brought up to date from the same read).
+    if (!one) live(async () => {
+      const { data } = await json(`${base}?limit=50`);
+      const shown = new Map([...tbody.children].map((tr) => [tr.dataset.job, tr]));
+      if (picked) for (const j of data) shown.get(j.id)?.show(j);
       const fresh = data.filter((j) => !shown.has(j.id));
       if (!fresh.length) return;
-      tbody.prepend(...fresh.map((j) => jobRow(j, status)));
+      tbody.prepend(...fresh.map((j) => jobRow(j, status, picked ? base : null)));
       table.hidden = false; none?.remove();
     });
-    return [h('h1', {}, id ? `Job ${id}` : 'Jobs'), id ? h('p', {}, h('a', { href: '#/jobs' }, 'All jobs')) : null, status, table, none];
+    return [h('h1', {}, one ? `Job ${one}` : 'Jobs'), picked ? picked.picker : null, one ? h('p', {}, h('a', { href: '#/jobs' }, 'All jobs')) : null, status, table, none];
   }
-  function jobRow(job, status) {
+  /** A job's row; `adminJobs` is the admin token's list of the job's organisation (cancel there, no events, no download). */
+  function jobRow(job, status, adminJobs = null) {
     const bar = h('progress', { max: 1, value: 0, 'aria-label': `Progress of ${job.id}` });
     const text = h('span', {});
     const state_ = h('span', { class: 'badge' });
@@ -611,8 +660,8 @@
       state_.textContent = j.status; state_.className = 'badge ' + (j.status === 'succeeded' ? 'good' : j.status === 'failed' || j.status === 'cancelled' ? 'bad' : '');
       tr.dataset.status = j.status;
       actions.replaceChildren(
-        FINAL.has(j.status) ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Cancel ${j.id}`, onclick: async () => { try { show(await json(`/tts/jobs/${encodeURIComponent(j.id)}`, { method: 'DELETE' })); } catch (err) { status.className = 'error'; status.textContent = err.message; } } }, 'Cancel'),
-        j.status === 'succeeded' ? h('button', { type: 'button', 'aria-label': `Download ${j.id}`, onclick: async () => {
+        FINAL.has(j.status) ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Cancel ${j.id}`, onclick: async () => { try { const left = await json(`${adminJobs ?? '/tts/jobs'}/${encodeURIComponent(j.id)}`, { method: 'DELETE' }); if (left) show(left); else tr.remove(); } catch (err) { status.className = 'error'; status.textContent = err.message; } } }, 'Cancel'),
+        j.status === 'succeeded' && !adminJobs ? h('button', { type: 'button', 'aria-label': `Download ${j.id}`, onclick: async () => {
           try {
             const file = await blob(`/tts/jobs/${encodeURIComponent(j.id)}/audio`);
             const ext = { 'audio/mpeg': 'mp3', 'audio/wav': 'wav', 'audio/ogg': 'opus' }[file.type] || 'raw';
@@ -622,7 +671,8 @@
         j.status === 'failed' && j.error ? h('span', { class: 'error' }, `${j.error.error_code}: ${j.error.message}`) : null);
     };
     show(job);
-    if (!FINAL.has(job.status)) follow(job.id, show);
+    tr.show = show;
+    if (!FINAL.has(job.status) && !adminJobs) follow(job.id, show);
     return tr;
   }
   /** The job's events (SSE over fetch, so the token goes in Authorization, not the URL). */
@@ -648,27 +698,39 @@
   }
 
   // ---- Engines -------------------------------------------------------------------------------
-  async function engines() {
-    const body = h('div', {});
+  /** One gateway's engines (workers busy and idle, queue depth) and its upstream pools' members. */
+  function engineTables(list, id = null, heading = 'h2') {
     const num = (v) => (typeof v === 'number' ? fmt(v) : '–');
     const where = (url) => { try { const u = new URL(url); return u.host + (u.pathname === '/' ? '' : u.pathname); } catch { return 'unknown'; } };
+    const parts = [h('div', { class: 'table-wrap' }, h('table', { id },
+      h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth'].map((t, i) => h('th', { class: i > 2 ? 'num' : null }, t)))),
+      h('tbody', {}, list.length ? list.map((e) => h('tr', {}, h('td', {}, e.id), h('td', {}, e.type || ''),
+        h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes')),
+        h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)))) :
+        h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No engines.')))))];
+    const pools = list.filter((e) => e.upstreams && Array.isArray(e.upstreams.servers));
+    if (pools.length) parts.push(h(heading, {}, 'Upstream pools'), h('ul', {}, pools.flatMap((e) => e.upstreams.servers.map((u) => h('li', {}, `${e.id}: ${where(u.url)} `, h('span', { class: 'badge ' + (u.healthy ? 'good' : 'bad') }, u.healthy ? 'healthy' : 'unhealthy'))))));
+    return parts;
+  }
+  async function engines() {
+    const body = h('div', {});
     async function draw() {
       // The admin token reads /admin/engines (workers, queue, upstream members, every gateway alive); a key reads /readyz.
       const here = state.role === 'admin' ? await json('/admin/engines') : await fetch('/readyz').then((r) => r.json());
-      const list = here.engines || [];
       const parts = [h('p', {}, 'This gateway', here.instance ? [' ', h('code', {}, here.instance)] : null, here.version ? ` (version ${here.version})` : '', ': ',
-        h('span', { class: 'badge ' + (here.status === 'ready' ? 'good' : 'bad') }, here.status || here.error_code || 'unknown'))];
-      parts.push(h('div', { class: 'table-wrap' }, h('table', { id: 'engines-table' },
-        h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth'].map((t, i) => h('th', { class: i > 2 ? 'num' : null }, t)))),
-        h('tbody', {}, list.length ? list.map((e) => h('tr', {}, h('td', {}, e.id), h('td', {}, e.type || ''),
-          h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes')),
-          h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)))) :
-          h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No engines.'))))));
-      const pools = list.filter((e) => e.upstreams && Array.isArray(e.upstreams.servers));
-      if (pools.length) parts.push(h('h2', {}, 'Upstream pools'), h('ul', {}, pools.flatMap((e) => e.upstreams.servers.map((u) => h('li', {}, `${e.id}: ${where(u.url)} `, h('span', { class: 'badge ' + (u.healthy ? 'good' : 'bad') }, u.healthy ? 'healthy' : 'unhealthy'))))));
+        h('span', { class: 'badge ' + (here.status === 'ready' ? 'good' : 'bad') }, here.status || here.error_code || 'unknown')), ...engineTables(here.engines || [], 'engines-table')];
       if (state.role === 'admin') {
         parts.push(h('h2', {}, 'Gateways alive'));
-        if (Array.isArray(here.gateways)) parts.push(h('ul', { id: 'gateways' }, here.gateways.map((id) => h('li', {}, h('code', {}, id), id === here.gateway_id ? ' (this one)' : ''))));
+        if (Array.isArray(here.gateways)) {
+          parts.push(h('ul', { id: 'gateways' }, here.gateways.map((id) => h('li', {}, h('code', {}, id), id === here.gateway_id ? ' (this one)' : ''))));
+          // Every other gateway as its card in Redis last said (each writes its own every 5 s).
+          for (const peer of here.peers || []) {
+            const label = `Gateway ${peer.gateway_id}`;
+            parts.push(h('section', { 'aria-label': label, 'data-gateway': peer.gateway_id }, h('h3', {}, label, peer.version ? ` (version ${peer.version})` : '', ': ',
+              peer.status ? h('span', { class: 'badge ' + (peer.status === 'ready' ? 'good' : 'bad') }, peer.status) : h('span', { class: 'muted' }, 'no card yet')),
+              ...(peer.engines ? engineTables(peer.engines, null, 'h4') : [])));
+          }
+        }
         else if (here.gateways_error) parts.push(h('p', { class: 'error' }, here.gateways_error));
         else parts.push(h('p', { class: 'muted' }, 'Only this gateway: the limit counters are not shared in Redis, so other gateways are not known here.'));
       } else {
@@ -695,7 +757,21 @@
       const hits = sum('voicegate_cache_hits_total'), misses = sum('voicegate_cache_misses_total');
       body.replaceChildren(h('div', { class: 'stats' }, stat('Hit rate', hits + misses ? `${Math.round((hits / (hits + misses)) * 100)}%` : 'no lookups yet', 'hit-rate'), stat('Hits', fmt(hits)), stat('Misses', fmt(misses))),
         tiers.size ? h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Tier', 'Hits', 'Entries', 'Bytes'].map((t, i) => h('th', { class: i ? 'num' : null }, t)))),
-          h('tbody', {}, [...tiers].map((t) => h('tr', {}, h('td', {}, t), h('td', { class: 'num' }, fmt(sum('voicegate_cache_tier_hits_total', t))), h('td', { class: 'num' }, fmt(sum('voicegate_cache_entries', t))), h('td', { class: 'num' }, fmt(sum('voicegate_cache_bytes', t)))))))) : empty('The audio cache is off on this gateway, or has no tiers yet.'));
+          h('tbody', {}, [...tiers].map((t) => h('tr', {}, h('td', {}, t), h('td', { class: 'num' }, fmt(sum('voicegate_cache_tier_hits_total', t))), h('td', { class: 'num' }, fmt(sum('voicegate_cache_entries', t))), h('td', { class: 'num' }, fmt(sum('voicegate_cache_bytes', t)))))))) : empty('The audio cache is off on this gateway, or has no tiers yet.'),
+        ...peerCaches((await json('/admin/engines').catch(() => ({}))).peers || []));
+    }
+    /** The other gateways' caches, as their cards in Redis last said (`/admin/engines` peers). */
+    function peerCaches(peers) {
+      const known = peers.filter((p) => p.cache);
+      if (!known.length) return [];
+      const rate = (c) => (c.hits + c.misses ? `${Math.round((c.hits / (c.hits + c.misses)) * 100)}%` : '–');
+      const local = (c) => c.memory.entries + (c.disk ? c.disk.entries : 0);
+      const bytes = (c) => c.memory.bytes + (c.disk ? c.disk.bytes : 0);
+      return [h('h2', {}, 'Other gateways'), h('div', { class: 'table-wrap' }, h('table', { id: 'peer-caches' },
+        h('thead', {}, h('tr', {}, ['Gateway', 'Hit rate', 'Hits', 'Misses', 'Entries (memory and disk)', 'Bytes'].map((t, i) => h('th', { class: i ? 'num' : null }, t)))),
+        h('tbody', {}, known.map((p) => h('tr', { 'data-gateway': p.gateway_id }, h('td', {}, h('code', {}, p.gateway_id)), h('td', { class: 'num' }, rate(p.cache)),
+          h('td', { class: 'num' }, fmt(p.cache.hits)), h('td', { class: 'num' }, fmt(p.cache.misses)), h('td', { class: 'num' }, fmt(local(p.cache))), h('td', { class: 'num' }, fmt(bytes(p.cache)))))))),
+      h('p', { class: 'muted' }, 'The shared tier in Redis is one for all gateways; each gateway purges its own memory and disk tiers.')];
     }
     await draw();
     live(draw);
