@@ -4,9 +4,10 @@
  * `@sparticuz/chromium` build the playground test uses, driven by
  * playwright-core) against a real server with accounts and an admin token:
  * sign in with the admin token; create an organisation and issue a key,
- * seen once; speak with it through the API and find its characters in the
+ * seen once and copied to the clipboard; speak with it through the API and find its characters in the
  * usage chart and table, and in the CSV download; add credits; revoke the
- * key (then a request with it is 401); purge the cache; then, signed in with
+ * key (then a request with it is 401); see the engines and an upstream
+ * pool's healthy and unhealthy members; purge the cache; then, signed in with
  * an organisation's key, clone a voice from a clip and play it, edit a
  * dictionary and speak with it, follow a job to its end and download it,
  * cancel another, and find another organisation's data 404 in the API and
@@ -25,7 +26,8 @@ import { after, before, test } from 'node:test';
 import packagedChromium from '@sparticuz/chromium';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
-import { deleteKeys, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
+import { startFakeUpstream, type FakeUpstream } from './helpers/fake-upstream.js';
+import { closedPort, deleteKeys, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
 import { startServer, tempDataDir, ttsBody, type TestServer } from './helpers/server.js';
 
 /** Functions passed to page.evaluate run in the page; this project compiles without the DOM types. */
@@ -38,6 +40,8 @@ const T = { timeout: 60_000 };
 const WAIT = { timeout: 15_000 };
 
 let server: TestServer;
+let upstream: FakeUpstream;
+let deadUpstream = '';
 let browser: Browser;
 let page: Page;
 const artefacts = tempDataDir();
@@ -46,17 +50,22 @@ const consoleErrors: string[] = [];
 const admin = { authorization: `Bearer ${ADMIN}` };
 
 before(async () => {
+  // An upstream pool of two inference servers: one answers, the other's port is closed (its member shows unhealthy).
+  upstream = await startFakeUpstream();
+  deadUpstream = `http://127.0.0.1:${await closedPort()}`;
+  const gpu = { type: 'openai-upstream', upstreams: [{ url: upstream.url }, { url: deadUpstream }], model: 'k2-fsa/OmniVoice', sampleRate: 24000, voices: { sarah: 'sarah_ref' }, probeIntervalMs: 500 };
   server = await startServer({
     config: {
       accounts: { enabled: true, adminToken: ADMIN },
-      engines: { espeak: { type: 'espeak', workers: 1 }, tone: { type: 'tone' } } as never,
+      engines: { espeak: { type: 'espeak', workers: 1 }, tone: { type: 'tone' }, gpu } as never,
       // A model on an engine that takes any voice, so a cloned voice can be heard (eSpeak cannot clone).
-      models: { 'tone-clone': { extends: 'gepard-1.0', engine: 'tone' } } as never,
+      models: { 'tone-clone': { extends: 'gepard-1.0', engine: 'tone' }, omnivoice: { engine: 'gpu' } } as never,
       jobs: { pollMs: 50, segmentCharacters: 100 },
     },
   });
   browser = await chromium.launch({ executablePath: await packagedChromium.executablePath(), args: [...packagedChromium.args, '--autoplay-policy=no-user-gesture-required'] });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true });
+  // The clipboard is granted so that "Copy key" can be read back.
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 }, acceptDownloads: true, permissions: ['clipboard-read', 'clipboard-write'] });
   page.setDefaultTimeout(15_000);
   page.on('pageerror', (err) => pageErrors.push(String(err)));
   page.on('console', (message) => {
@@ -66,6 +75,7 @@ before(async () => {
 after(async () => {
   await browser?.close();
   await server?.close();
+  await upstream?.close();
 });
 
 /** The page for the address now in the bar has been drawn (not the one before a link was followed). */
@@ -175,7 +185,8 @@ test('admin: sign in, create an organisation, issue a key seen once', T, async (
   await page.locator('#issued-key-value').waitFor(WAIT);
   issuedKey = (await page.locator('#issued-key-value').textContent()) ?? '';
   assert.match(issuedKey, /^sk_/);
-  assert.ok(await page.getByRole('button', { name: 'Copy key' }).isVisible());
+  await page.getByRole('button', { name: 'Copy key' }).click();
+  assert.equal(await page.evaluate(() => window.navigator.clipboard.readText()), issuedKey);
   await page.getByRole('cell', { name: /^radio key_/ }).waitFor(WAIT);
   // Shown once: the list and the page after a reload never show it again.
   await page.reload();
@@ -272,7 +283,11 @@ test('admin: revoke the key, then a request with it is 401; engines; purge the c
   const engines = (await (await fetch(`${server.url}/admin/engines`, { headers: admin })).json()) as { gateways: unknown; instance: string; engines: { id: string }[] };
   assert.equal(engines.gateways, null);
   assert.equal(engines.instance, server.app.services.instanceId);
-  assert.deepEqual(engines.engines.map((e) => e.id).sort(), ['espeak', 'tone']);
+  assert.deepEqual(engines.engines.map((e) => e.id).sort(), ['espeak', 'gpu', 'tone']);
+  // The upstream pool's members, each with its health.
+  const member = (url: string) => page.getByRole('listitem').filter({ hasText: `gpu: ${new URL(url).host}` });
+  await member(upstream.url).getByText('healthy', { exact: true }).waitFor(WAIT);
+  await member(deadUpstream).getByText('unhealthy', { exact: true }).waitFor(WAIT);
   assert.equal((await fetch(`${server.url}/admin/engines`, { headers: { authorization: `Bearer ${issuedKey}` } })).status, 401);
 
   await go('Cache');
