@@ -22,6 +22,8 @@ export interface WordTiming {
    */
   from?: number;
   to?: number;
+  /** The id of the voice that speaks the word: set on a dialogue's words (synthesis/dialogue). */
+  voice?: string;
 }
 
 export interface EngineChunk {

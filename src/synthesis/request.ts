@@ -10,6 +10,7 @@ import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import type { Voice } from '../voices/voice.js';
+import type { Speaker } from './dialogue.js';
 import type { SpeechSegment } from './segments.js';
 import type { MarkupRange } from './ssml.js';
 import type { WordTrack } from './word-align.js';
@@ -35,6 +36,8 @@ export interface SynthesisRequest {
   /** Text is normalised before the engine speaks it (the engine's `normalize` setting): WebSocket segments too. */
   normalize?: boolean;
   voice: Voice;
+  /** A dialogue's turns' voices, one per turn (`dialogue.ts`); a text segment names its own by index. Absent: `voice` speaks it all. */
+  speakers?: Speaker[];
   /** The voice's clip and transcript when the engine clones and the voice is a cloned one; else null. */
   reference: VoiceReference | null;
   format: OutputFormat;
