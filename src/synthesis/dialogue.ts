@@ -91,8 +91,8 @@ export function dialogueSegments(turns: readonly DialogueTurn[], speakers: reado
   return segments;
 }
 
-/** The voice id of the turn whose text holds `position` of the transcript. */
-export function speakerAt(speakers: readonly Speaker[], position: number): string {
+/** The turn whose text holds `position` of the transcript, and its voice's id. */
+export function speakerAt(speakers: readonly Speaker[], position: number): { voice: string; turn: number } {
   let low = 0;
   let high = speakers.length - 1;
   while (low < high) {
@@ -100,5 +100,5 @@ export function speakerAt(speakers: readonly Speaker[], position: number): strin
     if (speakers[mid].at <= position) low = mid;
     else high = mid - 1;
   }
-  return speakers[low].voice.id;
+  return { voice: speakers[low].voice.id, turn: low };
 }

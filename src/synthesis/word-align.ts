@@ -62,8 +62,8 @@ export class WordAligner {
   private lastStart = 0;
   private lastEnd = 0;
 
-  /** `voiceAt`: the voice that speaks the text at a position of the aligner's text (a dialogue); each word then names its voice. */
-  constructor(private readonly voiceAt?: (position: number) => string) {}
+  /** `speakerAt`: the voice and turn of the text at a position of the aligner's text (a dialogue); each word then names them. */
+  constructor(private readonly speakerAt?: (position: number) => { voice: string; turn: number }) {}
 
   /**
    * Adds the next piece of the transcript (inline tags and all, or an SSML document with its
@@ -198,7 +198,7 @@ export class WordAligner {
   private emit(out: WordTiming[], word: ClientWord, start: number, end: number): void {
     const s = Math.max(start, this.lastStart);
     const e = Math.max(end, s);
-    out.push(this.voiceAt ? { word: word.word, start: s, end: e, voice: this.voiceAt(word.from) } : { word: word.word, start: s, end: e });
+    out.push(this.speakerAt ? { word: word.word, start: s, end: e, ...this.speakerAt(word.from) } : { word: word.word, start: s, end: e });
     this.lastStart = s;
     this.lastEnd = e;
   }
@@ -215,9 +215,9 @@ export interface WordTrack {
   last: boolean;
 }
 
-/** The words of a request that is the whole text (an HTTP request); `voiceAt` names each word's voice (a dialogue). */
-export function requestWords(transcript: string, markup?: readonly MarkupRange[], voiceAt?: (position: number) => string): WordTrack {
-  const aligner = new WordAligner(voiceAt);
+/** The words of a request that is the whole text (an HTTP request); `speakerAt` names each word's voice and turn (a dialogue). */
+export function requestWords(transcript: string, markup?: readonly MarkupRange[], speakerAt?: (position: number) => { voice: string; turn: number }): WordTrack {
+  const aligner = new WordAligner(speakerAt);
   return { aligner, textAt: aligner.addText(transcript, markup), secondsAt: 0, last: true };
 }
 
