@@ -300,3 +300,42 @@ describe('ElevenLabs text-to-dialogue through the official SDK', () => {
     assert.equal(await balance(), before, 'nothing charged');
   });
 });
+
+describe('a long-form job whose inputs have voices of their own', () => {
+  async function waitFor(id: string): Promise<any> {
+    let job: any;
+    const ended = await eventually(async () => {
+      job = await (await fetch(`${server.url}/tts/jobs/${id}`, { headers: org.auth })).json();
+      return ['succeeded', 'failed', 'cancelled'].includes(job.status);
+    }, 60_000, 50);
+    assert.ok(ended, `job still ${job?.status}`);
+    return job;
+  }
+
+  test('one job speaks every input in its voice, between the jobs’ pauses; its timestamps name the voices; charged the sum', { timeout: 90_000 }, async () => {
+    const own = await ownAudio();
+    const before = await balance();
+    const inputs = TURNS.map((turn, i) => ({ transcript: turn.transcript, ...(i === 0 ? {} : { voice: { mode: 'id', id: turn.voice } }) }));
+    // The job's voice speaks the inputs that name none: here Sarah, whose turn is first.
+    const response = await server.post('/tts/jobs', { ...TONE, voice: 'sarah', inputs, add_timestamps: true }, org.auth);
+    assert.equal(response.status, 202, await response.clone().text());
+    const job = await waitFor(((await response.json()) as { id: string }).id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+    const audio = Buffer.from(await (await fetch(`${server.url}/tts/jobs/${job.id}/audio`, { headers: org.auth })).arrayBuffer());
+    // Inputs are parted by `jobs.inputPauseMs` (1 s by default).
+    const pause = Buffer.alloc(TONE_RATE * 2);
+    assert.ok(audio.equals(Buffer.concat([own[0], pause, own[1], pause, own[2]])), 'each input in its own voice, in order');
+    const { word_timestamps: timestamps } = (await (await fetch(`${server.url}/tts/jobs/${job.id}/timestamps`, { headers: org.auth })).json()) as any;
+    assert.deepEqual(timestamps.words, TURNS.flatMap((turn) => turn.transcript.split(' ')));
+    assert.deepEqual(timestamps.voices, TURNS.flatMap((turn) => turn.transcript.split(' ').map(() => turn.voice)));
+    await charged(before, CHARACTERS);
+  });
+
+  test('an input’s unknown voice is refused at submit, before anything is held', { timeout: 30_000 }, async () => {
+    const before = await balance();
+    const response = await server.post('/tts/jobs', { ...TONE, voice: 'sarah', inputs: [{ transcript: 'Hello.' }, { transcript: 'Hi.', voice: 'ghost' }] }, org.auth);
+    assert.equal(response.status, 404);
+    assert.equal(((await response.json()) as { error_code: string }).error_code, 'voice_not_found');
+    assert.equal(await balance(), before);
+  });
+});

@@ -12,7 +12,7 @@ import { dialogueTranscript, type DialogueTurn } from '../../synthesis/dialogue.
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
 /** A voice: its id as a string, `{id}`, or `{mode: "id", id}` (the Cartesia 4.x types dropped `mode`; frameworks still send it). */
-const voiceSchema = z.union([
+export const voiceSchema = z.union([
   z.string().min(1),
   z.looseObject({
     mode: z.literal('id').optional(),
@@ -100,7 +100,7 @@ export function parseCartesiaBody(body: unknown, options: { alwaysStreaming?: bo
   };
 }
 
-function voiceIdOf(voice: z.infer<typeof voiceSchema>): string {
+export function voiceIdOf(voice: z.infer<typeof voiceSchema>): string {
   return typeof voice === 'string' ? voice : voice.id;
 }
 
