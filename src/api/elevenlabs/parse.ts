@@ -142,6 +142,23 @@ export function parseElevenLabsRequest(
   if (typeof text !== 'string' || text.length === 0) throw located(new ApiError('missing_transcript'), 'body', 'text');
   const voice = request.params.voice_id;
   if (!voice) throw located(new ApiError('missing_voice_id'), 'path', 'voice_id');
+  for (const name of ['previous_text', 'next_text']) optionalString(body, name, 10_000);
+  const speed = voiceSettings(body.voice_settings, ['body', 'voice_settings']);
+  return {
+    ...sharedFields(request, options, context),
+    transcript: text,
+    voiceId: voiceIdOf(voice, context),
+    generationConfig: speed.speed === undefined ? undefined : speed,
+  };
+}
+
+/** The fields speech and dialogue bodies share, each checked where it stands: model, output format, language, seed, dictionaries, normalisation. */
+function sharedFields(
+  request: { body: Record<string, unknown>; query: Record<string, string | string[] | undefined> },
+  options: { streaming: boolean; timestamps: boolean },
+  context: ElevenLabsContext,
+): Omit<ElevenLabsInput, 'transcript' | 'voiceId' | 'generationConfig'> {
+  const { body } = request;
   const language = body.language_code;
   if (language !== undefined && language !== null && (typeof language !== 'string' || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(language))) {
     throw invalid('language_code must be a language code such as en or pt-BR', 'body', 'language_code');
@@ -150,17 +167,13 @@ export function parseElevenLabsRequest(
   if (seed !== undefined && seed !== null && !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) <= 4294967295)) {
     throw invalid('seed must be an integer from 0 to 4294967295', 'body', 'seed');
   }
-  for (const name of ['previous_text', 'next_text']) optionalString(body, name, 10_000);
-  const speed = voiceSettings(body.voice_settings, ['body', 'voice_settings']);
   const dicts = dictionaries(body.pronunciation_dictionary_locators, 'body', 'pronunciation_dictionary_locators');
   const normalize = normalization(body.apply_text_normalization, 'body', 'apply_text_normalization');
+  const modelNamed = modelNamedOf(body.model_id, context);
   return {
     modelId: modelIdOf(body.model_id, context, 'body', 'model_id'),
-    ...(modelNamedOf(body.model_id, context) !== undefined ? { modelNamed: modelNamedOf(body.model_id, context) } : {}),
-    transcript: text,
-    voiceId: voiceIdOf(voice, context),
+    ...(modelNamed !== undefined ? { modelNamed } : {}),
     outputFormat: outputFormatOf(queryValue(request.query, 'output_format') || DEFAULT_OUTPUT_FORMAT),
-    generationConfig: speed.speed === undefined ? undefined : speed,
     language: typeof language === 'string' ? language.toLowerCase() : null,
     streaming: options.streaming,
     wordTimestamps: options.timestamps,
@@ -202,34 +215,13 @@ export function parseElevenLabsDialogue(
     if (typeof fields.voice_id !== 'string' || !fields.voice_id) throw located(new ApiError('missing_voice_id'), 'body', 'inputs', index, 'voice_id');
     return { transcript: fields.text, voiceId: voiceIdOf(fields.voice_id, context) };
   });
-  const language = body.language_code;
-  if (language !== undefined && language !== null && (typeof language !== 'string' || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(language))) {
-    throw invalid('language_code must be a language code such as en or pt-BR', 'body', 'language_code');
-  }
-  const seed = body.seed;
-  if (seed !== undefined && seed !== null && !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) <= 4294967295)) {
-    throw invalid('seed must be an integer from 0 to 4294967295', 'body', 'seed');
-  }
   for (const name of ['previous_text', 'future_text']) optionalString(body, name, 100);
   dialogueSettings(body.settings);
-  const dicts = dictionaries(body.pronunciation_dictionary_locators, 'body', 'pronunciation_dictionary_locators');
-  const normalize = normalization(body.apply_text_normalization, 'body', 'apply_text_normalization');
-  const modelNamed = modelNamedOf(body.model_id, context);
   return {
-    modelId: modelIdOf(body.model_id, context, 'body', 'model_id'),
-    ...(modelNamed !== undefined ? { modelNamed } : {}),
+    ...sharedFields(request, options, context),
     transcript: dialogueTranscript(turns),
     voiceId: turns[0].voiceId,
     turns,
-    outputFormat: outputFormatOf(queryValue(request.query, 'output_format') || DEFAULT_OUTPUT_FORMAT),
     generationConfig: undefined,
-    language: typeof language === 'string' ? language.toLowerCase() : null,
-    streaming: options.streaming,
-    wordTimestamps: options.timestamps,
-    timestamps: options.timestamps,
-    contextId: null,
-    pronunciationDictId: null,
-    ...(dicts ? { pronunciationDictIds: dicts } : {}),
-    ...(normalize === undefined ? {} : { normalize }),
   };
 }
