@@ -205,6 +205,33 @@ describe('POST /tts/dialogue', () => {
     await charged(before, CHARACTERS);
   });
 
+  test('the audio cache answers the same dialogue again, never one whose turns have other voices', { timeout: 60_000 }, async () => {
+    const body = dialogueBody({ ...TONE, inputs: [{ transcript: 'Is this cached?', voice: 'sarah' }, { transcript: 'It should be.', voice: 'michael' }] });
+    const first = await server.post('/tts/dialogue', body, org.auth);
+    assert.equal(first.headers.get('x-cache'), 'miss');
+    const again = await server.post('/tts/dialogue', body, org.auth);
+    assert.equal(again.headers.get('x-cache'), 'hit');
+    const audio = Buffer.from(await first.arrayBuffer());
+    assert.ok(Buffer.from(await again.arrayBuffer()).equals(audio));
+    // The same texts, the voices swapped: other audio, made anew.
+    const swapped = await server.post('/tts/dialogue', dialogueBody({ ...TONE, inputs: [{ transcript: 'Is this cached?', voice: 'michael' }, { transcript: 'It should be.', voice: 'sarah' }] }), org.auth);
+    assert.equal(swapped.headers.get('x-cache'), 'miss');
+    assert.ok(!Buffer.from(await swapped.arrayBuffer()).equals(audio));
+  });
+
+  test('the pause between speakers is the configured one (voices.dialogue.pauseMs)', { timeout: 60_000 }, async () => {
+    const own = await ownAudio();
+    const other = await startServer({ config: { voices: { dialogue: { pauseMs: 750 } }, models: { 'tone-dialogue': { extends: 'omnivoice', engine: 'tone' } } } as any });
+    try {
+      const response = await other.post('/tts/dialogue', dialogueBody(TONE));
+      assert.equal(response.status, 200, await response.clone().text());
+      const pause = Buffer.alloc(Math.round(0.75 * TONE_RATE) * 2);
+      assert.ok(Buffer.from(await response.arrayBuffer()).equals(Buffer.concat([own[0], pause, own[1], pause, own[2]])), 'the turns, 0.75 s apart');
+    } finally {
+      await other.close();
+    }
+  });
+
   test('bad input is refused before anything is charged', { timeout: 60_000 }, async () => {
     const before = await balance();
     const cases: { body: Record<string, unknown>; status: number; code: string; says?: RegExp }[] = [
