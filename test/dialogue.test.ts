@@ -213,8 +213,8 @@ describe('POST /tts/dialogue', () => {
     assert.equal(again.headers.get('x-cache'), 'hit');
     const audio = Buffer.from(await first.arrayBuffer());
     assert.ok(Buffer.from(await again.arrayBuffer()).equals(audio));
-    // The same texts, the voices swapped: other audio, made anew.
-    const swapped = await server.post('/tts/dialogue', dialogueBody({ ...TONE, inputs: [{ transcript: 'Is this cached?', voice: 'michael' }, { transcript: 'It should be.', voice: 'sarah' }] }), org.auth);
+    // The same texts and first voice, another second voice: other audio, made anew.
+    const swapped = await server.post('/tts/dialogue', dialogueBody({ ...TONE, inputs: [{ transcript: 'Is this cached?', voice: 'sarah' }, { transcript: 'It should be.', voice: 'emma' }] }), org.auth);
     assert.equal(swapped.headers.get('x-cache'), 'miss');
     assert.ok(!Buffer.from(await swapped.arrayBuffer()).equals(audio));
   });
