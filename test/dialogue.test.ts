@@ -232,6 +232,31 @@ describe('POST /tts/dialogue', () => {
     }
   });
 
+  test('an SSML turn beside a text turn: its words as spoken, in its voice; charged as each alone', { timeout: 60_000 }, async () => {
+    const ssml = '<speak>Good <emphasis>morning</emphasis>, <break strength="medium"/> Michael &amp; friends.</speak>';
+    const text = 'Morning <break time="200ms"/> to you.';
+    const alone = async (transcript: string, voice: string): Promise<number> => {
+      const before = await balance();
+      const response = await server.post('/tts/bytes', { ...TONE, transcript, voice }, org.auth);
+      assert.equal(response.status, 200, await response.clone().text());
+      await response.arrayBuffer();
+      return before - (await balance());
+    };
+    const cost = (await alone(ssml, 'sarah')) + (await alone(text, 'michael'));
+    const before = await balance();
+    const inputs = [{ transcript: ssml, voice: 'sarah' }, { transcript: text, voice: 'michael', transcript_type: 'text' }];
+    const response = await server.post('/tts/dialogue', dialogueBody({ ...TONE, inputs, stream: true, add_timestamps: true }), org.auth);
+    assert.equal(response.status, 200, await response.clone().text());
+    const events = (await response.text())
+      .split('\n\n')
+      .filter((block) => block.trim())
+      .map((block) => JSON.parse(block.replace(/^data: /, '')) as Record<string, any>);
+    const timestamps = events.filter((e) => e.type === 'timestamps').map((e) => e.word_timestamps);
+    assert.deepEqual(timestamps.flatMap((t) => t.words), ['Good', 'morning,', 'Michael', '&', 'friends.', 'Morning', 'to', 'you.']);
+    assert.deepEqual(timestamps.flatMap((t) => t.voices), ['sarah', 'sarah', 'sarah', 'sarah', 'sarah', 'michael', 'michael', 'michael']);
+    await charged(before, cost);
+  });
+
   test('bad input is refused before anything is charged', { timeout: 60_000 }, async () => {
     const before = await balance();
     const cases: { body: Record<string, unknown>; status: number; code: string; says?: RegExp }[] = [
@@ -240,6 +265,7 @@ describe('POST /tts/dialogue', () => {
       { body: dialogueBody({ inputs: [{ transcript: 'Hello.', voice: 'sarah' }, { transcript: 'Hi.', voice: { mode: 'id', id: 'ghost' } }] }), status: 404, code: 'voice_not_found', says: /ghost/ },
       { body: dialogueBody({ inputs: Array.from({ length: 5 }, () => ({ transcript: 'Hi.', voice: 'sarah' })) }), status: 400, code: 'too_many_dialogue_turns', says: /5 inputs; the maximum is 4/ },
       { body: dialogueBody({ inputs: [{ transcript: 'a '.repeat(1300), voice: 'sarah' }, { transcript: 'b '.repeat(1300), voice: 'michael' }] }), status: 400, code: 'input_too_long', says: /5200 characters; the maximum is 5000/ },
+      { body: dialogueBody({ inputs: [{ transcript: 'Hello.', voice: 'sarah' }, { transcript: '<speak>Hi <break time="fast"/></speak>', voice: 'michael' }] }), status: 400, code: 'invalid_ssml' },
       { body: dialogueBody({ inputs: [] }), status: 400, code: 'invalid_request', says: /inputs/ },
       { body: dialogueBody({ inputs: undefined }), status: 400, code: 'invalid_request', says: /inputs/ },
       { body: dialogueBody({ inputs: [{ transcript: 'Hello.', voice: { mode: 'id', id: '' } }] }), status: 400, code: 'missing_voice_id' },
@@ -356,6 +382,14 @@ describe('a long-form job whose inputs have voices of their own', () => {
     assert.deepEqual(timestamps.words, TURNS.flatMap((turn) => turn.transcript.split(' ')));
     assert.deepEqual(timestamps.voices, TURNS.flatMap((turn) => turn.transcript.split(' ').map(() => turn.voice)));
     await charged(before, CHARACTERS);
+  });
+
+  test('an SSML input with a voice of its own is read as SSML at submit', { timeout: 60_000 }, async () => {
+    const inputs = [{ transcript: 'Hello.' }, { transcript: '<speak>Hi <break strength="medium"/> there.</speak>', voice: 'michael' }];
+    const response = await server.post('/tts/jobs', { ...TONE, voice: 'sarah', inputs }, org.auth);
+    assert.equal(response.status, 202, await response.clone().text());
+    const job = await waitFor(((await response.json()) as { id: string }).id);
+    assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
   });
 
   test('an input’s unknown voice is refused at submit, before anything is held', { timeout: 30_000 }, async () => {

@@ -68,7 +68,7 @@ function speakerTurns(jobVoice: string, segments: readonly PlannedSegment[]): Di
   const turns = new Map<string, DialogueTurn>();
   for (const segment of segments) {
     const voiceId = segment.voiceId ?? jobVoice;
-    if (!turns.has(voiceId)) turns.set(voiceId, { transcript: segment.text, voiceId });
+    if (!turns.has(voiceId)) turns.set(voiceId, { transcript: segment.text, voiceId, type: segment.ssml ? 'ssml' : 'text' });
   }
   return [...turns.values()];
 }

@@ -220,7 +220,13 @@ export const dialogueRequestSchema = component(
     .omit({ transcript: true, voice: true, transcript_type: true })
     .extend({
       inputs: z
-        .array(z.object({ transcript: ttsRequestSchema.shape.transcript.describe('What this turn says: text with inline tags (not SSML).'), voice: ttsRequestSchema.shape.voice }))
+        .array(
+          z.object({
+            transcript: ttsRequestSchema.shape.transcript.describe('What this turn says: text with inline tags, or an SSML document, as a `/tts/bytes` transcript.'),
+            voice: ttsRequestSchema.shape.voice,
+            transcript_type: ttsRequestSchema.shape.transcript_type,
+          }),
+        )
         .min(1)
         .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` (300 ms) between them: at most `voices.dialogue.maxTurns` (100), their characters together within the model’s limit, each with something to speak.'),
       stream: body.stream.describe('Answer with `/tts/sse`’s event stream instead of the whole clip.'),

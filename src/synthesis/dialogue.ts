@@ -11,13 +11,24 @@
 import { ApiError } from '../errors/api-error.js';
 import type { VoiceReference } from '../engines/engine.js';
 import type { Voice } from '../voices/voice.js';
-import { speechSegments, type SegmentContext, type SpeechSegment } from './segments.js';
-import { countTranscriptCharacters } from './tags.js';
+import { segmentsOf, speechSegments, type SegmentContext, type SpeechSegment } from './segments.js';
+import { isSsml, readSsml, type MarkupRange, type SsmlReading } from './ssml.js';
+import { countTranscriptCharacters, tagRanges } from './tags.js';
 
-/** One turn as a client sent it: its text (with inline tags) and the id of the voice that speaks it. */
+/** One turn as a client sent it: its text (with inline tags, or SSML) and the id of the voice that speaks it. */
 export interface DialogueTurn {
   transcript: string;
   voiceId: string;
+  /** As `transcript_type` says; absent: SSML when the text starts with `<speak` (`ssml.ts`). */
+  type?: 'text' | 'ssml';
+}
+
+/** A dialogue read once: each turn's SSML reading (null for text with inline tags), its characters and the markup of the joined transcript. */
+export interface DialogueReading {
+  readings: (SsmlReading | null)[];
+  characters: number;
+  /** Where the joined transcript's tags and SSML markup stand, for word timestamps (`word-align.ts`). */
+  markup: MarkupRange[];
 }
 
 /** How dialogues are made: the pause between two turns and the most turns one request may have (`voices.dialogue`). */
@@ -57,19 +68,24 @@ export function turnOffsets(turns: readonly DialogueTurn[]): number[] {
 }
 
 /**
- * Characters of a dialogue for limits and billing: the sum of its turns', each counted as a
- * transcript is (`tags.ts`). Refuses a dialogue with no turn, more than `maxTurns`, or a turn with
+ * Reads a dialogue's turns: each SSML turn read (`invalid_ssml` for one that cannot be), and the
+ * characters for limits and billing, the sum of its turns', each counted as a transcript is
+ * (`tags.ts`, `ssml.ts`). Refuses a dialogue with no turn, more than `maxTurns`, or a turn with
  * nothing to speak, before anything is looked up.
  */
-export function dialogueCharacters(turns: readonly DialogueTurn[], settings: DialogueSettings): number {
+export function readDialogue(turns: readonly DialogueTurn[], settings: DialogueSettings): DialogueReading {
   if (turns.length === 0) throw new ApiError('missing_transcript');
   if (turns.length > settings.maxTurns) throw new ApiError('too_many_dialogue_turns', { count: turns.length, max: settings.maxTurns });
-  let characters = 0;
+  const offsets = turnOffsets(turns);
+  const reading: DialogueReading = { readings: [], characters: 0, markup: [] };
   turns.forEach((turn, index) => {
     if (!turn.transcript.trim()) throw new ApiError('empty_dialogue_turn', { index });
-    characters += countTranscriptCharacters(turn.transcript);
+    const ssml = isSsml(turn.transcript, turn.type) ? readSsml(turn.transcript) : null;
+    reading.readings.push(ssml);
+    reading.characters += ssml ? ssml.characters : countTranscriptCharacters(turn.transcript);
+    for (const range of ssml ? ssml.markup : tagRanges(turn.transcript)) reading.markup.push({ ...range, index: range.index + offsets[index] });
   });
-  return characters;
+  return reading;
 }
 
 /**
@@ -77,11 +93,13 @@ export function dialogueCharacters(turns: readonly DialogueTurn[], settings: Dia
  * its speaker (an index into `speakers`), at that speaker's loudness gain; `pauseSeconds` of silence
  * between turns. A turn with nothing to speak once its tags are read is refused.
  */
-export function dialogueSegments(turns: readonly DialogueTurn[], speakers: readonly Speaker[], context: Omit<SegmentContext, 'voiceGain'>, pauseSeconds: number): SpeechSegment[] {
+export function dialogueSegments(turns: readonly DialogueTurn[], reading: DialogueReading, speakers: readonly Speaker[], context: Omit<SegmentContext, 'voiceGain'>, pauseSeconds: number): SpeechSegment[] {
   const segments: SpeechSegment[] = [];
   turns.forEach((turn, index) => {
     const speaker = speakers[index];
-    const own = speechSegments(turn.transcript, { ...context, voiceGain: speaker.gain });
+    const ssml = reading.readings[index];
+    const turnContext = { ...context, voiceGain: speaker.gain };
+    const own = ssml ? segmentsOf(ssml.segments, turnContext) : speechSegments(turn.transcript, turnContext);
     if (!own.some((segment) => segment.kind === 'text')) throw new ApiError('empty_dialogue_turn', { index });
     if (index > 0 && pauseSeconds > 0) segments.push({ kind: 'silence', seconds: pauseSeconds });
     for (const segment of own) {

@@ -25,7 +25,7 @@ export interface SynthesisRequest {
   transcript: string;
   /** Characters of `transcript` for limits and billing: code points, a `<break>` tag counting one (`tags.ts`); of an SSML transcript, its spoken text (`ssml.ts`). */
   characters: number;
-  /** The transcript is SSML: the markup its words leave out (`ssml.ts`); absent for text with inline tags. */
+  /** The transcript is SSML: the markup its words leave out (`ssml.ts`); a dialogue's: every turn's tags and SSML markup (`dialogue.ts`); absent for text with inline tags. */
   markup?: MarkupRange[];
   /** What the pipeline runs: text for the engine (tags read, dictionary applied) and silences. */
   segments: SpeechSegment[];

@@ -16,7 +16,7 @@ import { resolveGenerationConfig } from '../models/generation-config.js';
 import { resolveOutputFormat } from '../models/output-format.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
-import { dialogueCharacters, dialogueSegments, DIALOGUE_DEFAULTS, turnOffsets, type Speaker } from './dialogue.js';
+import { dialogueSegments, readDialogue, DIALOGUE_DEFAULTS, turnOffsets, type Speaker } from './dialogue.js';
 import type { SynthesisRequest } from './request.js';
 import { segmentsOf, speechSegments } from './segments.js';
 import { isSsml, readSsml } from './ssml.js';
@@ -48,9 +48,10 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   if (!input.transcript && !turns && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
   const dialogue = context.services.dialogue ?? DIALOGUE_DEFAULTS;
   // SSML is read first: a document that cannot be read is refused before anything else is looked up.
-  // A dialogue's turns are text with inline tags, each counted on its own.
+  // A dialogue's turns are read, and counted, each on its own.
+  const turnsRead = turns ? readDialogue(turns, dialogue) : null;
   const reading = !turns && isSsml(input.transcript, input.transcriptType) ? readSsml(input.transcript) : null;
-  const characters = turns ? dialogueCharacters(turns, dialogue) : reading ? reading.characters : countTranscriptCharacters(input.transcript);
+  const characters = turnsRead ? turnsRead.characters : reading ? reading.characters : countTranscriptCharacters(input.transcript);
   const max = context.maxCharacters ?? model.maxTranscriptChars;
   if (characters > max) throw new ApiError('input_too_long', { count: characters, max });
 
@@ -87,7 +88,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const normalize = input.normalize ?? engines.normalizes(model.engine);
   const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };
   const segments = speakers
-    ? dialogueSegments(turns!, speakers, segmentContext, dialogue.pauseSeconds)
+    ? dialogueSegments(turns!, turnsRead!, speakers, segmentContext, dialogue.pauseSeconds)
     : reading
       ? segmentsOf(reading.segments, segmentContext)
       : speechSegments(input.transcript, segmentContext);
@@ -100,7 +101,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     engine: engine!,
     transcript: input.transcript,
     characters,
-    ...(reading ? { markup: reading.markup } : {}),
+    ...(reading ? { markup: reading.markup } : turnsRead ? { markup: turnsRead.markup } : {}),
     segments,
     voiceGain: gain,
     pronunciation,

@@ -36,7 +36,7 @@ export interface SpeechInput {
   transcriptType?: 'text' | 'ssml';
   /**
    * A dialogue: turns spoken one after another, each in its own voice (`dialogue.ts`). `transcript`
-   * is then `dialogueTranscript(turns)` and `voiceId` the first turn's; turns are text with inline tags.
+   * is then `dialogueTranscript(turns)` and `voiceId` the first turn's; each turn is text with inline tags or SSML.
    */
   turns?: DialogueTurn[];
 }
