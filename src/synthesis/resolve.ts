@@ -44,7 +44,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     throw new ApiError('model_not_found', { reason: `model ${input.modelId} does not exist; available: ${models.list().map((m) => m.id).join(', ')}` });
   }
   const turns = input.turns;
-  // A dialogue's turns are checked one by one (`dialogueCharacters`), each named by its index.
+  // A dialogue's turns are checked one by one (`readDialogue`), each named by its index.
   if (!input.transcript && !turns && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
   const dialogue = context.services.dialogue ?? DIALOGUE_DEFAULTS;
   // SSML is read first: a document that cannot be read is refused before anything else is looked up.
