@@ -168,7 +168,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       })
     : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
-  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache, jobs: null };
+  const services: Services = { config, logger, models, engines, voices, store, gate, accounts, version: VERSION, instanceId, activity, metrics, cache, jobs: null, dialogue: { pauseSeconds: config.voices.dialogue.pauseMs / 1000, maxTurns: config.voices.dialogue.maxTurns } };
   const webhookOptions = { ...config.jobs.webhooks };
   const webhookSecret = resolveWebhookSecret(config.jobs.webhooks.secret, config.dataDir);
   const webhooks = config.jobs.enabled

@@ -18,6 +18,7 @@ import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
 import { registerTtsBytes } from './api/cartesia/bytes.js';
 import { registerTtsSse } from './api/cartesia/sse.js';
+import { registerTtsDialogue } from './api/cartesia/dialogue.js';
 import { cartesiaWebSocket } from './api/cartesia/websocket.js';
 import { elevenLabsWebSocketRoutes, registerElevenLabs } from './api/elevenlabs/index.js';
 import { registerOpenAISpeech } from './api/openai/speech.js';
@@ -105,6 +106,7 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     acceptRawBodies(tts, server.bodyLimitBytes);
     registerTtsBytes(tts, services);
     registerTtsSse(tts, services);
+    registerTtsDialogue(tts, services);
   });
   app.register(async (openai) => {
     acceptRawBodies(openai, server.bodyLimitBytes);

@@ -22,12 +22,12 @@ import type { JobSubmission } from '../jobs/service.js';
 import type { JobSpec } from '../jobs/plan.js';
 import type { Services } from '../services.js';
 import type { JobRecord } from '../store/store.js';
-import { parseCartesiaBody } from './cartesia/parse.js';
+import { parseCartesiaBody, voiceIdOf, voiceSchema } from './cartesia/parse.js';
 
 const MAX_IDEMPOTENCY_KEY = 255;
 
 const inputsSchema = z
-  .array(z.looseObject({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish() }))
+  .array(z.looseObject({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish(), voice: voiceSchema.optional() }))
   .min(1);
 
 /** The job's view, as every route answers it. */
@@ -86,9 +86,13 @@ export function parseJobBody(body: unknown, idempotencyKey: string | null): Omit
     const parsed = inputsSchema.safeParse(fields.inputs);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new ApiError('invalid_request', { reason: `inputs must be a non-empty array of {transcript}${issue.path.length ? ` (inputs.${issue.path.join('.')}: ${issue.message})` : ''}` });
+      throw new ApiError('invalid_request', { reason: `inputs must be a non-empty array of {transcript, voice?}${issue.path.length ? ` (inputs.${issue.path.join('.')}: ${issue.message})` : ''}` });
     }
-    texts = parsed.data.map((entry) => ({ transcript: entry.transcript, ...(entry.transcript_type ? { type: entry.transcript_type } : {}) }));
+    texts = parsed.data.map((entry) => ({
+      transcript: entry.transcript,
+      ...(entry.transcript_type ? { type: entry.transcript_type } : {}),
+      ...(entry.voice ? { voiceId: voiceIdOf(entry.voice) } : {}),
+    }));
   } else {
     texts = [];
   }
@@ -223,7 +227,13 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
   app.get<{ Params: { id: string } }>('/tts/jobs/:id/timestamps', async (request) => {
     const { words, marks } = await jobs.timestamps(request.params.id, await caller(request));
     return {
-      word_timestamps: { words: words.map((w) => w.word), start: words.map((w) => w.start), end: words.map((w) => w.end) },
+      word_timestamps: {
+        words: words.map((w) => w.word),
+        // Inputs with voices of their own: each word's voice, as a dialogue's timestamps give it.
+        ...(words.some((w) => w.voice) ? { voices: words.map((w) => w.voice ?? null) } : {}),
+        start: words.map((w) => w.start),
+        end: words.map((w) => w.end),
+      },
       marks,
     };
   });

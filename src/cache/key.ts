@@ -33,7 +33,7 @@ import type { OutputFormat } from '../audio/format.js';
 const KEY_VERSION = 'voicegate-audio-cache/1';
 
 export type KeySegment =
-  | { kind: 'text'; text: string; speed: number; gain: number; pitch?: number; phonemes?: readonly { from: number; to: number; ipa: string }[]; language?: string }
+  | { kind: 'text'; text: string; speed: number; gain: number; pitch?: number; phonemes?: readonly { from: number; to: number; ipa: string }[]; language?: string; speaker?: number }
   | { kind: 'silence'; seconds: number };
 
 export interface CacheKeyIngredients {
@@ -41,6 +41,8 @@ export interface CacheKeyIngredients {
   scope: string;
   engine: { id: string; fingerprint: string };
   voice: { id: string; revision: string };
+  /** A dialogue's turns' voices, in order (the segments name them by index); absent: `voice` speaks it all. */
+  speakers?: readonly { id: string; revision: string }[];
   transcript: string;
   segments: readonly KeySegment[];
   /** The dictionary's items, in order; null without a dictionary. */
@@ -89,7 +91,7 @@ export function audioCacheKey(ingredients: CacheKeyIngredients): string {
     ...ingredients,
     segments: ingredients.segments.map((s) =>
       s.kind === 'text'
-        ? { kind: s.kind, text: s.text, speed: s.speed, gain: s.gain, pitch: s.pitch, phonemes: s.phonemes?.map(({ from, to, ipa }) => ({ from, to, ipa })), language: s.language }
+        ? { kind: s.kind, text: s.text, speed: s.speed, gain: s.gain, pitch: s.pitch, phonemes: s.phonemes?.map(({ from, to, ipa }) => ({ from, to, ipa })), language: s.language, speaker: s.speaker }
         : { kind: s.kind, seconds: s.seconds },
     ),
     format: { container: format.container, encoding: format.encoding ?? null, sampleRate: format.sampleRate, bitRate: format.bitRate ?? null },

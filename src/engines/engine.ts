@@ -22,6 +22,10 @@ export interface WordTiming {
    */
   from?: number;
   to?: number;
+  /** The id of the voice that speaks the word: set on a dialogue's words (synthesis/dialogue). */
+  voice?: string;
+  /** The dialogue's turn the word is in (its index in the request's inputs). */
+  turn?: number;
 }
 
 export interface EngineChunk {

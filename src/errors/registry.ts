@@ -25,6 +25,8 @@ export const ERRORS = {
   invalid_json: { status: 400, title: 'Invalid JSON', message: 'request body must be a JSON object{reason}' },
   invalid_request: { status: 400, title: 'Invalid request', message: '{reason}' },
   missing_transcript: { status: 400, title: 'Missing transcript', message: 'transcript is required and must be a non-empty string with something to speak' },
+  empty_dialogue_turn: { status: 400, title: 'Empty dialogue turn', message: 'inputs[{index}] has nothing to speak: every turn of a dialogue needs text' },
+  too_many_dialogue_turns: { status: 400, title: 'Too many dialogue turns', message: 'the dialogue has {count} inputs; the maximum is {max} per request — split it, or submit it as a job' },
   input_too_long: {
     status: 400,
     title: 'Input too long',

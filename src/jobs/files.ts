@@ -15,7 +15,8 @@ export const timestampsKey = (jobId: string) => `${jobId}/timestamps.json`;
 
 /** Words and marks of one segment, in seconds from the segment's start. */
 export interface SegmentTimings {
-  words: { word: string; start: number; end: number }[];
+  /** `voice`: the voice that spoke the word, when the job's inputs have voices of their own. */
+  words: { word: string; start: number; end: number; voice?: string }[];
   marks: { name: string; time: number }[];
 }
 

@@ -27,6 +27,8 @@ export interface PlannedSegment {
   characters: number;
   /** Silence before it, in seconds (the pause between two entries of `inputs`). */
   pauseBefore: number;
+  /** The voice of its input, when the input names one of its own (a podcast's speakers); absent: the job's. */
+  voiceId?: string;
 }
 
 /** The request a job's segments are made from: a `SpeechInput` without its transcript. */
@@ -46,6 +48,8 @@ export interface JobSpec {
 
 export interface JobText {
   transcript: string;
+  /** The input's own voice; absent: the job's. */
+  voiceId?: string;
   /** As `transcript_type` said (absent: SSML when it starts with `<speak`). */
   type?: 'text' | 'ssml';
 }
@@ -76,8 +80,9 @@ export function planSegments(texts: readonly JobText[], maxCharacters: number, p
   texts.forEach((text, index) => {
     const pause = index > 0 ? pauseSeconds : 0;
     const first = segments.length;
+    const voice = text.voiceId ? { voiceId: text.voiceId } : {};
     if (isSsml(text.transcript, text.type)) {
-      segments.push({ text: text.transcript, ssml: true, characters: readSsml(text.transcript).characters, pauseBefore: pause });
+      segments.push({ text: text.transcript, ssml: true, characters: readSsml(text.transcript).characters, pauseBefore: pause, ...voice });
     } else {
       let consumed = '';
       for (const piece of splitText(text.transcript, maxCharacters)) {
@@ -88,7 +93,7 @@ export function planSegments(texts: readonly JobText[], maxCharacters: number, p
           // Only tags: a break still counts, as silence of its own.
           if (!/<break/iu.test(piece)) continue;
         }
-        segments.push({ text: carried + piece, ssml: false, characters: countTranscriptCharacters(piece), pauseBefore: segments.length === first ? pause : 0 });
+        segments.push({ text: carried + piece, ssml: false, characters: countTranscriptCharacters(piece), pauseBefore: segments.length === first ? pause : 0, ...voice });
       }
     }
     if (segments.length === first) throw new ApiError('missing_transcript');

@@ -275,6 +275,7 @@ export class JobRunner {
   private async segment(job: JobRecord, spec: JobSpec, segment: PlannedSegment, index: number, signal: AbortSignal) {
     const input: SpeechInput = {
       ...spec.input,
+      ...(segment.voiceId ? { voiceId: segment.voiceId } : {}),
       transcript: segment.text,
       transcriptType: segment.ssml ? 'ssml' : 'text',
       outputFormat: { container: 'raw', encoding: 'pcm_s16le', sampleRate: spec.format.sampleRate },
@@ -284,11 +285,13 @@ export class JobRunner {
     const session = new SynthesisSession({ services: this.services, transport: 'job', requestId: `${job.id}/${index}`, clientRequestId: spec.clientRequestId, signal });
     try {
       const request = await session.admitSegment(input, { orgId: job.orgId, keyId: job.keyId });
+      // Inputs with voices of their own (several speakers): each word names its voice.
+      const voices = spec.segments.some((planned) => planned.voiceId !== undefined);
       const chunks: Buffer[] = [];
       const timings: SegmentTimings = { words: [], marks: [] };
       for await (const piece of session.pieces(request, session.signal, { cache: true })) {
         if (piece.audio.length > 0) chunks.push(piece.audio);
-        for (const word of piece.words ?? []) timings.words.push({ word: word.word, start: word.start, end: word.end });
+        for (const word of piece.words ?? []) timings.words.push({ word: word.word, start: word.start, end: word.end, ...(voices ? { voice: input.voiceId } : {}) });
         for (const mark of piece.marks ?? []) timings.marks.push(mark);
         session.produced(piece.seconds);
       }

@@ -29,8 +29,10 @@ import type { SynthesisServices } from '../synthesis/services.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
 import type { JobRecord, Page, PageQuery } from '../store/store.js';
 import { removeJobFiles, resultKey, timestampsKey } from './files.js';
-import { inputCharacters, planSegments, type JobInput, type JobSpec, type JobText } from './plan.js';
+import { inputCharacters, planSegments, type JobInput, type JobSpec, type JobText, type PlannedSegment } from './plan.js';
+import { dialogueTranscript, type DialogueTurn } from '../synthesis/dialogue.js';
 import { JobRunner, retentionMs } from './runner.js';
+import type { StitchedTimings } from './stitch.js';
 
 export interface JobSubmission {
   input: JobInput;
@@ -55,6 +57,20 @@ export interface JobServiceOptions {
   checkWebhookUrl: (url: string) => Promise<unknown>;
   /** Wakes the webhook deliverer when a job ends. */
   webhookDue?: () => void;
+}
+
+/**
+ * A turn for the job's voice and each voice its inputs name, in the order they first speak, each
+ * with the first text it speaks; null when no input names a voice of its own.
+ */
+function speakerTurns(jobVoice: string, segments: readonly PlannedSegment[]): DialogueTurn[] | null {
+  if (!segments.some((segment) => segment.voiceId !== undefined)) return null;
+  const turns = new Map<string, DialogueTurn>();
+  for (const segment of segments) {
+    const voiceId = segment.voiceId ?? jobVoice;
+    if (!turns.has(voiceId)) turns.set(voiceId, { transcript: segment.text, voiceId, type: segment.ssml ? 'ssml' : 'text' });
+  }
+  return [...turns.values()];
 }
 
 /** The end states: nothing changes a job after one of these (but its removal). */
@@ -115,10 +131,12 @@ export class JobService {
     // Segments are made as 16-bit PCM and the result encoded once, so every model offers mp3, wav and raw here.
     const model = this.services.models.get(submission.input.modelId);
     const format = model ? resolveOutputFormat(submission.outputFormat, jobFormats(model), false) : null;
+    // Inputs with voices of their own: the probe is a dialogue with a turn for each voice, so every
+    // voice is looked up and checked for the model (`synthesis/dialogue`) before anything is held.
+    const turns = speakerTurns(submission.input.voiceId, segments);
     const probe: SpeechInput = {
       ...submission.input,
-      transcript: segments[0].text,
-      transcriptType: segments[0].ssml ? 'ssml' : 'text',
+      ...(turns ? { turns, transcript: dialogueTranscript(turns), voiceId: turns[0].voiceId } : { transcript: segments[0].text, transcriptType: segments[0].ssml ? 'ssml' : 'text' }),
       outputFormat: format ? { container: 'raw', encoding: 'pcm_s16le', sampleRate: format.sampleRate } : submission.outputFormat,
       streaming: false,
       contextId: null,
@@ -265,7 +283,7 @@ export class JobService {
   }
 
   /** The result's word timings and marks, once the job has succeeded. */
-  async timestamps(id: string, caller: Caller): Promise<{ words: { word: string; start: number; end: number }[]; marks: { name: string; time: number }[] }> {
+  async timestamps(id: string, caller: Caller): Promise<{ words: StitchedTimings['words']; marks: { name: string; time: number }[] }> {
     const job = await this.get(id, caller);
     if (job.status !== 'succeeded') throw new ApiError('job_not_finished', { id, status: job.status });
     const stored = job.result?.timestamps ? await this.blobs.get(timestampsKey(id)) : null;

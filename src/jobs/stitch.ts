@@ -15,7 +15,7 @@ import { segmentAudioKey, segmentTimingsKey, type SegmentTimings } from './files
 import type { PlannedSegment } from './plan.js';
 
 export interface StitchedTimings {
-  words: { word: string; start: number; end: number }[];
+  words: { word: string; start: number; end: number; voice?: string }[];
   marks: { name: string; time: number }[];
 }
 
@@ -72,7 +72,7 @@ export async function stitch(
       const stored = await blobs.get(segmentTimingsKey(jobId, index));
       if (stored) {
         const own = JSON.parse(stored.toString('utf8')) as SegmentTimings;
-        for (const word of own.words) result.words.push({ word: word.word, start: round(word.start + offset), end: round(word.end + offset) });
+        for (const word of own.words) result.words.push({ word: word.word, start: round(word.start + offset), end: round(word.end + offset), ...(word.voice ? { voice: word.voice } : {}) });
         for (const mark of own.marks) result.marks.push({ name: mark.name, time: round(mark.time + offset) });
       }
       offset += parts[index].samples / rate;

@@ -157,6 +157,14 @@ function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<str
     },
   });
   const timestamps = json(ref('ElevenLabsTimestamps'));
+  const dialogue = (summary: string, description: string, content: Json): Record<string, Operation> => ({
+    post: {
+      ...speech(summary, description, content).post,
+      parameters: [elevenLabsFormat],
+      body: { required: true, content: json(ref('ElevenLabsDialogueRequest')) },
+    },
+  });
+  const dialogueTimestamps = json(ref('ElevenLabsDialogueTimestamps'));
   const socket = (summary: string, description: string): Record<string, Operation> => ({
     get: {
       tag: 'ElevenLabs',
@@ -186,6 +194,18 @@ function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<str
       'Stream speech with character timestamps (ElevenLabs-compatible)',
       'One JSON object per line (each ending in `\\n`), times from the start of the whole audio.',
       timestamps,
+    ),
+    '/v1/text-to-dialogue': dialogue('Generate a dialogue (ElevenLabs-compatible)', 'Several speakers in one clip: each input’s text in its voice, in order, with the configured pause between turns.', audio),
+    '/v1/text-to-dialogue/stream': dialogue('Stream a dialogue (ElevenLabs-compatible)', 'The dialogue’s audio as it is made.', audio),
+    '/v1/text-to-dialogue/with-timestamps': dialogue(
+      'Dialogue with character timestamps (ElevenLabs-compatible)',
+      'One JSON object: the audio in base64, its alignment, and `voice_segments` (each turn’s voice, time and characters).',
+      dialogueTimestamps,
+    ),
+    '/v1/text-to-dialogue/stream/with-timestamps': dialogue(
+      'Stream a dialogue with character timestamps (ElevenLabs-compatible)',
+      'One JSON object per line (each ending in `\\n`): audio, the alignment of its words and their `voice_segments`, times from the start of the whole audio.',
+      dialogueTimestamps,
     ),
     '/v1/text-to-speech/{voice_id}/stream-input': socket(
       'WebSocket: streamed text in, audio and alignment out (ElevenLabs-compatible)',
@@ -245,6 +265,21 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         body: { required: true, content: json(ref('TtsRequest')) },
         responses: {
           '200': { description: 'An event stream of `StreamEvent`s.', headers: COST_HEADERS, content: { 'text/event-stream': { schema: ref('StreamEvent') } } },
+          ...errors(TTS_ERRORS),
+        },
+      },
+    },
+    '/tts/dialogue': {
+      post: {
+        tag: 'Speech',
+        summary: 'Generate a dialogue: several speakers in one piece of audio',
+        token: true,
+        description:
+          'Each input’s transcript in its own voice, in order, with the configured pause between turns (`voices.dialogue.pauseMs`, 300 ms). Without `stream` the body is the whole clip, as `/tts/bytes` sends it; with `"stream": true`, `/tts/sse`’s event stream, its `timestamps` events naming each word’s voice. Charged the turns’ characters together.',
+        auth: 'key',
+        body: { required: true, content: json(ref('DialogueRequest')) },
+        responses: {
+          '200': { description: 'The audio in the requested format, or an event stream of `StreamEvent`s.', headers: COST_HEADERS, content: { ...audio, 'text/event-stream': { schema: ref('StreamEvent') } } },
           ...errors(TTS_ERRORS),
         },
       },

@@ -107,6 +107,42 @@ export const elevenLabsTimestampsSchema = component(
   z.object({ audio_base64: z.string(), alignment: alignment.nullable(), normalized_alignment: alignment.nullable() }).describe('Audio with its character alignment.'),
 );
 
+export const elevenLabsDialogueRequestSchema = component(
+  'ElevenLabsDialogueRequest',
+  elevenLabsSpeechRequestSchema
+    .omit({ text: true, voice_settings: true, next_text: true })
+    .extend({
+      inputs: z
+        .array(z.object({ text: z.string().min(1).describe('What this turn says.'), voice_id: z.string().min(1).describe('Its voice: an id, or an ElevenLabs voice id mapped by `elevenlabs.voiceAliases`.') }))
+        .min(1)
+        .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` between them; at most `voices.dialogue.maxTurns`, their characters together within the model’s limit.'),
+      settings: z.looseObject({ stability: z.number().optional(), similarity: z.number().optional() }).nullable().optional().describe('Accepted.'),
+      previous_text: z.string().max(100).nullable().optional().describe('Accepted.'),
+      future_text: z.string().max(100).nullable().optional().describe('Accepted.'),
+    })
+    .describe('The body of `POST /v1/text-to-dialogue` (ElevenLabs’).'),
+);
+
+export const elevenLabsDialogueTimestampsSchema = component(
+  'ElevenLabsDialogueTimestamps',
+  elevenLabsTimestampsSchema
+    .extend({
+      voice_segments: z
+        .array(
+          z.object({
+            voice_id: z.string(),
+            start_time_seconds: z.number(),
+            end_time_seconds: z.number(),
+            character_start_index: z.int().describe('Where the turn’s words start in `alignment.characters`.'),
+            character_end_index: z.int().describe('Where they end (exclusive).'),
+            dialogue_input_index: z.int().describe('The turn: its index in `inputs`.'),
+          }),
+        )
+        .describe('Each turn’s words: their voice, time and characters.'),
+    })
+    .describe('Dialogue audio with its character alignment and voice segments.'),
+);
+
 export const elevenLabsVoiceSchema = component(
   'ElevenLabsVoice',
   z.looseObject({ voice_id: z.string(), name: z.string(), category: z.enum(['premade', 'cloned']), description: z.string(), labels: z.record(z.string(), z.string()), preview_url: z.string().nullable() }),
@@ -178,6 +214,27 @@ export const ttsRequestSchema = component(
     .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
 );
 
+export const dialogueRequestSchema = component(
+  'DialogueRequest',
+  ttsRequestSchema
+    .omit({ transcript: true, voice: true, transcript_type: true })
+    .extend({
+      inputs: z
+        .array(
+          z.object({
+            transcript: ttsRequestSchema.shape.transcript.describe('What this turn says: text with inline tags, or an SSML document, as a `/tts/bytes` transcript.'),
+            voice: ttsRequestSchema.shape.voice,
+            transcript_type: ttsRequestSchema.shape.transcript_type,
+          }),
+        )
+        .min(1)
+        .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` (300 ms) between them: at most `voices.dialogue.maxTurns` (100), their characters together within the model’s limit, each with something to speak.'),
+      stream: body.stream.describe('Answer with `/tts/sse`’s event stream instead of the whole clip.'),
+      add_timestamps: body.add_timestamps.describe('With `stream`: `timestamps` events, whose `voices` give each word’s voice.'),
+    })
+    .describe('The body of `POST /tts/dialogue`.'),
+);
+
 export const webSocketRequestSchema = component(
   'WebSocketRequest',
   ttsRequestSchema
@@ -244,7 +301,14 @@ export const timestampsEventSchema = component(
     done: z.literal(false),
     status_code: z.literal(206),
     context_id: contextId,
-    word_timestamps: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('Seconds from the start.'),
+    word_timestamps: z
+      .object({
+        words: z.array(z.string()),
+        voices: z.array(z.string()).optional().describe('A dialogue’s (`/tts/dialogue`): the id of the voice that speaks each word.'),
+        start: z.array(z.number()),
+        end: z.array(z.number()),
+      })
+      .describe('Seconds from the start.'),
   }),
 );
 

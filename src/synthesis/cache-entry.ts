@@ -35,12 +35,15 @@ export function cacheEntryOf(request: SynthesisRequest, orgId: string | null, se
   if (request.segments.some((segment) => segment.kind === 'mark')) return null;
   const fingerprint = services.engines.fingerprint(request.engine.id);
   if (!fingerprint) return null;
-  const { voice } = request;
-  const scope = cache.shareAcrossOrganisations && voice.ownerOrgId === null ? 'shared' : (orgId ?? LOCAL_ORG_ID);
+  const { voice, speakers } = request;
+  // A dialogue is shared only when every voice in it is a built-in one.
+  const builtIn = voice.ownerOrgId === null && (speakers ?? []).every((speaker) => speaker.voice.ownerOrgId === null);
+  const scope = cache.shareAcrossOrganisations && builtIn ? 'shared' : (orgId ?? LOCAL_ORG_ID);
   const key = audioCacheKey({
     scope,
     engine: { id: request.engine.id, fingerprint: `${cache.version} ${fingerprint}` },
     voice: { id: voice.id, revision: revisionOf(voice, request.reference?.digest ?? null, request.voiceGain) },
+    ...(speakers ? { speakers: speakers.map((s) => ({ id: s.voice.id, revision: revisionOf(s.voice, s.reference?.digest ?? null, s.gain) })) } : {}),
     transcript: request.transcript,
     segments: request.segments as readonly KeySegment[],
     pronunciation: request.pronunciation,

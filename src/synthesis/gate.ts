@@ -48,12 +48,16 @@ export type Endpoint =
   | 'tts.bytes'
   | 'tts.bytes.stream'
   | 'tts.sse'
+  | 'tts.dialogue'
+  | 'tts.dialogue.stream'
   | 'tts.websocket'
   | 'openai.speech'
   | 'openai.speech.stream'
   | 'elevenlabs.tts'
   | 'elevenlabs.tts.stream'
   | 'elevenlabs.tts.websocket'
+  | 'elevenlabs.dialogue'
+  | 'elevenlabs.dialogue.stream'
   | 'tts.jobs';
 
 export interface AdmitOptions {

@@ -23,6 +23,7 @@ import type { EngineChunk, EngineInput, WordTiming } from '../engines/engine.js'
 import { offersInt16, type Int16Chunk, type Int16Engine } from '../engines/pcm16.js';
 import { offersStaging, type StageCursor, type StagedChunk, type StagingEngine } from '../engines/staged.js';
 import { ApiError } from '../errors/api-error.js';
+import { speakerAt } from './dialogue.js';
 import type { SynthesisRequest } from './request.js';
 import { requestWords, segmentUnits } from './word-align.js';
 
@@ -100,7 +101,8 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     return joined;
   };
   // The words of the request, or of the turn this request is part of (a WebSocket clause).
-  const track = request.wordTimestamps ? (request.words ?? requestWords(request.transcript, request.markup)) : null;
+  const { speakers } = request;
+  const track = request.wordTimestamps ? (request.words ?? requestWords(request.transcript, request.markup, speakers && ((at) => speakerAt(speakers, at)))) : null;
   let samples = 0;
   /** Seconds of audio before the current segment: later segments' word timings count from the start. */
   let offset = 0;
@@ -133,11 +135,14 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         }
         continue;
       }
-      const input: EngineInput = { text: segment.text, voice: request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: request.language ?? undefined, wordTimings: request.wordTimestamps, ...(request.background ? { background: true } : {}) };
+      // A dialogue's turn is spoken in its speaker's voice.
+      const speaker = segment.speaker !== undefined && speakers ? speakers[segment.speaker] : null;
+      const input: EngineInput = { text: segment.text, voice: speaker?.voice ?? request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: request.language ?? undefined, wordTimings: request.wordTimestamps, ...(request.background ? { background: true } : {}) };
       // SSML's phonemes and language reach only an engine that speaks them; any other speaks the text.
       if (segment.phonemes && engine.takes?.phonemes) input.phonemes = segment.phonemes;
       if (segment.language && engine.takes?.languages) input.textLanguage = segment.language;
-      if (request.reference) input.reference = request.reference;
+      const reference = speaker ? speaker.reference : request.reference;
+      if (reference) input.reference = reference;
       if (firstAudioAt > 0) input.playback = { startedAt: firstAudioAt, seconds: before + offset };
       let made = 0;
       /** Where the engine's words stop being looked for in the segment's text (engines that report no positions). */

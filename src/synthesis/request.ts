@@ -10,6 +10,7 @@ import type { GenerationSettings } from '../models/generation-config.js';
 import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import type { Voice } from '../voices/voice.js';
+import type { Speaker } from './dialogue.js';
 import type { SpeechSegment } from './segments.js';
 import type { MarkupRange } from './ssml.js';
 import type { WordTrack } from './word-align.js';
@@ -24,7 +25,7 @@ export interface SynthesisRequest {
   transcript: string;
   /** Characters of `transcript` for limits and billing: code points, a `<break>` tag counting one (`tags.ts`); of an SSML transcript, its spoken text (`ssml.ts`). */
   characters: number;
-  /** The transcript is SSML: the markup its words leave out (`ssml.ts`); absent for text with inline tags. */
+  /** The transcript is SSML: the markup its words leave out (`ssml.ts`); a dialogue's: every turn's tags and SSML markup (`dialogue.ts`); absent for text with inline tags. */
   markup?: MarkupRange[];
   /** What the pipeline runs: text for the engine (tags read, dictionary applied) and silences. */
   segments: SpeechSegment[];
@@ -35,6 +36,8 @@ export interface SynthesisRequest {
   /** Text is normalised before the engine speaks it (the engine's `normalize` setting): WebSocket segments too. */
   normalize?: boolean;
   voice: Voice;
+  /** A dialogue's turns' voices, one per turn (`dialogue.ts`); a text segment names its own by index. Absent: `voice` speaks it all. */
+  speakers?: Speaker[];
   /** The voice's clip and transcript when the engine clones and the voice is a cloned one; else null. */
   reference: VoiceReference | null;
   format: OutputFormat;

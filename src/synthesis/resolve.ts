@@ -9,12 +9,14 @@
  * and the segments to speak (tags read). Knows no dialect: every transport's
  * request is resolved here the same way.
  */
-import type { VoiceReference } from '../engines/engine.js';
+import type { Engine, VoiceReference } from '../engines/engine.js';
 import { ApiError } from '../errors/api-error.js';
 import { LOCAL_ORG_ID } from './gate.js';
 import { resolveGenerationConfig } from '../models/generation-config.js';
 import { resolveOutputFormat } from '../models/output-format.js';
+import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
+import { dialogueSegments, readDialogue, DIALOGUE_DEFAULTS, turnOffsets, type Speaker } from './dialogue.js';
 import type { SynthesisRequest } from './request.js';
 import { segmentsOf, speechSegments } from './segments.js';
 import { isSsml, readSsml } from './ssml.js';
@@ -36,15 +38,20 @@ export interface ResolveContext {
 }
 
 export async function resolveSpeech(input: SpeechInput, context: ResolveContext): Promise<SynthesisRequest> {
-  const { models, engines, voices, store } = context.services;
+  const { models, engines, store } = context.services;
   const model = models.get(input.modelId);
   if (!model) {
     throw new ApiError('model_not_found', { reason: `model ${input.modelId} does not exist; available: ${models.list().map((m) => m.id).join(', ')}` });
   }
-  if (!input.transcript && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
+  const turns = input.turns;
+  // A dialogue's turns are checked one by one (`readDialogue`), each named by its index.
+  if (!input.transcript && !turns && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
+  const dialogue = context.services.dialogue ?? DIALOGUE_DEFAULTS;
   // SSML is read first: a document that cannot be read is refused before anything else is looked up.
-  const reading = isSsml(input.transcript, input.transcriptType) ? readSsml(input.transcript) : null;
-  const characters = reading ? reading.characters : countTranscriptCharacters(input.transcript);
+  // A dialogue's turns are read, and counted, each on its own.
+  const turnsRead = turns ? readDialogue(turns, dialogue) : null;
+  const reading = !turns && isSsml(input.transcript, input.transcriptType) ? readSsml(input.transcript) : null;
+  const characters = turnsRead ? turnsRead.characters : reading ? reading.characters : countTranscriptCharacters(input.transcript);
   const max = context.maxCharacters ?? model.maxTranscriptChars;
   if (characters > max) throw new ApiError('input_too_long', { count: characters, max });
 
@@ -52,16 +59,21 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const format = resolveOutputFormat(input.outputFormat, model, input.streaming);
   const settings = resolveGenerationConfig(input.generationConfig, model, input.streaming);
 
-  const voice = await voices.get(input.voiceId, context.orgId);
-  if (!voice) throw new ApiError('voice_not_found', { id: input.voiceId });
   const engine = engines.get(model.engine);
-  if (!engine) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
-  if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
-  // A cloning engine speaks a cloned voice from its clip; only such a pair needs the reference.
-  const clones = engine.cloning !== undefined && hasClip(voice);
-  if (clones && engine.cloning!.requiresTranscript && !voice.transcript?.trim()) {
-    throw new ApiError('voice_transcript_missing', { voice: voice.id, model: model.id, engine: engine.type });
+  const first = await speakerOf(input.voiceId, engine, model, context);
+  // Every turn's voice is looked up (once per id) before the dictionary, so a bad one is reported first.
+  let speakers: Speaker[] | undefined;
+  if (turns) {
+    const found = new Map<string, Omit<Speaker, 'at'>>([[input.voiceId, first]]);
+    const offsets = turnOffsets(turns);
+    speakers = [];
+    for (const [index, turn] of turns.entries()) {
+      let speaker = found.get(turn.voiceId);
+      if (!speaker) found.set(turn.voiceId, (speaker = await speakerOf(turn.voiceId, engine, model, context)));
+      speakers.push({ ...speaker, at: offsets[index] });
+    }
   }
+  const { voice, reference, gain } = first;
 
   // Looked up last, so a bad model, format or voice is reported first; empty means none.
   let pronunciation: PronunciationItem[] | null = null;
@@ -72,29 +84,30 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     if (!dict || dict.orgId !== (context.orgId ?? LOCAL_ORG_ID)) throw new ApiError('dict_not_found', { id });
     pronunciation = pronunciation ? [...pronunciation, ...dict.items] : dict.items;
   }
-  const reference: VoiceReference | null = clones ? await voices.reference(voice) : null;
-  // Looked up, never measured here: a voice not measured yet is spoken at unity gain, and measured
-  // once its request has been admitted (session.ts), so no caller makes an engine work before that.
-  const gain = knownGain(engine, voice, reference) ?? 1;
   // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
   const normalize = input.normalize ?? engines.normalizes(model.engine);
   const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };
-  const segments = reading ? segmentsOf(reading.segments, segmentContext) : speechSegments(input.transcript, segmentContext);
+  const segments = speakers
+    ? dialogueSegments(turns!, turnsRead!, speakers, segmentContext, dialogue.pauseSeconds)
+    : reading
+      ? segmentsOf(reading.segments, segmentContext)
+      : speechSegments(input.transcript, segmentContext);
   // Only tags, or only whitespace: nothing to speak (a WebSocket context may open so).
   if (segments.every((segment) => segment.kind === 'mark') && !context.allowEmptyTranscript) throw new ApiError('missing_transcript');
   return {
     requestId: context.requestId,
     model,
     ...(input.modelNamed !== undefined ? { modelNamed: input.modelNamed } : {}),
-    engine,
+    engine: engine!,
     transcript: input.transcript,
     characters,
-    ...(reading ? { markup: reading.markup } : {}),
+    ...(reading ? { markup: reading.markup } : turnsRead ? { markup: turnsRead.markup } : {}),
     segments,
     voiceGain: gain,
     pronunciation,
     normalize,
     voice,
+    ...(speakers ? { speakers } : {}),
     reference,
     format,
     language: input.language,
@@ -103,4 +116,24 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     wordTimestamps: input.wordTimestamps,
     contextId: input.contextId,
   };
+}
+
+/**
+ * A voice as `engine` speaks it for the caller: the voice, its clip when the engine clones it, and
+ * its loudness gain as known (looked up, never measured here: a voice not measured yet is spoken at
+ * unity gain, and measured once its request has been admitted, session.ts, so no caller makes an
+ * engine work before that).
+ */
+async function speakerOf(voiceId: string, engine: Engine | undefined, model: ModelProfile, context: ResolveContext): Promise<Omit<Speaker, 'at'>> {
+  const voice = await context.services.voices.get(voiceId, context.orgId);
+  if (!voice) throw new ApiError('voice_not_found', { id: voiceId });
+  if (!engine) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
+  if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
+  // A cloning engine speaks a cloned voice from its clip; only such a pair needs the reference.
+  const clones = engine.cloning !== undefined && hasClip(voice);
+  if (clones && engine.cloning!.requiresTranscript && !voice.transcript?.trim()) {
+    throw new ApiError('voice_transcript_missing', { voice: voice.id, model: model.id, engine: engine.type });
+  }
+  const reference: VoiceReference | null = clones ? await context.services.voices.reference(voice) : null;
+  return { voice, reference, gain: knownGain(engine, voice, reference) ?? 1 };
 }

@@ -48,6 +48,8 @@ export type SpeechSegment =
       language?: string;
       /** `text` with where each part stands in the transcript: word timestamps name the transcript's words. */
       source: MappedText;
+      /** A dialogue's turn: the index of its speaker in `SynthesisRequest.speakers` (absent: the request's voice). */
+      speaker?: number;
     }
   | { kind: 'silence'; seconds: number }
   /** An SSML `<mark>`: its name is reported where it falls in the audio. */

@@ -11,6 +11,7 @@ import type { Logger } from '../log/logger.js';
 import type { ModelCatalogue } from '../models/catalogue.js';
 import type { Store } from '../store/store.js';
 import type { VoiceCatalogue } from '../voices/catalogue.js';
+import type { DialogueSettings } from './dialogue.js';
 import type { RequestGate } from './gate.js';
 
 export interface SynthesisServices {
@@ -25,6 +26,8 @@ export interface SynthesisServices {
   instanceId: string;
   /** The audio cache and how it is used; null or absent: no cache. */
   cache?: SynthesisCache | null;
+  /** How dialogues are made (`voices.dialogue`); absent: the defaults. */
+  dialogue?: DialogueSettings;
 }
 
 export interface SynthesisCache {

@@ -544,7 +544,11 @@ export class SynthesisSession {
     }
     // A voice this engine has not measured was spoken at unity gain: it is measured now that an
     // admitted request has used it, after that request, so the measurement never delays it (voice-gain.ts).
-    if (this.admission && this.request) measureInBackground(this.request.engine, this.request.voice, this.request.reference);
+    if (this.admission && this.request) {
+      measureInBackground(this.request.engine, this.request.voice, this.request.reference);
+      // A dialogue's other voices too (each voice is measured once, however often it is named).
+      for (const speaker of this.request.speakers ?? []) measureInBackground(this.request.engine, speaker.voice, speaker.reference);
+    }
     const failure = this.failure;
     const message: SynthesisEnd = {
       instance: this.services.instanceId,

@@ -7,6 +7,7 @@
  * shape only; everything a model decides is checked when resolving.
  */
 import type { FormatRequest } from '../models/output-format.js';
+import type { DialogueTurn } from './dialogue.js';
 
 export interface SpeechInput {
   modelId: string;
@@ -33,4 +34,9 @@ export interface SpeechInput {
   cache?: boolean;
   /** `"ssml"` or `"text"` as the client said (`transcript_type`); absent: SSML when the transcript starts with `<speak` (`ssml.ts`). */
   transcriptType?: 'text' | 'ssml';
+  /**
+   * A dialogue: turns spoken one after another, each in its own voice (`dialogue.ts`). `transcript`
+   * is then `dialogueTranscript(turns)` and `voiceId` the first turn's; each turn is text with inline tags or SSML.
+   */
+  turns?: DialogueTurn[];
 }

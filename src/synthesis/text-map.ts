@@ -75,6 +75,14 @@ export class MappedText {
     return this;
   }
 
+  /** The same text, standing for the same characters `by` further on in the transcript (a dialogue's turn within the joined turns). */
+  shifted(by: number): MappedText {
+    const out = new MappedText();
+    out.text = this.text;
+    for (const span of this.spans) out.spans.push({ ...span, sourceFrom: span.sourceFrom + by, sourceTo: span.sourceTo + by });
+    return out;
+  }
+
   /** Where `[from, to)` of the text came from in the transcript; null when none of it did. */
   toSource(from: number, to: number): { from: number; to: number } | null {
     let sourceFrom = Infinity;

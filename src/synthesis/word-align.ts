@@ -62,6 +62,9 @@ export class WordAligner {
   private lastStart = 0;
   private lastEnd = 0;
 
+  /** `speakerAt`: the voice and turn of the text at a position of the aligner's text (a dialogue); each word then names them. */
+  constructor(private readonly speakerAt?: (position: number) => { voice: string; turn: number }) {}
+
   /**
    * Adds the next piece of the transcript (inline tags and all, or an SSML document with its
    * `markup`); returns where it starts in the aligner's text.
@@ -172,7 +175,7 @@ export class WordAligner {
       } else if (next > this.emitted + 1 && after - first.end <= ABUTTING_SECONDS) {
         this.spread(out, this.words.slice(this.emitted, next), first.start, Math.max(after, first.end));
       } else {
-        this.emit(out, first.word, first.start, first.end);
+        this.emit(out, first, first.start, first.end);
         next = this.emitted + 1;
       }
       this.emitted = next;
@@ -187,15 +190,15 @@ export class WordAligner {
     let at = from;
     for (const w of run) {
       const until = at + (span * w.word.length) / chars;
-      this.emit(out, w.word, at, until);
+      this.emit(out, w, at, until);
       at = until;
     }
   }
 
-  private emit(out: WordTiming[], word: string, start: number, end: number): void {
+  private emit(out: WordTiming[], word: ClientWord, start: number, end: number): void {
     const s = Math.max(start, this.lastStart);
     const e = Math.max(end, s);
-    out.push({ word, start: s, end: e });
+    out.push(this.speakerAt ? { word: word.word, start: s, end: e, ...this.speakerAt(word.from) } : { word: word.word, start: s, end: e });
     this.lastStart = s;
     this.lastEnd = e;
   }
@@ -212,9 +215,9 @@ export interface WordTrack {
   last: boolean;
 }
 
-/** The words of a request that is the whole text (an HTTP request). */
-export function requestWords(transcript: string, markup?: readonly MarkupRange[]): WordTrack {
-  const aligner = new WordAligner();
+/** The words of a request that is the whole text (an HTTP request); `speakerAt` names each word's voice and turn (a dialogue). */
+export function requestWords(transcript: string, markup?: readonly MarkupRange[], speakerAt?: (position: number) => { voice: string; turn: number }): WordTrack {
+  const aligner = new WordAligner(speakerAt);
   return { aligner, textAt: aligner.addText(transcript, markup), secondsAt: 0, last: true };
 }
 

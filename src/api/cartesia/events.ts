@@ -21,16 +21,17 @@ export function chunkEvent(contextId: string | null, audio: Buffer, stepTime: nu
   return { type: 'chunk', data: audio.toString('base64'), done: false, status_code: 206, step_time: Math.round(stepTime * 100) / 100, context_id: contextId };
 }
 
-/** Word timestamps, already on the request's or turn's clock (`synthesis/word-align`), in milliseconds' precision. */
+/**
+ * Word timestamps, already on the request's or turn's clock (`synthesis/word-align`), in
+ * milliseconds' precision; a dialogue's carry `voices` beside `words`, each word's voice id.
+ */
 export function timestampsEvent(contextId: string | null, words: WordTiming[]): StreamEvent {
   const round = (t: number) => Math.round(t * 1000) / 1000;
-  return {
-    type: 'timestamps',
-    done: false,
-    status_code: 206,
-    context_id: contextId,
-    word_timestamps: { words: words.map((w) => w.word), start: words.map((w) => round(w.start)), end: words.map((w) => round(w.end)) },
-  };
+  const timestamps: Record<string, unknown[]> = { words: words.map((w) => w.word) };
+  if (words.length > 0 && words[0].voice !== undefined) timestamps.voices = words.map((w) => w.voice ?? null);
+  timestamps.start = words.map((w) => round(w.start));
+  timestamps.end = words.map((w) => round(w.end));
+  return { type: 'timestamps', done: false, status_code: 206, context_id: contextId, word_timestamps: timestamps };
 }
 
 /** SSML marks, each at its time on the request's or turn's clock, in milliseconds' precision. */

@@ -8,7 +8,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { postOnly } from '../../http/json-body.js';
-import { serveSynthesis } from '../../http/synthesis-route.js';
+import { serveSynthesis, type StreamAnswer } from '../../http/synthesis-route.js';
+import type { SynthesisRequest } from '../../synthesis/request.js';
 import type { Services } from '../../services.js';
 import { SSE_HEADERS, sseFrame, sseFrameWithAudio } from '../../http/audio-json.js';
 import { chunkEvent, doneEvent, errorEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
@@ -21,31 +22,34 @@ function chunkFrame(event: StreamEvent): Buffer {
   return sseFrameWithAudio(event, 'data');
 }
 
+/** The event stream of a synthesis: `/tts/sse`'s, and `/tts/dialogue`'s with `stream: true`. */
+export function sseAnswer(synthesis: SynthesisRequest): StreamAnswer {
+  const contextId = synthesis.contextId ?? synthesis.requestId;
+  return {
+    contentType: 'text/event-stream; charset=utf-8',
+    headers: SSE_HEADERS,
+    framing: {
+      piece(piece) {
+        const frames: (string | Buffer)[] = [];
+        // A mark comes before the audio that starts where it stands.
+        if (piece.marks) frames.push(frame(markTimestampsEvent(contextId, piece.marks)));
+        if (piece.audio.length > 0) frames.push(chunkFrame(chunkEvent(contextId, piece.audio, piece.stepTime)));
+        if (piece.words && synthesis.wordTimestamps) frames.push(frame(timestampsEvent(contextId, piece.words)));
+        return frames;
+      },
+      done: () => [frame(doneEvent(contextId))],
+      error: (error) => [frame(errorEvent(contextId, error, synthesis.requestId))],
+    },
+  };
+}
+
 export function registerTtsSse(scope: FastifyInstance, services: Services): void {
   postOnly(scope, '/tts/sse');
   scope.post('/tts/sse', (request, reply) =>
     serveSynthesis(services, request, reply, {
       decode: ({ body }) => parseCartesiaBody(body, { alwaysStreaming: true }),
       endpoint: () => 'tts.sse',
-      stream: (_input, synthesis) => {
-        const contextId = synthesis.contextId ?? synthesis.requestId;
-        return {
-          contentType: 'text/event-stream; charset=utf-8',
-          headers: SSE_HEADERS,
-          framing: {
-            piece(piece) {
-              const frames: (string | Buffer)[] = [];
-              // A mark comes before the audio that starts where it stands.
-              if (piece.marks) frames.push(frame(markTimestampsEvent(contextId, piece.marks)));
-              if (piece.audio.length > 0) frames.push(chunkFrame(chunkEvent(contextId, piece.audio, piece.stepTime)));
-              if (piece.words && synthesis.wordTimestamps) frames.push(frame(timestampsEvent(contextId, piece.words)));
-              return frames;
-            },
-            done: () => [frame(doneEvent(contextId))],
-            error: (error) => [frame(errorEvent(contextId, error, synthesis.requestId))],
-          },
-        };
-      },
+      stream: (_input, synthesis) => sseAnswer(synthesis),
     }),
   );
 }

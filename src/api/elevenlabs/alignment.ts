@@ -14,6 +14,8 @@ export interface CharacterTimes {
   characters: string[];
   starts: number[];
   ends: number[];
+  /** Where each word's first character is in `characters`. */
+  wordAt: number[];
 }
 
 /** The characters of a stream of words, in order; a word after the first is preceded by its space. */
@@ -22,7 +24,7 @@ export class CharacterAligner {
 
   /** The characters of these words (seconds on the words' clock). */
   next(words: readonly WordTiming[]): CharacterTimes {
-    const out: CharacterTimes = { characters: [], starts: [], ends: [] };
+    const out: CharacterTimes = { characters: [], starts: [], ends: [], wordAt: [] };
     for (const word of words) {
       if (this.previousEnd !== null) {
         out.characters.push(' ');
@@ -30,6 +32,7 @@ export class CharacterAligner {
         out.ends.push(Math.max(this.previousEnd, word.start));
       }
       const chars = Array.from(word.word);
+      out.wordAt.push(out.characters.length);
       const step = (word.end - word.start) / Math.max(1, chars.length);
       chars.forEach((ch, i) => {
         out.characters.push(ch);
@@ -63,4 +66,26 @@ export function socketAlignment(times: CharacterTimes, base: number) {
     charStartTimesMs: times.starts.map((t) => Math.round((t - base) * 1000)),
     charDurationsMs: times.starts.map((t, i) => Math.round((times.ends[i] - t) * 1000)),
   };
+}
+
+/**
+ * A dialogue's `voice_segments`: each run of words of one turn, with its voice, its time (its first
+ * word's start to its last word's end) and its characters' places in `times`, the alignment the
+ * same words made (`[character_start_index, character_end_index)`, the space before it left out).
+ */
+export function voiceSegments(words: readonly WordTiming[], times: CharacterTimes) {
+  const segments: { voice_id: string; start_time_seconds: number; end_time_seconds: number; character_start_index: number; character_end_index: number; dialogue_input_index: number }[] = [];
+  words.forEach((word, i) => {
+    if (word.voice === undefined || word.turn === undefined) return;
+    const from = times.wordAt[i];
+    const to = from + Array.from(word.word).length;
+    const last = segments.at(-1);
+    if (last && last.dialogue_input_index === word.turn) {
+      last.end_time_seconds = seconds(word.end);
+      last.character_end_index = to;
+    } else {
+      segments.push({ voice_id: word.voice, start_time_seconds: seconds(word.start), end_time_seconds: seconds(word.end), character_start_index: from, character_end_index: to, dialogue_input_index: word.turn });
+    }
+  });
+  return segments;
 }

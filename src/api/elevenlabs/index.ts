@@ -12,6 +12,7 @@ import type { WebSocketRoute } from '../../http/websocket-router.js';
 import type { Services } from '../../services.js';
 import { registerElevenLabsListings } from './listings.js';
 import { registerElevenLabsSpeech } from './speech.js';
+import { registerElevenLabsDialogue } from './dialogue.js';
 import { elevenLabsWebSockets } from './websocket.js';
 
 export function registerElevenLabs(app: FastifyInstance, services: Services): void {
@@ -21,6 +22,7 @@ export function registerElevenLabs(app: FastifyInstance, services: Services): vo
     await scope.register(async (speech) => {
       acceptRawBodies(speech, services.config.server.bodyLimitBytes);
       registerElevenLabsSpeech(speech, services);
+      registerElevenLabsDialogue(speech, services);
     });
   });
 }

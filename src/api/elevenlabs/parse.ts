@@ -13,6 +13,7 @@
 import type { Config } from '../../config/schema.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { FormatRequest } from '../../models/output-format.js';
+import { dialogueTranscript, type DialogueTurn } from '../../synthesis/dialogue.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
 /** A field problem, with where it is (`['body', 'text']`): ElevenLabs answers these 422. */
@@ -141,6 +142,23 @@ export function parseElevenLabsRequest(
   if (typeof text !== 'string' || text.length === 0) throw located(new ApiError('missing_transcript'), 'body', 'text');
   const voice = request.params.voice_id;
   if (!voice) throw located(new ApiError('missing_voice_id'), 'path', 'voice_id');
+  for (const name of ['previous_text', 'next_text']) optionalString(body, name, 10_000);
+  const speed = voiceSettings(body.voice_settings, ['body', 'voice_settings']);
+  return {
+    ...sharedFields(request, options, context),
+    transcript: text,
+    voiceId: voiceIdOf(voice, context),
+    generationConfig: speed.speed === undefined ? undefined : speed,
+  };
+}
+
+/** The fields speech and dialogue bodies share, each checked where it stands: model, output format, language, seed, dictionaries, normalisation. */
+function sharedFields(
+  request: { body: Record<string, unknown>; query: Record<string, string | string[] | undefined> },
+  options: { streaming: boolean; timestamps: boolean },
+  context: ElevenLabsContext,
+): Omit<ElevenLabsInput, 'transcript' | 'voiceId' | 'generationConfig'> {
+  const { body } = request;
   const language = body.language_code;
   if (language !== undefined && language !== null && (typeof language !== 'string' || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(language))) {
     throw invalid('language_code must be a language code such as en or pt-BR', 'body', 'language_code');
@@ -149,17 +167,13 @@ export function parseElevenLabsRequest(
   if (seed !== undefined && seed !== null && !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) <= 4294967295)) {
     throw invalid('seed must be an integer from 0 to 4294967295', 'body', 'seed');
   }
-  for (const name of ['previous_text', 'next_text']) optionalString(body, name, 10_000);
-  const speed = voiceSettings(body.voice_settings, ['body', 'voice_settings']);
   const dicts = dictionaries(body.pronunciation_dictionary_locators, 'body', 'pronunciation_dictionary_locators');
   const normalize = normalization(body.apply_text_normalization, 'body', 'apply_text_normalization');
+  const modelNamed = modelNamedOf(body.model_id, context);
   return {
     modelId: modelIdOf(body.model_id, context, 'body', 'model_id'),
-    ...(modelNamedOf(body.model_id, context) !== undefined ? { modelNamed: modelNamedOf(body.model_id, context) } : {}),
-    transcript: text,
-    voiceId: voiceIdOf(voice, context),
+    ...(modelNamed !== undefined ? { modelNamed } : {}),
     outputFormat: outputFormatOf(queryValue(request.query, 'output_format') || DEFAULT_OUTPUT_FORMAT),
-    generationConfig: speed.speed === undefined ? undefined : speed,
     language: typeof language === 'string' ? language.toLowerCase() : null,
     streaming: options.streaming,
     wordTimestamps: options.timestamps,
@@ -168,5 +182,46 @@ export function parseElevenLabsRequest(
     pronunciationDictId: null,
     ...(dicts ? { pronunciationDictIds: dicts } : {}),
     ...(normalize === undefined ? {} : { normalize }),
+  };
+}
+
+/** `settings` of a dialogue: `stability` and `similarity`, each checked for shape (0 to 1) and accepted. */
+function dialogueSettings(value: unknown): void {
+  if (value === undefined || value === null) return;
+  if (typeof value !== 'object' || Array.isArray(value)) throw invalid('settings must be an object or null', 'body', 'settings');
+  for (const name of ['stability', 'similarity'] as const) {
+    const v = (value as Record<string, unknown>)[name];
+    if (v !== undefined && v !== null && (typeof v !== 'number' || !(v >= 0 && v <= 1))) throw invalid(`settings.${name} must be a number from 0 to 1`, 'body', 'settings', name);
+  }
+}
+
+/**
+ * A dialogue: `POST /v1/text-to-dialogue[/stream][/with-timestamps]`, whose `inputs` are
+ * `{text, voice_id}` turns (voice ids through the aliases), spoken in order. The other fields are
+ * the speech body's; `settings` and the request-stitching fields are checked for shape and accepted.
+ */
+export function parseElevenLabsDialogue(
+  request: { body: Record<string, unknown>; query: Record<string, string | string[] | undefined> },
+  options: { streaming: boolean; timestamps: boolean },
+  context: ElevenLabsContext,
+): ElevenLabsInput {
+  const { body } = request;
+  const inputs = body.inputs;
+  if (!Array.isArray(inputs) || inputs.length === 0) throw invalid('inputs must be a non-empty list of {text, voice_id}', 'body', 'inputs');
+  const turns: DialogueTurn[] = inputs.map((input: unknown, index) => {
+    const fields = (typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {}) as Record<string, unknown>;
+    if (typeof fields.text !== 'string') throw invalid('each input needs its text, a string', 'body', 'inputs', index, 'text');
+    if (!fields.text.trim()) throw located(new ApiError('empty_dialogue_turn', { index }), 'body', 'inputs', index, 'text');
+    if (typeof fields.voice_id !== 'string' || !fields.voice_id) throw located(new ApiError('missing_voice_id'), 'body', 'inputs', index, 'voice_id');
+    return { transcript: fields.text, voiceId: voiceIdOf(fields.voice_id, context) };
+  });
+  for (const name of ['previous_text', 'future_text']) optionalString(body, name, 100);
+  dialogueSettings(body.settings);
+  return {
+    ...sharedFields(request, options, context),
+    transcript: dialogueTranscript(turns),
+    voiceId: turns[0].voiceId,
+    turns,
+    generationConfig: undefined,
   };
 }

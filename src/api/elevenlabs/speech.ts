@@ -14,11 +14,12 @@ import type { FastifyInstance } from 'fastify';
 import { jsonWithAudio } from '../../http/audio-json.js';
 import { presentedKey } from '../../http/credentials.js';
 import { postOnly } from '../../http/json-body.js';
-import { audioStream, serveSynthesis, type SynthesisRoute } from '../../http/synthesis-route.js';
+import { audioStream, serveSynthesis, type RouteRequest, type SynthesisRoute } from '../../http/synthesis-route.js';
+import type { WordTiming } from '../../engines/engine.js';
 import type { Services } from '../../services.js';
 import { CONTENT_TYPES, type OutputFormat } from '../../audio/format.js';
 import type { Endpoint } from '../../synthesis/gate.js';
-import { CharacterAligner, restAlignment } from './alignment.js';
+import { CharacterAligner, restAlignment, voiceSegments } from './alignment.js';
 import { parseElevenLabsRequest, type ElevenLabsContext, type ElevenLabsInput } from './parse.js';
 
 /** The key as ElevenLabs' clients send it (`xi-api-key`), or as every dialect accepts it. */
@@ -41,13 +42,26 @@ export function audioType(format: OutputFormat): string {
   return format.encoding === 'pcm_mulaw' ? 'audio/basic' : format.encoding === 'pcm_alaw' ? 'audio/x-alaw-basic' : 'audio/pcm';
 }
 
-function route(path: (typeof PATHS)[number], context: ElevenLabsContext): SynthesisRoute<ElevenLabsInput> {
+/** How a family of REST routes (speech, dialogue) reads its requests, and the endpoints it counts under. */
+export interface ElevenLabsRoutes {
+  decode(request: RouteRequest, options: { streaming: boolean; timestamps: boolean }, context: ElevenLabsContext): ElevenLabsInput;
+  endpoints: { clip: Endpoint; stream: Endpoint };
+}
+
+/** The alignment of `words` as the REST answers carry it; a dialogue's with its `voice_segments`. */
+function timed(characters: CharacterAligner, words: readonly WordTiming[], dialogue: boolean) {
+  const times = characters.next(words);
+  const alignment = restAlignment(times);
+  return dialogue ? { alignment, normalized_alignment: alignment, voice_segments: voiceSegments(words, times) } : { alignment, normalized_alignment: alignment };
+}
+
+function route(path: (typeof PATHS)[number], context: ElevenLabsContext, routes: ElevenLabsRoutes): SynthesisRoute<ElevenLabsInput> {
   const streaming = path.startsWith('/stream');
   const timestamps = path.endsWith('/with-timestamps');
-  const endpoint: Endpoint = streaming ? 'elevenlabs.tts.stream' : 'elevenlabs.tts';
+  const endpoint: Endpoint = streaming ? routes.endpoints.stream : routes.endpoints.clip;
   return {
     credential: (headers) => elevenLabsKey(headers),
-    decode: (request) => parseElevenLabsRequest(request, { streaming, timestamps }, context),
+    decode: (request) => routes.decode(request, { streaming, timestamps }, context),
     endpoint: () => endpoint,
     headers: (_input, synthesis) => ({ 'request-id': synthesis.requestId, 'x-character-count': String(synthesis.characters) }),
     // A whole clip is its audio bytes, typed as ElevenLabs types them; with timestamps, one JSON
@@ -56,8 +70,7 @@ function route(path: (typeof PATHS)[number], context: ElevenLabsContext): Synthe
       timings: timestamps,
       answer(_input, synthesis, clip) {
         if (!timestamps) return { contentType: audioType(synthesis.format), body: clip.audio };
-        const alignment = restAlignment(new CharacterAligner().next(clip.words));
-        const body = jsonWithAudio({ audio_base64: clip.audio.toString('base64'), alignment, normalized_alignment: alignment }, 'audio_base64');
+        const body = jsonWithAudio({ audio_base64: clip.audio.toString('base64'), ...timed(new CharacterAligner(), clip.words, synthesis.speakers !== undefined) }, 'audio_base64');
         return { contentType: 'application/json; charset=utf-8', body };
       },
     },
@@ -68,9 +81,11 @@ function route(path: (typeof PATHS)[number], context: ElevenLabsContext): Synthe
         contentType: 'application/json; charset=utf-8',
         framing: {
           piece(piece) {
-            const words = piece.words && piece.words.length > 0 ? restAlignment(characters.next(piece.words)) : null;
+            const dialogue = synthesis.speakers !== undefined;
+            const words = piece.words && piece.words.length > 0 ? timed(characters, piece.words, dialogue) : null;
             if (piece.audio.length === 0 && !words) return [];
-            return [`${jsonWithAudio({ audio_base64: piece.audio.toString('base64'), alignment: words, normalized_alignment: words }, 'audio_base64')}\n`];
+            const none = dialogue ? { alignment: null, normalized_alignment: null, voice_segments: [] } : { alignment: null, normalized_alignment: null };
+            return [`${jsonWithAudio({ audio_base64: piece.audio.toString('base64'), ...(words ?? none) }, 'audio_base64')}\n`];
           },
           done: () => [],
           // A failure after the first line can only cut the stream: the SDK reads lines, not events.
@@ -81,11 +96,18 @@ function route(path: (typeof PATHS)[number], context: ElevenLabsContext): Synthe
   };
 }
 
+const SPEECH: ElevenLabsRoutes = { decode: parseElevenLabsRequest, endpoints: { clip: 'elevenlabs.tts', stream: 'elevenlabs.tts.stream' } };
+
 export function registerElevenLabsSpeech(scope: FastifyInstance, services: Services): void {
+  registerElevenLabsRoutes(scope, services, '/v1/text-to-speech/:voice_id', SPEECH);
+}
+
+/** `base` and its `/stream`, `/with-timestamps` and `/stream/with-timestamps`, each read and answered as `routes` says. */
+export function registerElevenLabsRoutes(scope: FastifyInstance, services: Services, base: string, routes: ElevenLabsRoutes): void {
   const context: ElevenLabsContext = { aliases: services.config.elevenlabs };
   for (const path of PATHS) {
-    const url = `/v1/text-to-speech/:voice_id${path}`;
-    const answer = route(path, context);
+    const url = `${base}${path}`;
+    const answer = route(path, context, routes);
     postOnly(scope, url);
     scope.post(url, (request, reply) => serveSynthesis(services, request, reply, answer));
   }
