@@ -29,6 +29,7 @@ import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { HttpConnections } from './http/connections.js';
 import { buildHttpServer } from './http/server.js';
 import { JobService } from './jobs/service.js';
+import { describeStorage, openJobStorage } from './storage/open.js';
 import { jobToJson } from './api/jobs.js';
 import { checkWebhookUrl } from './webhooks/url-guard.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
@@ -180,11 +181,14 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     ? new WebhookDeliverer({ outbox: alertOutbox(store), kind: 'alert', secret: webhookSecret, options: webhookOptions, logger, pollMs: config.jobs.pollMs, concurrency: 1 })
     : null;
   const stopAlerts = accounts ? watchCharges(instanceId, accounts.alerts) : () => {};
+  const jobsDir = config.jobs.dir ?? join(config.dataDir, 'jobs');
+  const jobBlobs = config.jobs.enabled ? openJobStorage(config.storage, jobsDir) : null;
+  if (jobBlobs) logger.info({ storage: describeStorage(config.storage, jobsDir) }, 'job storage');
   const jobs = config.jobs.enabled
     ? new JobService({
         config: config.jobs,
         services,
-        blobs: new FileBlobStorage(resolve(config.jobs.dir ?? join(config.dataDir, 'jobs'))),
+        blobs: jobBlobs!,
         logger,
         checkWebhookUrl: (url) => checkWebhookUrl(url, webhookOptions),
         webhookDue: () => webhooks?.kick(),
@@ -248,6 +252,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         // Runs stop before the engines they use; their leases are handed back for another server to resume.
         stopAlerts();
         await Promise.all([jobs?.stop(), webhooks?.stop(), accounts?.alerts.stop()]);
+        jobBlobs?.close?.();
         await alertWebhooks?.stop();
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.

@@ -1,6 +1,7 @@
 /**
  * @module config/sections/jobs
- * Long-form jobs: limits, retention, where their files go, how runs are leased, webhooks.
+ * Long-form jobs: limits, retention, where their files go (a folder; a bucket is
+ * `storage`), how results are downloaded, how runs are leased, webhooks.
  */
 import { z } from 'zod';
 import { defineSection } from '../section.js';
@@ -20,6 +21,9 @@ const JOBS_DEFAULTS = {
   heartbeatMs: 5_000,
   pollMs: 1_000,
   reservationTtlHours: 24,
+  download: 'stream' as const,
+  downloadUrlSeconds: 300,
+  storageRetryMaxMs: 30_000,
   webhooks: { allowHttp: false, allowPrivateNetworks: false, secret: null, timeoutMs: 10_000, maxAttempts: 8 },
 };
 
@@ -52,6 +56,12 @@ const jobsSchema = z
     pollMs: z.number().int().min(50).default(JOBS_DEFAULTS.pollMs),
     /** How long a job's reservation of credits counts if no server ends it. */
     reservationTtlHours: z.number().min(1).default(JOBS_DEFAULTS.reservationTtlHours),
+    /** `stream`: `/audio` sends the result's bytes; `redirect`: it answers 302 to a presigned URL of the bucket (`storage.kind: s3`; else streamed). */
+    download: z.enum(['stream', 'redirect']).default(JOBS_DEFAULTS.download),
+    /** How long a redirect's presigned URL stays valid. */
+    downloadUrlSeconds: z.number().int().min(10).max(7 * 24 * 3600).default(JOBS_DEFAULTS.downloadUrlSeconds),
+    /** An unreachable storage pauses a run, tried again with backoff doubling up to this wait. */
+    storageRetryMaxMs: z.number().int().min(100).max(600_000).default(JOBS_DEFAULTS.storageRetryMaxMs),
     webhooks: z
       .object({
         /** Accept `http://` webhook URLs (else `https://` only). */
@@ -74,6 +84,7 @@ export const jobsSection = defineSection('jobs', jobsSchema.default(JOBS_DEFAULT
   VOICEGATE_JOBS_DIR: ['dir', 'string'],
   VOICEGATE_JOBS_CONCURRENCY: ['concurrency', 'number'],
   VOICEGATE_JOBS_RETENTION_HOURS: ['retentionHours', 'number'],
+  VOICEGATE_JOBS_DOWNLOAD: ['download', 'string'],
   VOICEGATE_WEBHOOK_SECRET: [['webhooks', 'secret'], 'string'],
   VOICEGATE_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: [['webhooks', 'allowPrivateNetworks'], 'boolean'],
 });
