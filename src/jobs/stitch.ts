@@ -26,15 +26,15 @@ export class MissingSegmentError extends Error {
   }
 }
 
-/** Samples of each segment and of the pause before it, from the stored sizes. */
+/** Samples of each segment and of the pause before it, from the stored sizes (one listing, not a look-up per segment). */
 async function layout(blobs: BlobStorage, jobId: string, segments: readonly PlannedSegment[], rate: number): Promise<{ pause: number; samples: number }[]> {
-  return Promise.all(
-    segments.map(async (segment, index) => {
-      const info = await blobs.stat(segmentAudioKey(jobId, index));
-      if (!info) throw new MissingSegmentError(jobId, index);
-      return { pause: Math.round(segment.pauseBefore * rate), samples: info.size / 2 };
-    }),
-  );
+  const sizes = new Map<string, number>();
+  for await (const info of blobs.list(`${jobId}/segments`)) sizes.set(info.key, info.size);
+  return segments.map((segment, index) => {
+    const size = sizes.get(segmentAudioKey(jobId, index));
+    if (size === undefined) throw new MissingSegmentError(jobId, index);
+    return { pause: Math.round(segment.pauseBefore * rate), samples: size / 2 };
+  });
 }
 
 /** The result's bytes, encoded as `format`, with its length in seconds and the timings on its clock. */

@@ -42,7 +42,8 @@ export async function startS3(bucket = 'voicegate-test'): Promise<S3Server> {
   let child: ChildProcess | null = null;
   let port = 0;
   const launch = async () => {
-    const process_ = spawn(process.execPath, [SERVER, dir, String(port), bucket], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // s3rver pages listings of more than 1,000 keys with DES-sealed continuation tokens: OpenSSL 3 has DES only in its legacy provider.
+    const process_ = spawn(process.execPath, ['--openssl-legacy-provider', SERVER, dir, String(port), bucket], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     process_.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
     port = await new Promise<number>((resolve, reject) => {
@@ -51,7 +52,8 @@ export async function startS3(bucket = 'voicegate-test'): Promise<S3Server> {
         clearTimeout(timer);
         reject(new Error(`s3rver exited with ${code}: ${stderr}`));
       });
-      createInterface({ input: process_.stdout! }).once('line', (line) => {
+      createInterface({ input: process_.stdout! }).on('line', (line) => {
+        if (!line.startsWith('{"port"')) return;
         clearTimeout(timer);
         resolve((JSON.parse(line) as { port: number }).port);
       });
