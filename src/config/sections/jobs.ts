@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { defineSection } from '../section.js';
 
 const JOBS_DEFAULTS = {
-  enabled: true,
+  enabled: true as boolean | 'auto',
   maxCharacters: 1_000_000,
   maxInputs: 1000,
   retentionHours: 72,
@@ -29,8 +29,8 @@ const JOBS_DEFAULTS = {
 
 const jobsSchema = z
   .object({
-    /** Off: `/tts/jobs` is not served and this server runs no jobs. */
-    enabled: z.boolean().default(JOBS_DEFAULTS.enabled),
+    /** Off: `/tts/jobs` is not served and this server runs no jobs. `auto`: on when the jobs' storage is a bucket (`storage`), which every gateway shares. */
+    enabled: z.union([z.boolean(), z.literal('auto')]).default(JOBS_DEFAULTS.enabled),
     /** The longest job, in characters counted as for billing. */
     maxCharacters: z.number().int().min(1).default(JOBS_DEFAULTS.maxCharacters),
     /** The most entries `inputs` may hold. */
@@ -89,4 +89,5 @@ export const jobsSection = defineSection('jobs', jobsSchema.default(JOBS_DEFAULT
   VOICEGATE_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: [['webhooks', 'allowPrivateNetworks'], 'boolean'],
 });
 
-export type JobsConfig = z.output<typeof jobsSchema>;
+/** As loaded: `enabled: auto` is resolved against the storage (`loadConfig`). */
+export type JobsConfig = Omit<z.output<typeof jobsSchema>, 'enabled'> & { enabled: boolean };

@@ -28,3 +28,11 @@ test('a bucket-less s3 storage, a bad bucket or prefix, and credentials in the f
   // Credentials come from the AWS SDK's chain only: the file has no place for them.
   assert.throws(() => loadConfig({ env: {}, overrides: { storage: { kind: 's3', bucket: 'books', accessKeyId: 'AKIA', secretAccessKey: 'x' } } }), ConfigError);
 });
+
+test('VOICEGATE_JOBS=auto turns jobs on exactly when their storage is a bucket', () => {
+  assert.equal(loadConfig({ env: { VOICEGATE_JOBS: 'auto' } }).jobs.enabled, false);
+  assert.equal(loadConfig({ env: { VOICEGATE_JOBS: 'auto', VOICEGATE_STORAGE_URL: 's3://books/jobs' } }).jobs.enabled, true);
+  assert.equal(loadConfig({ env: { VOICEGATE_JOBS: 'off', VOICEGATE_STORAGE_URL: 's3://books/jobs' } }).jobs.enabled, false);
+  assert.equal(loadConfig({ env: {} }).jobs.enabled, true, 'on by default, on a folder, for one machine');
+  assert.throws(() => loadConfig({ env: { VOICEGATE_CACHE: 'auto' } }), ConfigError, 'only the jobs switch takes auto');
+});
