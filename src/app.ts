@@ -184,11 +184,11 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const jobsDir = config.jobs.dir ?? join(config.dataDir, 'jobs');
   const jobBlobs = config.jobs.enabled ? openJobStorage(config.storage, jobsDir) : null;
   if (jobBlobs) logger.info({ storage: describeStorage(config.storage, jobsDir) }, 'job storage');
-  const jobs = config.jobs.enabled
+  const jobs = jobBlobs
     ? new JobService({
         config: config.jobs,
         services,
-        blobs: jobBlobs!,
+        blobs: jobBlobs,
         logger,
         checkWebhookUrl: (url) => checkWebhookUrl(url, webhookOptions),
         webhookDue: () => webhooks?.kick(),
