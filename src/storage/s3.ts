@@ -69,8 +69,10 @@ export class S3BlobStorage implements BlobStorage {
       // default trailing checksums (aws-chunked bodies), and TLS already guards the bytes.
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
-      // An unreachable bucket fails fast; the job runner retries with its own backoff.
-      requestHandler: { connectionTimeout: 5_000 },
+      // An unreachable bucket fails fast; the job runner retries with its own backoff. The wait for
+      // a free socket counts against that timeout, and every streamed download holds one for as
+      // long as its client reads: far more sockets than the SDK's default 50.
+      requestHandler: { connectionTimeout: 5_000, httpAgent: { keepAlive: true, maxSockets: 512 }, httpsAgent: { keepAlive: true, maxSockets: 512 } },
       ...(options.region ? { region: options.region } : {}),
       ...(options.endpoint ? { endpoint: options.endpoint } : {}),
     };
