@@ -31,6 +31,7 @@ import { HttpConnections } from './http/connections.js';
 import { buildHttpServer } from './http/server.js';
 import { JobService } from './jobs/service.js';
 import { gatewayState } from './api/admin-engines.js';
+import { describeStorage, openJobStorage } from './storage/open.js';
 import { jobToJson } from './api/jobs.js';
 import { checkWebhookUrl } from './webhooks/url-guard.js';
 import { WebhookDeliverer } from './webhooks/deliverer.js';
@@ -186,11 +187,14 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     ? new WebhookDeliverer({ outbox: alertOutbox(store), kind: 'alert', secret: webhookSecret, options: webhookOptions, logger, pollMs: config.jobs.pollMs, concurrency: 1 })
     : null;
   const stopAlerts = accounts ? watchCharges(instanceId, accounts.alerts) : () => {};
-  const jobs = config.jobs.enabled
+  const jobsDir = config.jobs.dir ?? join(config.dataDir, 'jobs');
+  const jobBlobs = config.jobs.enabled ? openJobStorage(config.storage, jobsDir) : null;
+  if (jobBlobs) logger.info({ storage: describeStorage(config.storage, jobsDir) }, 'job storage');
+  const jobs = jobBlobs
     ? new JobService({
         config: config.jobs,
         services,
-        blobs: new FileBlobStorage(resolve(config.jobs.dir ?? join(config.dataDir, 'jobs'))),
+        blobs: jobBlobs,
         logger,
         checkWebhookUrl: (url) => checkWebhookUrl(url, webhookOptions),
         webhookDue: () => webhooks?.kick(),
@@ -259,6 +263,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         // Runs stop before the engines they use; their leases are handed back for another server to resume.
         stopAlerts();
         await Promise.all([jobs?.stop(), webhooks?.stop(), accounts?.alerts.stop()]);
+        jobBlobs?.close?.();
         await alertWebhooks?.stop();
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.

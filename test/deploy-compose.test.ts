@@ -7,14 +7,18 @@
  * the entry point from both gateways; one gateway is stopped while requests
  * keep coming, and every request is still served; the ledger holds exactly
  * one charge per request, of its characters, and the balance matches. The
- * file is also rendered and validated with docker-compose's `config`.
+ * file is also rendered and validated with docker-compose's `config`, and
+ * its `s3` profile (an S3-compatible server for long-form jobs) is read and
+ * held to what `.env.example` tells a user to set.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
+import { parse } from 'yaml';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
+import { loadConfig } from '../src/config/load.js';
 import { buildImage, buildStandIn, containersUnavailable, IMAGE, podman, REPO, run, runName, until } from './helpers/containers.js';
 import { ttsBody } from './helpers/server.js';
 import { closedPort } from './helpers/redis.js';
@@ -83,14 +87,34 @@ async function adminOrg(credits: number): Promise<{ orgId: string; key: string }
 }
 
 test('compose.yaml renders and validates with docker-compose config', { skip: skip ?? (!process.env.PATH?.split(':').some((d) => existsSync(join(d, 'docker-compose'))) && !process.env.CI ? 'docker-compose not installed' : false), timeout: 60_000 }, async () => {
-  const rendered = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, COMPOSE_PROFILES: 'gpu', VOICEGATE_CONFIG: '/etc/voicegate/gpu.json' } });
+  const rendered = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, COMPOSE_PROFILES: 'gpu,s3', VOICEGATE_CONFIG: '/etc/voicegate/gpu.json' } });
   assert.equal(rendered.code, 0, rendered.stderr);
   assert.match(rendered.stdout, /condition: service_healthy/);
   assert.match(rendered.stdout, /replicas: 2/);
   assert.match(rendered.stdout, /kokoro/);
+  assert.match(rendered.stdout, /s3-bucket/);
   const missing = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, POSTGRES_PASSWORD: '' } });
   assert.notEqual(missing.code, 0, 'a missing password is refused');
   assert.match(missing.stderr, /POSTGRES_PASSWORD/);
+});
+
+test('the s3 profile: an S3-compatible server, its bucket made, and the gateways reaching it through .env alone', async () => {
+  const file = parse(readFileSync(join(REPO, 'compose.yaml'), 'utf8')) as { services: Record<string, any>; volumes: Record<string, unknown> };
+  const { s3, 's3-bucket': bucket, gateway } = file.services;
+  assert.deepEqual([s3.profiles, bucket.profiles], [['s3'], ['s3']], 'off unless the profile is asked for');
+  assert.ok(s3.healthcheck && bucket.depends_on.s3.condition === 'service_healthy', 'the bucket is made once the server is ready');
+  assert.ok(s3.volumes.some((volume: string) => volume.startsWith('s3-data:')) && 's3-data' in file.volumes);
+  assert.ok(!('depends_on' in gateway && 's3' in gateway.depends_on), 'the gateways start without the profile');
+  // The storage and the SDK's standard variables come from .env, empty (unused) when it sets none.
+  for (const name of ['VOICEGATE_STORAGE_URL', 'VOICEGATE_STORAGE_FORCE_PATH_STYLE', 'AWS_ENDPOINT_URL_S3', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY']) {
+    assert.equal(gateway.environment[name], `\${${name}:-}`, name);
+  }
+  // .env.example's s3 lines load as a gateway reads them: jobs on the bundled server's bucket.
+  const example = readFileSync(join(REPO, '.env.example'), 'utf8');
+  const lines = Object.fromEntries([...example.matchAll(/^# ((?:VOICEGATE_STORAGE|AWS)_[A-Z_0-9]+)=(.*)$/gm)].map((match) => [match[1], match[2]]));
+  const config = loadConfig({ env: lines });
+  assert.deepEqual([config.storage.kind, config.storage.bucket, config.storage.forcePathStyle], ['s3', bucket.environment.S3_BUCKET.replace(/^\$\{S3_BUCKET:-(.*)\}$/, '$1'), true]);
+  assert.equal(new URL(lines.AWS_ENDPOINT_URL_S3).hostname, 's3', 'the endpoint is the s3 service');
 });
 
 test('speech through the entry point from every gateway; one gateway stopped, every request still served; the ledger exact', { skip: skip ?? false, timeout: 600_000 }, async () => {

@@ -505,9 +505,36 @@ test('deploy/kubernetes/base: the Secret holds placeholders only, at hosts that 
   }
 });
 
-test('deploy/kubernetes/overlays/shared-jobs: jobs on, on one ReadWriteMany volume every gateway mounts; off in the base', { skip, timeout: TIMEOUT }, async () => {
+test('deploy/kubernetes/base: jobs on exactly when a bucket is named, from the optional Secret voicegate-storage', { skip, timeout: TIMEOUT }, async () => {
+  const documents = await render('base');
+  assert.equal(gatewayConfig(documents).config.jobs.enabled, false, 'no bucket in the base: jobs off, each pod having a data directory of its own');
+  const { container } = gatewayOf(documents);
+  assert.ok(container.envFrom?.some((from) => from.secretRef?.name === 'voicegate-storage' && from.secretRef.optional === true));
+  // The operator's Secret, as it would be rendered beside the base: jobs turn on, on the bucket, with no volume.
+  const storage = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'voicegate-storage' }, stringData: { VOICEGATE_STORAGE_URL: 's3://books-audio/voicegate', AWS_REGION: 'eu-west-1' } };
+  const { config } = gatewayConfig([...documents, storage]);
+  assert.equal(config.jobs.enabled, true);
+  assert.deepEqual([config.storage.kind, config.storage.bucket, config.storage.prefix], ['s3', 'books-audio', 'voicegate']);
+});
+
+test('deploy/kubernetes/overlays/s3-web-identity: jobs on a bucket with the pods’ own role, no key and no volume', { skip, timeout: TIMEOUT }, async () => {
+  const documents = await render('overlays/s3-web-identity');
+  const { config, env } = gatewayConfig(documents);
+  assert.equal(config.jobs.enabled, true);
+  assert.equal(config.storage.kind, 's3');
+  assert.ok(env.AWS_REGION);
+  assert.ok(!Object.keys(env).some((name) => name.startsWith('AWS_ACCESS_KEY') || name.startsWith('AWS_SECRET')), 'no access key: the role is the credential');
+  const account = documents.find((d) => d.kind === 'ServiceAccount')!;
+  assert.match((account.metadata.annotations ?? {})['eks.amazonaws.com/role-arn'] ?? '', /^arn:aws:iam::\d{12}:role\//);
+  const { deployment } = gatewayOf(documents);
+  const pod = podSpec(deployment);
+  assert.equal(pod.serviceAccountName, account.metadata.name);
+  assert.ok(!(pod.volumes ?? []).some((volume) => volume.persistentVolumeClaim), 'no volume is needed');
+});
+
+test('deploy/kubernetes/overlays/shared-jobs: jobs on, on one ReadWriteMany volume every gateway mounts', { skip, timeout: TIMEOUT }, async () => {
   const env = (documents: any[]) => documents.find((d) => d.kind === 'ConfigMap' && d.metadata.name.startsWith('voicegate-env')).data;
-  assert.equal(env(await render('base')).VOICEGATE_JOBS, 'off');
+  assert.equal(env(await render('base')).VOICEGATE_JOBS, 'auto');
   const documents: any[] = await render('overlays/shared-jobs');
   assert.equal(env(documents).VOICEGATE_JOBS, 'on');
   const claim = documents.find((d) => d.kind === 'PersistentVolumeClaim');

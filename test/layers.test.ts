@@ -51,6 +51,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['accounts'],
   // The core: session, gate interface, resolve, pipeline, billing policy, diagnostics events.
   ['synthesis'],
+  // Blob storage implementations beyond the folder (an S3-compatible bucket), chosen from the config.
+  ['storage'],
   // The audio cache: key, memory and disk tiers on blob storage, single flight; the session uses it.
   // Webhooks: signing, the SSRF guard, delivery from an outbox (jobs' ends, usage alerts).
   ['cache', 'webhooks'],

@@ -4,7 +4,8 @@
  * (the `/tts/bytes` body, with `inputs`, a larger length limit and
  * `webhook_url`) answers 202 with the job; `GET /tts/jobs` lists the
  * organisation's jobs (cursor paging); `GET /tts/jobs/{id}` reads one,
- * `/audio` downloads its result (with `Range`), `/timestamps` its word
+ * `/audio` downloads its result (with `Range`, or a redirect to a presigned
+ * URL of the bucket), `/timestamps` its word
  * timings and marks, `/events` follows it as server-sent events until it
  * ends; `DELETE` cancels a queued or running job, or removes a finished one
  * and its audio. The work is `jobs/service.ts`'s; this module only decodes
@@ -210,6 +211,10 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
     const who = await caller(request);
     const job = await jobs.get(request.params.id, who);
     if (job.status !== 'succeeded' || !job.result) throw new ApiError('job_not_finished', { id: job.id, status: job.status });
+    const filename = `${job.id}.${extension(job.result.contentType)}`;
+    // The bucket serves the bytes (and the range) itself: a presigned URL, valid for minutes.
+    const url = await jobs.audioUrl(job, filename);
+    if (url) return reply.code(302).header('location', url).header('cache-control', 'no-store').send();
     const size = job.result.bytes;
     const range = parseRange(header(request, 'range'), size);
     if (range === 'unsatisfiable') {
@@ -217,7 +222,7 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
     }
     const { stream } = await jobs.audio(job.id, who, range ?? undefined);
     reply.header('accept-ranges', 'bytes').header('content-type', job.result.contentType);
-    reply.header('content-disposition', `attachment; filename="${job.id}.${extension(job.result.contentType)}"`);
+    reply.header('content-disposition', `attachment; filename="${filename}"`);
     if (range) {
       reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${size}`).header('content-length', range.end - range.start + 1);
     } else reply.header('content-length', size);

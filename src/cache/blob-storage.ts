@@ -2,8 +2,9 @@
  * @module cache/blob-storage
  * A small store of named byte blobs: put, get, delete, stat and list by key.
  * The audio cache keeps its disk tier on it (`disk-tier.ts`); long-form jobs'
- * segment outputs and results are meant to go on it too, so a shared folder
- * or an object store is one more implementation, not a change to its users.
+ * segment outputs and results go on it too, so a shared folder or an object
+ * store (`src/storage/s3.ts`) is one more implementation, not a change to its
+ * users.
  *
  * Keys are `/`-separated names of `[A-Za-z0-9._-]` parts (no part `.` or
  * `..`, no empty part). A put replaces the blob whole: a reader sees the old
@@ -30,6 +31,14 @@ export interface ByteRange {
   end: number;
 }
 
+/** What a presigned download answers with. */
+export interface BlobUrlOptions {
+  expiresInSeconds: number;
+  contentType?: string;
+  /** Offered as the download's file name (`Content-Disposition: attachment`). */
+  filename?: string;
+}
+
 export interface BlobStorage {
   /** Stores `data` under `key`, replacing what was there, atomically. */
   put(key: string, data: Buffer): Promise<void>;
@@ -44,6 +53,10 @@ export interface BlobStorage {
   read(key: string, range?: ByteRange): Promise<Readable | null>;
   /** Every blob whose key starts with `prefix` (a whole part or more: `a/b` lists `a/b/…`, not `a/bc`). */
   list(prefix?: string): AsyncIterable<BlobInfo>;
+  /** A short-lived URL a client can download the blob from without Voicegate (object stores only). */
+  url?(key: string, options: BlobUrlOptions): Promise<string>;
+  /** Lets go of connections (a server stopping). */
+  close?(): void;
 }
 
 const PART = /^[A-Za-z0-9._-]+$/;

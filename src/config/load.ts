@@ -17,6 +17,8 @@ function parseEnv(name: string, value: string, kind: EnvKind): unknown {
   if (kind === 'string') return value;
   if (kind === 'list') return value.split(',').map((item) => item.trim()).filter(Boolean);
   if (kind === 'boolean') {
+    // `auto` is passed on for the settings that take it (`VOICEGATE_JOBS`); the others' schemas refuse it.
+    if (value.toLowerCase() === 'auto') return 'auto';
     const parsed = BOOLEANS[value.toLowerCase()];
     if (parsed === undefined) throw new ConfigError(`${name} must be on or off; got ${JSON.stringify(value)}`);
     return parsed;
@@ -105,5 +107,7 @@ export function loadConfig(
     const issue = result.error.issues[0];
     throw new ConfigError(`invalid configuration at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
-  return result.data;
+  const { jobs, ...rest } = result.data;
+  // Jobs on `auto` run when their storage is shared by construction: a bucket.
+  return { ...rest, jobs: { ...jobs, enabled: jobs.enabled === 'auto' ? rest.storage.kind === 's3' : jobs.enabled } };
 }

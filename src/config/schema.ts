@@ -21,6 +21,7 @@ import { openaiSection } from './sections/openai.js';
 import { redisSection } from './sections/redis.js';
 import { serverSection } from './sections/server.js';
 import { storeSection } from './sections/store.js';
+import { storageSection } from './sections/storage.js';
 import { voicesSection } from './sections/voices.js';
 
 const containers = z.enum(['raw', 'wav', 'mp3', 'opus']);
@@ -87,6 +88,7 @@ export const SECTIONS = [
   voicesSection,
   cacheSection,
   jobsSection,
+  storageSection,
   defineSection('engines', z.record(z.string(), engineConfigSchema).default({})),
   defineSection('models', z.record(z.string(), modelConfigSchema).default({})),
 ] as const;
@@ -108,7 +110,8 @@ export const ENVIRONMENT: readonly EnvVariable[] = [
 ];
 
 export type ConfigInput = z.input<typeof configSchema>;
-export type Config = z.output<typeof configSchema>;
+/** The configuration as loaded: `jobs.enabled: auto` resolved against the storage (`loadConfig`). */
+export type Config = Omit<z.output<typeof configSchema>, 'jobs'> & { jobs: JobsConfig };
 export { engineConfigSchema, type EngineConfig };
 export type ModelConfig = z.output<typeof modelConfigSchema>;
 export type { AccountsConfig } from './sections/accounts.js';
@@ -118,4 +121,6 @@ export type { MetricsConfig } from './sections/metrics.js';
 export type { RedisConfig } from './sections/redis.js';
 export type { LimitsConfig } from './sections/limits.js';
 export type { CacheConfig } from './sections/cache.js';
-export type { JobsConfig } from './sections/jobs.js';
+import type { JobsConfig } from './sections/jobs.js';
+export type { JobsConfig };
+export type { StorageConfig } from './sections/storage.js';

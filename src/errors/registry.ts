@@ -112,6 +112,11 @@ export const ERRORS = {
     title: 'Cache unavailable',
     message: "the shared audio cache (Redis) could not be reached; this server's own entries were purged — retry to purge the shared ones",
   },
+  storage_unavailable: {
+    status: 503,
+    title: 'Storage unavailable',
+    message: "the jobs' storage (a bucket or shared folder) could not be reached; the job and its audio are kept — retry later",
+  },
   url_too_long: { status: 414, title: 'URL too long', message: 'a path segment is longer than {max} characters' },
   generation_failed: { status: 500, title: 'Generation failed', message: 'generation failed for an unexpected reason; the request id helps the operator find it' },
   missing_api_key: {

@@ -1,7 +1,8 @@
 /**
  * @module jobs/diagnostics
  * The `diagnostics_channel` events of long-form jobs: each segment a server
- * made and persisted, and each job's end as its run saw it. Metrics and logs
+ * made and persisted, each wait on a storage that could not be reached, and
+ * each job's end as its run saw it. Metrics and logs
  * read these; the runner counts nothing itself.
  */
 import { channel } from 'node:diagnostics_channel';
@@ -25,8 +26,19 @@ export interface JobEnded {
   errorCode: string | null;
 }
 
+/** A run's step on the job storage failed and waits to be tried again (`waiting`), or the wait is over. */
+export interface JobStorageWait {
+  instance: string;
+  jobId: string;
+  operation: 'segment' | 'result';
+  /** The failed attempt's number; 0 when the wait ended. */
+  attempt: number;
+  waiting: boolean;
+}
+
 export const jobDiagnostics = {
   segment: channel('voicegate:job:segment'),
+  storage: channel('voicegate:job:storage'),
   end: channel('voicegate:job:end'),
 };
 

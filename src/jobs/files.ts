@@ -22,14 +22,19 @@ export interface SegmentTimings {
 
 /** Removes every blob of the job; what is already gone is no obstacle. */
 export async function removeJobFiles(blobs: BlobStorage, jobId: string): Promise<void> {
-  const keys: string[] = [];
-  for await (const info of blobs.list(jobId)) keys.push(info.key);
-  await Promise.all(keys.map((key) => blobs.delete(key)));
+  await removeUnder(blobs, jobId);
 }
 
 /** Removes the segments once the result exists: only the result and its timings are kept. */
 export async function removeSegments(blobs: BlobStorage, jobId: string): Promise<void> {
+  await removeUnder(blobs, `${jobId}/segments`);
+}
+
+/** Deletes at once, at most: a book has thousands of segment blobs, and a bucket's connections are few. */
+const DELETES_AT_ONCE = 16;
+
+async function removeUnder(blobs: BlobStorage, prefix: string): Promise<void> {
   const keys: string[] = [];
-  for await (const info of blobs.list(`${jobId}/segments`)) keys.push(info.key);
-  await Promise.all(keys.map((key) => blobs.delete(key)));
+  for await (const info of blobs.list(prefix)) keys.push(info.key);
+  for (let at = 0; at < keys.length; at += DELETES_AT_ONCE) await Promise.all(keys.slice(at, at + DELETES_AT_ONCE).map((key) => blobs.delete(key)));
 }

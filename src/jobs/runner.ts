@@ -16,7 +16,11 @@
  * claim, here or on another server, starts at the first segment not yet
  * persisted. A segment whose engine is busy or away is tried again with
  * backoff; one that cannot be made (its voice deleted meanwhile, say) fails
- * the job, and the hold is released.
+ * the job, and the hold is released. A storage that cannot be reached (a
+ * bucket away) only pauses the run: each write or the stitch is tried again
+ * with backoff until it succeeds, the lease held meanwhile, so the job never
+ * fails for it and the segments already stored stay. A segment counts as
+ * persisted only once its put has completed (then the store's row says so).
  *
  * The reconciler makes each server's share of the bookkeeping exact: a job
  * that ended but whose charge or release was not recorded (its server
@@ -38,7 +42,7 @@ import type { JobRecord, JobRepository } from '../store/store.js';
 import { jobDiagnostics, publishJob } from './diagnostics.js';
 import { removeJobFiles, removeSegments, resultKey, segmentAudioKey, segmentTimingsKey, timestampsKey, type SegmentTimings } from './files.js';
 import type { JobSpec, PlannedSegment } from './plan.js';
-import { stitch } from './stitch.js';
+import { MissingSegmentError, stitch } from './stitch.js';
 import { CONTENT_TYPES } from '../audio/format.js';
 
 /** Attempts at one segment whose failure a retry can cure (a busy or absent engine) before the job fails. */
@@ -187,8 +191,11 @@ export class JobRunner {
         const started = performance.now();
         const made = await this.segmentWithRetries(job, spec, segment, index, signal);
         signal.throwIfAborted();
-        await this.blobs.put(segmentTimingsKey(job.id, index), Buffer.from(JSON.stringify(made.timings)));
-        await this.blobs.put(segmentAudioKey(job.id, index), made.pcm);
+        // The audio last: a segment whose audio object exists is whole, timings and all.
+        await this.stored(job, 'segment', signal, async () => {
+          await this.blobs.put(segmentTimingsKey(job.id, index), Buffer.from(JSON.stringify(made.timings)));
+          await this.blobs.put(segmentAudioKey(job.id, index), made.pcm);
+        });
         charactersDone += segment.characters;
         audioSeconds += segment.pauseBefore + made.seconds;
         const held = await this.jobs.progress(job.id, token, {
@@ -201,7 +208,7 @@ export class JobRunner {
         publishJob(jobDiagnostics.segment, { instance: this.services.instanceId, jobId: job.id, index, characters: segment.characters, audioSeconds: made.seconds, ms: performance.now() - started });
         this.options.changed(job.id);
       }
-      const result = await this.writeResult(job, spec);
+      const result = await this.stored(job, 'result', signal, () => this.writeResult(job, spec));
       signal.throwIfAborted();
       const finishedAt = this.now();
       const ended = await this.jobs.finish(job.id, token, {
@@ -259,11 +266,34 @@ export class JobRunner {
         const error = toApiError(err);
         if (!isRetryable(error.code) || attempt >= SEGMENT_ATTEMPTS) throw err;
         this.logger.warn({ job_id: job.id, segment: index, attempt, code: error.code }, 'job segment failed; trying again');
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, RETRY_BASE_MS * 2 ** (attempt - 1));
-          signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-        });
+        await pause(RETRY_BASE_MS * 2 ** (attempt - 1), signal);
       }
+    }
+  }
+
+  /**
+   * A step on the job's storage, tried until it succeeds: an unreachable storage pauses the run
+   * (backoff doubling up to `storageRetryMaxMs`; the heartbeat keeps the lease meanwhile) and never
+   * fails the job. Only a segment recorded as made but missing from the storage fails it.
+   */
+  private async stored<T>(job: JobRecord, operation: 'segment' | 'result', signal: AbortSignal, step: () => Promise<T>): Promise<T> {
+    let waiting = false;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        signal.throwIfAborted();
+        try {
+          return await step();
+        } catch (err) {
+          if (signal.aborted || err instanceof MissingSegmentError) throw err;
+          waiting = true;
+          publishJob(jobDiagnostics.storage, { instance: this.services.instanceId, jobId: job.id, operation, attempt, waiting });
+          const ms = Math.min(RETRY_BASE_MS * 2 ** (attempt - 1), this.config.storageRetryMaxMs);
+          this.logger.warn({ err, job_id: job.id, operation, attempt, retry_in_ms: ms }, 'job storage unreachable; the job waits and tries again');
+          await pause(ms, signal);
+        }
+      }
+    } finally {
+      if (waiting) publishJob(jobDiagnostics.storage, { instance: this.services.instanceId, jobId: job.id, operation, attempt: 0, waiting: false });
     }
   }
 
@@ -357,10 +387,19 @@ export class JobRunner {
       }
     }
     if (!(await this.jobs.lead('jobs.sweeper', this.owner, now, Math.max(this.config.pollMs * 20, 30_000)))) return;
+    // The row goes only once its blobs are gone: a storage that fails here leaves both for the next sweep.
     for (const job of await this.jobs.expired(new Date(now).toISOString(), 100)) {
       await removeJobFiles(this.blobs, job.id);
       await this.jobs.delete(job.id);
       this.logger.info({ job_id: job.id }, 'expired job removed');
     }
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` fires. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
 }

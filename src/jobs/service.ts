@@ -231,7 +231,7 @@ export class JobService {
     }
     const current = await jobs.get(id);
     if (current?.billing === 'held') await this.runner.bill(current);
-    await removeJobFiles(this.blobs, id);
+    await this.storage(() => removeJobFiles(this.blobs, id));
     await jobs.delete(id);
     this.changes.emit('change', id);
     return null;
@@ -277,16 +277,39 @@ export class JobService {
   async audio(id: string, caller: Caller, range?: ByteRange): Promise<{ job: JobRecord; stream: Readable }> {
     const job = await this.get(id, caller);
     if (job.status !== 'succeeded' || !job.result) throw new ApiError('job_not_finished', { id, status: job.status });
-    const stream = await this.blobs.read(resultKey(id), range);
+    const stream = await this.storage(() => this.blobs.read(resultKey(id), range));
     if (!stream) throw new ApiError('job_not_found', { id });
     return { job, stream };
+  }
+
+  /**
+   * A short-lived presigned URL of the result, when downloads are redirects (`jobs.download`) and
+   * the storage can sign one (a bucket); null: stream it instead.
+   */
+  async audioUrl(job: JobRecord, filename: string): Promise<string | null> {
+    if (this.config.download !== 'redirect' || !this.blobs.url || !job.result) return null;
+    const url = this.blobs.url.bind(this.blobs);
+    return this.storage(() =>
+      url(resultKey(job.id), { expiresInSeconds: this.config.downloadUrlSeconds, contentType: job.result!.contentType, filename }),
+    );
+  }
+
+  /** A step on the job storage; one that cannot reach it is `storage_unavailable` (503), never a 500. */
+  private async storage<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      this.options.logger.warn({ err }, 'job storage unreachable');
+      throw new ApiError('storage_unavailable', {}, { 'retry-after': '5' });
+    }
   }
 
   /** The result's word timings and marks, once the job has succeeded. */
   async timestamps(id: string, caller: Caller): Promise<{ words: StitchedTimings['words']; marks: { name: string; time: number }[] }> {
     const job = await this.get(id, caller);
     if (job.status !== 'succeeded') throw new ApiError('job_not_finished', { id, status: job.status });
-    const stored = job.result?.timestamps ? await this.blobs.get(timestampsKey(id)) : null;
+    const stored = job.result?.timestamps ? await this.storage(() => this.blobs.get(timestampsKey(id))) : null;
     return stored ? JSON.parse(stored.toString('utf8')) : { words: [], marks: [] };
   }
 }

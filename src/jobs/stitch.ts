@@ -19,15 +19,22 @@ export interface StitchedTimings {
   marks: { name: string; time: number }[];
 }
 
-/** Samples of each segment and of the pause before it, from the stored sizes. */
+/** A segment the job's row counts as made is not in the storage: the result cannot be made from what is stored. */
+export class MissingSegmentError extends Error {
+  constructor(jobId: string, index: number) {
+    super(`segment ${index} of job ${jobId} is missing`);
+  }
+}
+
+/** Samples of each segment and of the pause before it, from the stored sizes (one listing, not a look-up per segment). */
 async function layout(blobs: BlobStorage, jobId: string, segments: readonly PlannedSegment[], rate: number): Promise<{ pause: number; samples: number }[]> {
-  return Promise.all(
-    segments.map(async (segment, index) => {
-      const info = await blobs.stat(segmentAudioKey(jobId, index));
-      if (!info) throw new Error(`segment ${index} of job ${jobId} is missing`);
-      return { pause: Math.round(segment.pauseBefore * rate), samples: info.size / 2 };
-    }),
-  );
+  const sizes = new Map<string, number>();
+  for await (const info of blobs.list(`${jobId}/segments`)) sizes.set(info.key, info.size);
+  return segments.map((segment, index) => {
+    const size = sizes.get(segmentAudioKey(jobId, index));
+    if (size === undefined) throw new MissingSegmentError(jobId, index);
+    return { pause: Math.round(segment.pauseBefore * rate), samples: size / 2 };
+  });
 }
 
 /** The result's bytes, encoded as `format`, with its length in seconds and the timings on its clock. */
@@ -48,7 +55,7 @@ export async function stitch(
       for (let index = 0; index < parts.length; index++) {
         if (parts[index].pause > 0) yield await encode(new Int16Array(parts[index].pause));
         const pcm = await blobs.get(segmentAudioKey(jobId, index));
-        if (!pcm) throw new Error(`segment ${index} of job ${jobId} is missing`);
+        if (!pcm) throw new MissingSegmentError(jobId, index);
         const aligned = Buffer.from(pcm);
         yield await encode(new Int16Array(aligned.buffer, aligned.byteOffset, aligned.length / 2));
       }

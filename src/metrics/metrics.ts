@@ -9,7 +9,7 @@
  * never a request id or a key.
  */
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
-import { jobDiagnostics, type JobSegmentMade } from '../jobs/diagnostics.js';
+import { jobDiagnostics, type JobSegmentMade, type JobStorageWait } from '../jobs/diagnostics.js';
 import { JOB_STATUSES, type JobStatus } from '../store/store.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { creditsFor } from '../accounts/pricing.js';
@@ -192,6 +192,27 @@ export class Metrics {
       this.on<JobSegmentMade>(jobDiagnostics.segment.name as string, (event) => {
         segments.inc();
         segmentSeconds.observe(event.ms / 1000);
+      });
+      const storageFailures = new Counter({
+        name: 'voicegate_job_storage_failures_total',
+        help: 'Steps of job runs on the job storage (a segment put, the result) that failed and wait to be tried again, by operation.',
+        labelNames: ['operation'],
+        registers,
+      });
+      const waiting = new Set<string>();
+      new Gauge({
+        name: 'voicegate_jobs_waiting_for_storage',
+        help: 'Job runs on this server paused because the job storage (a bucket) cannot be reached.',
+        registers,
+        collect() {
+          this.set(waiting.size);
+        },
+      });
+      this.on<JobStorageWait>(jobDiagnostics.storage.name as string, (event) => {
+        if (event.waiting) {
+          storageFailures.inc({ operation: event.operation });
+          waiting.add(event.jobId);
+        } else waiting.delete(event.jobId);
       });
     }
 

@@ -404,15 +404,15 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
             get: {
               tag: 'Jobs',
               summary: 'Download a job’s result',
-              description: 'Supports `Range` (206, 416).',
+              description: 'Supports `Range` (206, 416). With `jobs.download: redirect` and a bucket as the jobs’ storage, answers 302 to a presigned URL of the bucket, valid for `jobs.downloadUrlSeconds`, which serves the same bytes and ranges.',
               token: true,
               auth: 'key',
               parameters: [idParam('job')],
-              responses: { '200': { description: 'The result.', content: audio }, '206': { description: 'Part of the result.', content: audio }, '416': { description: 'The range starts past the end (`Content-Range: bytes */<size>`).' }, ...errors([404, 409, 414, ...KEY_ERRORS]) },
+              responses: { '200': { description: 'The result.', content: audio }, '206': { description: 'Part of the result.', content: audio }, '302': { description: 'The result is downloaded from the bucket: `Location` is a presigned URL.' }, '416': { description: 'The range starts past the end (`Content-Range: bytes */<size>`).' }, ...errors([404, 409, 414, 503, ...KEY_ERRORS]) },
             },
           },
           '/tts/jobs/{id}/timestamps': {
-            get: { tag: 'Jobs', summary: 'A job’s word timings and marks', token: true, auth: 'key', parameters: [idParam('job')], responses: { '200': ok('On the result’s clock, in seconds.', 'JobTimestamps'), ...errors([404, 409, 414, ...KEY_ERRORS]) } },
+            get: { tag: 'Jobs', summary: 'A job’s word timings and marks', token: true, auth: 'key', parameters: [idParam('job')], responses: { '200': ok('On the result’s clock, in seconds.', 'JobTimestamps'), ...errors([404, 409, 414, 503, ...KEY_ERRORS]) } },
           },
           '/tts/jobs/{id}/events': {
             get: {

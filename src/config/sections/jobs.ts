@@ -1,12 +1,13 @@
 /**
  * @module config/sections/jobs
- * Long-form jobs: limits, retention, where their files go, how runs are leased, webhooks.
+ * Long-form jobs: limits, retention, where their files go (a folder; a bucket is
+ * `storage`), how results are downloaded, how runs are leased, webhooks.
  */
 import { z } from 'zod';
 import { defineSection } from '../section.js';
 
 const JOBS_DEFAULTS = {
-  enabled: true,
+  enabled: true as boolean | 'auto',
   maxCharacters: 1_000_000,
   maxInputs: 1000,
   retentionHours: 72,
@@ -20,13 +21,16 @@ const JOBS_DEFAULTS = {
   heartbeatMs: 5_000,
   pollMs: 1_000,
   reservationTtlHours: 24,
+  download: 'stream' as const,
+  downloadUrlSeconds: 300,
+  storageRetryMaxMs: 30_000,
   webhooks: { allowHttp: false, allowPrivateNetworks: false, secret: null, timeoutMs: 10_000, maxAttempts: 8 },
 };
 
 const jobsSchema = z
   .object({
-    /** Off: `/tts/jobs` is not served and this server runs no jobs. */
-    enabled: z.boolean().default(JOBS_DEFAULTS.enabled),
+    /** Off: `/tts/jobs` is not served and this server runs no jobs. `auto`: on when the jobs' storage is a bucket (`storage`), which every gateway shares. */
+    enabled: z.union([z.boolean(), z.literal('auto')]).default(JOBS_DEFAULTS.enabled),
     /** The longest job, in characters counted as for billing. */
     maxCharacters: z.number().int().min(1).default(JOBS_DEFAULTS.maxCharacters),
     /** The most entries `inputs` may hold. */
@@ -52,6 +56,12 @@ const jobsSchema = z
     pollMs: z.number().int().min(50).default(JOBS_DEFAULTS.pollMs),
     /** How long a job's reservation of credits counts if no server ends it. */
     reservationTtlHours: z.number().min(1).default(JOBS_DEFAULTS.reservationTtlHours),
+    /** `stream`: `/audio` sends the result's bytes; `redirect`: it answers 302 to a presigned URL of the bucket (`storage.kind: s3`; else streamed). */
+    download: z.enum(['stream', 'redirect']).default(JOBS_DEFAULTS.download),
+    /** How long a redirect's presigned URL stays valid. */
+    downloadUrlSeconds: z.number().int().min(10).max(7 * 24 * 3600).default(JOBS_DEFAULTS.downloadUrlSeconds),
+    /** An unreachable storage pauses a run, tried again with backoff doubling up to this wait. */
+    storageRetryMaxMs: z.number().int().min(100).max(600_000).default(JOBS_DEFAULTS.storageRetryMaxMs),
     webhooks: z
       .object({
         /** Accept `http://` webhook URLs (else `https://` only). */
@@ -74,8 +84,10 @@ export const jobsSection = defineSection('jobs', jobsSchema.default(JOBS_DEFAULT
   VOICEGATE_JOBS_DIR: ['dir', 'string'],
   VOICEGATE_JOBS_CONCURRENCY: ['concurrency', 'number'],
   VOICEGATE_JOBS_RETENTION_HOURS: ['retentionHours', 'number'],
+  VOICEGATE_JOBS_DOWNLOAD: ['download', 'string'],
   VOICEGATE_WEBHOOK_SECRET: [['webhooks', 'secret'], 'string'],
   VOICEGATE_WEBHOOKS_ALLOW_PRIVATE_NETWORKS: [['webhooks', 'allowPrivateNetworks'], 'boolean'],
 });
 
-export type JobsConfig = z.output<typeof jobsSchema>;
+/** As loaded: `enabled: auto` is resolved against the storage (`loadConfig`). */
+export type JobsConfig = Omit<z.output<typeof jobsSchema>, 'enabled'> & { enabled: boolean };
