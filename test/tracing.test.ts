@@ -141,6 +141,8 @@ describe('traces', () => {
   let hooks: Server;
   const hooked: IncomingHttpHeaders[] = [];
   let server: TestServer;
+  /** A second Voicegate, the first's upstream engine (`peer`). */
+  let remote: TestServer;
   let org: TestOrg;
   const logs: Record<string, unknown>[] = [];
 
@@ -157,14 +159,19 @@ describe('traces', () => {
         done();
       },
     });
+    remote = await withTracing(receiver.url, () => startServer(), 'voicegate-engine');
     server = await withTracing(receiver.url, () =>
       startServer({
         logDestination,
         config: {
           accounts: { enabled: true },
           cache: { enabled: true },
-          engines: { espeak: { type: 'espeak', workers: 1 }, tone: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
-          models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone' } },
+          engines: {
+            espeak: { type: 'espeak', workers: 1 },
+            tone: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 },
+            peer: { type: 'cartesia-upstream', upstreams: [{ url: remote.url }], healthPath: '/readyz', format: 'pcm_s16le', model: 'gepard-1.0', sampleRate: 22050, voices: { sarah: 'sarah' } },
+          } as never,
+          models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone' }, 'peer-model': { extends: 'gepard-1.0', engine: 'peer' } },
           jobs: { pollMs: 50, maxCharacters: 60_000, webhooks: { allowHttp: true, allowPrivateNetworks: true } },
         },
       }),
@@ -173,6 +180,7 @@ describe('traces', () => {
   }, T);
   after(async () => {
     await server?.close();
+    await remote?.close();
     await receiver?.close();
     hooks?.close();
   });
@@ -246,6 +254,27 @@ describe('traces', () => {
     assert.deepEqual(named(hitSpans, 'engine'), []);
     assert.deepEqual(named(hitSpans, 'worker queue'), []);
     assert.ok(childrenOf(hitSpans, hitSession).some((s) => s.name === 'charge'));
+  });
+
+  test('a trace crosses into a second Voicegate used as the upstream engine, under one trace id', T, async () => {
+    const parent = traceparent();
+    const response = await server.post('/tts/bytes', { model_id: 'peer-model', transcript: 'From one gateway to the next.', voice: { mode: 'id', id: 'sarah' }, output_format: RAW }, { ...org.auth, traceparent: parent.header });
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.ok((await response.arrayBuffer()).byteLength > 10_000);
+    const spans = await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.service === 'voicegate-engine' && s.name.startsWith('synthesis ')));
+    const front = one(spans.filter((s) => s.service === 'voicegate-test'), 'synthesis tts.bytes');
+    assert.equal(front.attributes['voicegate.engine'], 'peer');
+    const engine = named(childrenOf(spans, front), 'engine')[0];
+    assert.ok(engine, 'the engine segment under the front session');
+    const call = spans.find((s) => s.kind === 3 && s.parentSpanId === front.spanId);
+    assert.ok(call, `a client span for the upstream call: ${spans.map((s) => `${s.service}:${s.name}:${s.kind}`).join(', ')}`);
+    assert.equal(call.attributes['http.response.status_code'], 200);
+    const served = spans.find((s) => s.service === 'voicegate-engine' && s.kind === 2);
+    assert.ok(served, 'the second gateway’s HTTP span');
+    assert.equal(served.parentSpanId, call.spanId, 'the remote request continues the call');
+    const remoteSession = spans.find((s) => s.service === 'voicegate-engine' && s.name.startsWith('synthesis '))!;
+    assert.equal(remoteSession.parentSpanId, served.spanId);
+    assert.ok(childrenOf(spans, remoteSession).some((s) => s.name === 'engine'), 'the remote engine’s work in the same trace');
   });
 
   test('a WebSocket turn is a span under the upgrade’s traceparent, with its engine work under it', T, async () => {
