@@ -3,7 +3,9 @@
  * OpenTelemetry traces from a real server to a test OTLP receiver (an HTTP
  * server decoding OTLP/HTTP JSON): the span tree, attributes and timings of
  * a `/tts/sse` request, a cache hit, a WebSocket turn and a long-form job
- * (its segments, and its webhook carrying its trace); an incoming
+ * (its segments, its webhook carrying its trace, and its runs on two
+ * gateways sharing PostgreSQL, the second resuming it); a trace crossing into
+ * a second Voicegate used as the upstream engine; an incoming
  * `traceparent` honoured; log lines carrying the ids; and, with the
  * variables unset, nothing subscribed at all.
  */
@@ -17,6 +19,10 @@ import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { eventually } from './helpers/redis.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
+import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from './helpers/postgres.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const T = { timeout: 120_000 };
 
@@ -333,6 +339,71 @@ describe('traces', () => {
     const webhook = (await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.name === 'webhook POST'))).find((s) => s.name === 'webhook POST')!;
     assert.equal(delivered.split('-')[2], webhook.spanId);
     assert.equal(webhook.attributes['http.response.status_code'], 204);
+  });
+});
+
+describe('a job resumed on another gateway', () => {
+  test('both runs are spans of the submit’s trace, linked to it: the first stopped, the second resumed where it left off', T, async () => {
+    const receiver = await otlpReceiver();
+    const schema = freshSchemaName();
+    const dir = mkdtempSync(join(tmpdir(), 'voicegate-trace-jobs-'));
+    const config = {
+      accounts: { enabled: true },
+      store: { databaseUrl: TEST_DATABASE_URL, schema, poolSize: 4 },
+      engines: { tone: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+      models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone' } },
+      jobs: { dir, segmentCharacters: 100, pollMs: 50, leaseMs: 1500, heartbeatMs: 300 },
+    };
+    const first = await withTracing(receiver.url, () => startServer({ config }), 'gateway-a');
+    let second: TestServer | null = null;
+    let firstClosed = false;
+    try {
+      const org = await newOrg(first, { credits: 1_000_000 });
+      const parent = traceparent();
+      const transcript = Array.from({ length: 400 }, (_, i) => `The river and the stone rest, number ${i}.`).join(' ');
+      const response = await first.post(
+        '/tts/jobs',
+        { model_id: 'tone-jobs', transcript, voice: { mode: 'id', id: 'sarah' }, output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 8000 } },
+        { ...org.auth, traceparent: parent.header },
+      );
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = (await response.json()) as { id: string };
+      const jobs = first.app.services.store.jobs;
+      assert.ok(await eventually(async () => ((await jobs.get(id))?.segmentsDone ?? 0) >= 5, 60_000, 10), 'the first gateway made progress');
+      // A gateway leaving hands its lease back; the next one takes the job up.
+      await first.close();
+      firstClosed = true;
+      const stoppedAt = undefined as number | undefined;
+      second = await withTracing(receiver.url, () => startServer({ config }), 'gateway-b');
+      assert.ok(await eventually(async () => (await second!.app.services.store.jobs.get(id))?.status === 'succeeded', 90_000, 50), 'the second gateway finished it');
+      const spans = await traceOf(receiver, parent.traceId, (found) => named(found, 'job').length === 2 && named(found, 'job').every((run) => run.attributes['voicegate.job.outcome']));
+      const submit = one(spans, 'synthesis tts.jobs');
+      const [a, b] = named(spans, 'job').sort((x, y) => x.start - y.start);
+      assert.equal(a.service, 'gateway-a');
+      assert.equal(b.service, 'gateway-b');
+      for (const run of [a, b]) {
+        assert.equal(run.parentSpanId, submit.spanId);
+        assert.deepEqual(run.links, [{ traceId: parent.traceId, spanId: submit.spanId }]);
+      }
+      assert.equal(a.attributes['voicegate.job.outcome'], 'stopped');
+      assert.equal(a.attributes['voicegate.job.resumed'], false);
+      assert.equal(b.attributes['voicegate.job.outcome'], 'succeeded');
+      assert.equal(b.attributes['voicegate.job.resumed'], true);
+      assert.equal(b.attributes['voicegate.job.attempt'], 2);
+      const resumedFrom = Number(b.attributes['voicegate.job.segments_done']);
+      assert.ok(resumedFrom > 0, `resumed at segment ${resumedFrom}`);
+      if (stoppedAt !== undefined) assert.equal(resumedFrom, stoppedAt);
+      // Each segment is made once, under the run that made it.
+      const segments = named(spans, 'job segment tts.jobs');
+      assert.equal(segments.filter((s) => s.parentSpanId === b.spanId).length, Number(b.attributes['voicegate.job.segments']) - resumedFrom);
+      assert.ok(segments.filter((s) => s.parentSpanId === a.spanId).length >= resumedFrom);
+    } finally {
+      await second?.close();
+      if (!firstClosed) await first.close();
+      await receiver.close();
+      await dropSchema(schema);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
