@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { closedPort, eventually, testPrefix, TEST_REDIS_URL } from './helpers/redis.js';
+import { enginesWithPeer } from './helpers/peer-engine.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
 
@@ -97,12 +98,7 @@ describe('the dashboard and alert rules', () => {
           redis: { url: TEST_REDIS_URL, keyPrefix: testPrefix() },
           cache: { enabled: true },
           metrics: { port: 0 },
-          engines: {
-            espeak: { type: 'espeak', workers: 1 },
-            tone: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 },
-            peer: { type: 'cartesia-upstream', upstreams: [{ url: upstream.url }], healthPath: '/readyz', format: 'pcm_s16le', model: 'gepard-1.0', sampleRate: 22050, voices: { sarah: 'sarah' } },
-          } as never,
-          models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone' }, 'peer-model': { extends: 'gepard-1.0', engine: 'peer' } },
+          ...enginesWithPeer(upstream.url),
           jobs: { pollMs: 50 },
         },
       });

@@ -17,6 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import { diagnostics } from '../src/synthesis/diagnostics.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { eventually } from './helpers/redis.js';
+import { enginesWithPeer } from './helpers/peer-engine.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
 import { dropSchema, freshSchemaName, TEST_DATABASE_URL } from './helpers/postgres.js';
@@ -172,12 +173,7 @@ describe('traces', () => {
         config: {
           accounts: { enabled: true },
           cache: { enabled: true },
-          engines: {
-            espeak: { type: 'espeak', workers: 1 },
-            tone: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 },
-            peer: { type: 'cartesia-upstream', upstreams: [{ url: remote.url }], healthPath: '/readyz', format: 'pcm_s16le', model: 'gepard-1.0', sampleRate: 22050, voices: { sarah: 'sarah' } },
-          } as never,
-          models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone' }, 'peer-model': { extends: 'gepard-1.0', engine: 'peer' } },
+          ...enginesWithPeer(remote.url),
           jobs: { pollMs: 50, maxCharacters: 60_000, webhooks: { allowHttp: true, allowPrivateNetworks: true } },
         },
       }),
