@@ -52,7 +52,6 @@ import {
   type WebSocketConnection,
   type WebSocketConnectionOpened,
 } from '../synthesis/diagnostics.js';
-import { redactUrl } from '../log/logger.js';
 import { webhookDiagnostics, type WebhookAttempt } from '../webhooks/diagnostics.js';
 
 const propagator = new W3CTraceContextPropagator();
@@ -152,7 +151,7 @@ export function followSpans(sources: SpanSources): () => void {
       kind: SpanKind.SERVER,
       attributes: {
         [ATTR_HTTP_REQUEST_METHOD]: request.method ?? '_OTHER',
-        [ATTR_URL_PATH]: redactUrl(request.url ?? '/').split('?')[0],
+        [ATTR_URL_PATH]: (request.url ?? '/').split('?')[0],
         [ATTR_URL_SCHEME]: 'encrypted' in request.socket ? 'https' : 'http',
         [ATTR_NETWORK_PROTOCOL_VERSION]: request.httpVersion,
         ...(request.headers['user-agent'] ? { [ATTR_USER_AGENT_ORIGINAL]: request.headers['user-agent'] } : {}),
