@@ -263,7 +263,11 @@ describe('traces', () => {
     const response = await server.post('/tts/bytes', { model_id: 'peer-model', transcript: 'From one gateway to the next.', voice: { mode: 'id', id: 'sarah' }, output_format: RAW }, { ...org.auth, traceparent: parent.header });
     assert.equal(response.status, 200, await response.clone().text());
     assert.ok((await response.arrayBuffer()).byteLength > 10_000);
-    const spans = await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.service === 'voicegate-engine' && s.name.startsWith('synthesis ')));
+    const spans = await traceOf(
+      receiver,
+      parent.traceId,
+      (found) => found.some((s) => s.service === 'voicegate-engine' && s.name.startsWith('synthesis ')) && found.some((s) => s.service === 'voicegate-test' && s.name === 'synthesis tts.bytes'),
+    );
     const front = one(spans.filter((s) => s.service === 'voicegate-test'), 'synthesis tts.bytes');
     assert.equal(front.attributes['voicegate.engine'], 'peer');
     const engine = named(childrenOf(spans, front), 'engine')[0];
@@ -282,13 +286,15 @@ describe('traces', () => {
   test('a WebSocket turn is a span under the upgrade’s traceparent, with its engine work under it', T, async () => {
     const parent = traceparent();
     const socket = await TestSocket.open(server.url, { ...org.auth, traceparent: parent.header });
+    let spans: ReceivedSpan[];
     try {
       socket.ws.send(JSON.stringify({ model_id: 'gepard-1.0', transcript: 'A turn on a socket.', voice: { mode: 'id', id: 'sarah' }, output_format: RAW, context_id: 'turn-1' }));
       await socket.waitFor((event) => event.type === 'done');
+      // The socket stays open until the turn has ended on the server: closing it earlier would end the turn as aborted.
+      spans = await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.name === 'websocket turn tts.websocket'));
     } finally {
       socket.ws.close();
     }
-    const spans = await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.name === 'websocket turn tts.websocket'));
     const turn = one(spans, 'websocket turn tts.websocket');
     assert.equal(turn.parentSpanId, parent.spanId);
     assert.equal(turn.attributes['voicegate.transport'], 'websocket');
