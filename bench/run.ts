@@ -1,7 +1,7 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, the ElevenLabs dialect, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
+ * overhead, streaming latency, the ElevenLabs dialect, tracing cost, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
  * without underruns, usage summaries, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
@@ -21,6 +21,7 @@ import { neuralModelDir, runNeuralServing } from './neural-serving.js';
 import { runServingEfficiency } from './serving-efficiency.js';
 import { runStreamingLatency } from './streaming-latency.js';
 import { runStreamsBench } from './streams.js';
+import { runTracingBench } from './tracing.js';
 import { runUsageSummaryBench } from './usage-summary.js';
 
 const started = performance.now();
@@ -28,6 +29,7 @@ const serving = await runServingEfficiency();
 const gateway = await runGatewayOverhead();
 const streaming = await runStreamingLatency();
 const elevenlabs = await runElevenLabsBench();
+const tracing = await runTracingBench();
 const mixed = await runMixedLatency();
 const cold = await runColdStart();
 const cache = await runCacheBench();
@@ -52,6 +54,8 @@ console.log(
     '',
     streaming.markdown,
     elevenlabs.markdown,
+    '',
+    tracing.markdown,
     '',
     mixed.markdown,
     '',

@@ -42,6 +42,7 @@ import { openLimits } from './limits/open.js';
 import type { Logger } from './log/logger.js';
 import { logSynthesis } from './request-log/synthesis-log.js';
 import { Metrics } from './metrics/metrics.js';
+import { startTracing } from './tracing/tracing.js';
 import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
 import { registerRoutes } from './routes.js';
@@ -176,6 +177,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     ? new WebhookDeliverer({
         outbox: jobWebhookOutbox(store.jobs, (job) => JSON.stringify({ type: `job.${job.status}`, data: jobToJson(job, services) })),
         kind: 'job',
+        instance: instanceId,
         secret: webhookSecret,
         options: webhookOptions,
         logger,
@@ -184,7 +186,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     : null;
   // Usage alerts' webhooks: the same signing, guard and retries, from the alerts' own outbox.
   alertWebhooks = accounts
-    ? new WebhookDeliverer({ outbox: alertOutbox(store), kind: 'alert', secret: webhookSecret, options: webhookOptions, logger, pollMs: config.jobs.pollMs, concurrency: 1 })
+    ? new WebhookDeliverer({ outbox: alertOutbox(store), kind: 'alert', instance: instanceId, secret: webhookSecret, options: webhookOptions, logger, pollMs: config.jobs.pollMs, concurrency: 1 })
     : null;
   const stopAlerts = accounts ? watchCharges(instanceId, accounts.alerts) : () => {};
   const jobsDir = config.jobs.dir ?? join(config.dataDir, 'jobs');
@@ -208,6 +210,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   let draining = false;
   const http = buildHttpServer(services, () => closing, () => draining || closing);
   const connections = new HttpConnections(http.server, config.server.shutdownGraceMs);
+  const stopTracing = startTracing({ instanceId, version: VERSION, server: http.server, models, logger });
   const websockets = registerRoutes(http, services, () => closing, () => draining);
   // With the limit counters shared in Redis, each gateway's card lets any gateway's console show them all.
   const gatewayId = accounts?.limits.gatewayId;
@@ -271,6 +274,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close(), roster?.close(), stopRecordingFailures()]);
         await store.close();
         stopLogging();
+        await stopTracing();
         metrics?.stop();
         activity.stop();
       }

@@ -87,12 +87,14 @@ async function adminOrg(credits: number): Promise<{ orgId: string; key: string }
 }
 
 test('compose.yaml renders and validates with docker-compose config', { skip: skip ?? (!process.env.PATH?.split(':').some((d) => existsSync(join(d, 'docker-compose'))) && !process.env.CI ? 'docker-compose not installed' : false), timeout: 60_000 }, async () => {
-  const rendered = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, COMPOSE_PROFILES: 'gpu,s3', VOICEGATE_CONFIG: '/etc/voicegate/gpu.json' } });
+  const rendered = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, COMPOSE_PROFILES: 'gpu,s3,tracing', VOICEGATE_CONFIG: '/etc/voicegate/gpu.json', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://jaeger:4318' } });
   assert.equal(rendered.code, 0, rendered.stderr);
   assert.match(rendered.stdout, /condition: service_healthy/);
   assert.match(rendered.stdout, /replicas: 2/);
   assert.match(rendered.stdout, /kokoro/);
   assert.match(rendered.stdout, /s3-bucket/);
+  assert.match(rendered.stdout, /jaegertracing/);
+  assert.match(rendered.stdout, /OTEL_EXPORTER_OTLP_ENDPOINT: http:\/\/jaeger:4318/);
   const missing = await run('docker-compose', ['-f', join(REPO, 'compose.yaml'), 'config'], { env: { ...env, POSTGRES_PASSWORD: '' } });
   assert.notEqual(missing.code, 0, 'a missing password is refused');
   assert.match(missing.stderr, /POSTGRES_PASSWORD/);

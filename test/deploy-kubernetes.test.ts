@@ -3,8 +3,8 @@
  * The Kubernetes manifests under `deploy/kubernetes/`: the base and every
  * overlay are rendered with `kubectl kustomize`, every document is validated
  * against the Kubernetes OpenAPI schemas (`kubernetes-models`; the
- * prometheus-operator's ServiceMonitor, a CRD those schemas do not include,
- * against a schema of the fields used here), and the invariants a deployment
+ * prometheus-operator's ServiceMonitor and PrometheusRule, CRDs those
+ * schemas do not include, against schemas of the fields used here), and the invariants a deployment
  * depends on are checked: probes on the right paths and port, the drain fits
  * in the termination grace period, every ConfigMap and Secret reference
  * resolves, the gateways' config file and environment load as Voicegate reads
@@ -136,9 +136,56 @@ const serviceMonitorSchema = {
   },
 };
 
+/** PrometheusRule (monitoring.coreos.com/v1): groups of alerting or recording rules, as the CRD declares them. */
+const prometheusRuleSchema = {
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+  properties: {
+    apiVersion: { const: 'monitoring.coreos.com/v1' },
+    kind: { const: 'PrometheusRule' },
+    metadata: serviceMonitorSchema.properties.metadata,
+    spec: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        groups: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['name'],
+            additionalProperties: false,
+            properties: {
+              name: { type: 'string', minLength: 1 },
+              interval: duration,
+              rules: {
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['expr'],
+                  additionalProperties: false,
+                  oneOf: [{ required: ['alert'] }, { required: ['record'] }],
+                  properties: {
+                    alert: { type: 'string' },
+                    record: { type: 'string' },
+                    expr: { anyOf: [{ type: 'string' }, { type: 'integer' }] },
+                    for: duration,
+                    labels: stringMap,
+                    annotations: stringMap,
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
 const ajv = new Ajv2020({ allErrors: true });
 const customSchemas: Record<string, ReturnType<typeof ajv.compile>> = {
   'monitoring.coreos.com/v1/ServiceMonitor': ajv.compile(serviceMonitorSchema),
+  'monitoring.coreos.com/v1/PrometheusRule': ajv.compile(prometheusRuleSchema),
 };
 
 /**
@@ -483,7 +530,10 @@ for (const target of targets) {
       assert.equal(annotations['prometheus.io/port'], String(containerPort(container, 'metrics')));
       assert.equal(annotations['prometheus.io/path'], '/metrics');
       const monitors = documents.filter((document) => document.kind === 'ServiceMonitor');
-      if (target === 'overlays/prometheus-operator') assert.equal(monitors.length, 1, 'the overlay adds a ServiceMonitor');
+      if (target === 'overlays/prometheus-operator') {
+        assert.equal(monitors.length, 1, 'the overlay adds a ServiceMonitor');
+        assert.equal(documents.filter((document) => document.kind === 'PrometheusRule').length, 1, 'and the alert rules');
+      }
       for (const monitor of monitors) {
         const spec = monitor.spec as { selector: { matchLabels?: Record<string, string> }; endpoints: { port?: string; path?: string }[] };
         assert.ok(selects(spec.selector.matchLabels, service.metadata.labels ?? {}), 'the ServiceMonitor selects the gateway Service');

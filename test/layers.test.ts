@@ -39,8 +39,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['api'],
   // What the routes are handed (built by app.ts), and the playground and console pages they serve.
   ['services', 'playground', 'console'],
-  // Readers of the diagnostics events: metrics (which also reads activity), activity, request logs.
-  ['metrics'],
+  // Readers of the diagnostics events: metrics (which also reads activity), traces, activity, request logs.
+  ['metrics', 'tracing'],
   ['concurrency', 'request-log'],
   // The transport: Fastify instance, request ids, error envelope, bodies, TLS, the synthesis route adapter.
   ['http'],

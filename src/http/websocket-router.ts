@@ -20,7 +20,7 @@ import { requireScope } from '../accounts/scopes.js';
 import type { TrustProxy } from '../config/sections/server.js';
 import { ApiError, toApiError } from '../errors/api-error.js';
 import type { Logger } from '../log/logger.js';
-import { diagnostics, publish } from '../synthesis/diagnostics.js';
+import { diagnostics, publish, type WebSocketConnectionOpened } from '../synthesis/diagnostics.js';
 import type { Caller, RequestGate } from '../synthesis/gate.js';
 import { clientAddress } from './client-address.js';
 import { newRequestId } from './request-id.js';
@@ -125,7 +125,14 @@ export class WebSocketConnection {
 
   private announce(caller: Caller): void {
     this.opened = true;
-    publish(diagnostics.websocketOpen, { instance: this.instance, connectionId: this.requestId, orgId: caller.orgId });
+    const { traceparent, tracestate } = this.request.headers;
+    publish(diagnostics.websocketOpen, {
+      instance: this.instance,
+      connectionId: this.requestId,
+      orgId: caller.orgId,
+      ...(typeof traceparent === 'string' ? { traceparent } : {}),
+      ...(typeof tracestate === 'string' ? { tracestate } : {}),
+    } satisfies WebSocketConnectionOpened);
   }
 
   /**

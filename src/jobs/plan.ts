@@ -44,6 +44,8 @@ export interface JobSpec {
   requestId: string;
   /** The client's `x-request-id` at submit, if any. */
   clientRequestId: string | null;
+  /** The submit's trace context (W3C headers), when it was traced: every run continues that trace. */
+  trace?: Record<string, string>;
 }
 
 export interface JobText {

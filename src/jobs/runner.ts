@@ -39,7 +39,7 @@ import { releaseHold, settleHold, SynthesisSession } from '../synthesis/session.
 import type { SynthesisServices } from '../synthesis/services.js';
 import type { SpeechInput } from '../synthesis/speech-input.js';
 import type { JobRecord, JobRepository } from '../store/store.js';
-import { jobDiagnostics, publishJob } from './diagnostics.js';
+import { jobDiagnostics, publishJob, type JobRunEnded, type JobRunStarted } from './diagnostics.js';
 import { removeJobFiles, removeSegments, resultKey, segmentAudioKey, segmentTimingsKey, timestampsKey, type SegmentTimings } from './files.js';
 import type { JobSpec, PlannedSegment } from './plan.js';
 import { MissingSegmentError, stitch } from './stitch.js';
@@ -181,7 +181,18 @@ export class JobRunner {
         .catch((err) => this.logger.warn({ err, job_id: job.id }, 'job heartbeat failed'));
     }, this.config.heartbeatMs);
     heartbeat.unref();
+    publishJob(jobDiagnostics.run, {
+      instance: this.services.instanceId,
+      jobId: job.id,
+      orgId: job.orgId,
+      attempt: job.attempts,
+      segmentsDone: job.segmentsDone,
+      segmentsTotal: job.segmentsTotal,
+      trace: spec.trace ?? null,
+    } satisfies JobRunStarted);
     this.logger.info({ job_id: job.id, from_segment: job.segmentsDone, segments: job.segmentsTotal, attempt: job.attempts }, job.segmentsDone > 0 ? 'job resumed' : 'job started');
+    let outcome: JobRunEnded['outcome'] = 'stopped';
+    let errorCode: string | null = null;
     try {
       let charactersDone = job.charactersDone;
       let audioSeconds = job.audioSeconds;
@@ -221,6 +232,7 @@ export class JobRunner {
       if (!ended) throw new Error('lease lost');
       await removeSegments(this.blobs, job.id).catch((err) => this.logger.warn({ err, job_id: job.id }, 'could not remove segments'));
       await this.bill({ ...job, status: 'succeeded' });
+      outcome = 'succeeded';
       this.ended(job, 'succeeded', null);
     } catch (err) {
       if (signal.aborted) {
@@ -244,9 +256,12 @@ export class JobRunner {
       if (!ended) return;
       await removeSegments(this.blobs, job.id).catch(() => {});
       await this.bill({ ...job, status: 'failed' });
+      outcome = 'failed';
+      errorCode = error.code;
       this.ended(job, 'failed', error.code);
     } finally {
       clearInterval(heartbeat);
+      publishJob(jobDiagnostics.runEnd, { instance: this.services.instanceId, jobId: job.id, outcome, errorCode } satisfies JobRunEnded);
     }
   }
 

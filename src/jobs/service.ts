@@ -31,6 +31,7 @@ import type { JobRecord, Page, PageQuery } from '../store/store.js';
 import { removeJobFiles, resultKey, timestampsKey } from './files.js';
 import { inputCharacters, planSegments, type JobInput, type JobSpec, type JobText, type PlannedSegment } from './plan.js';
 import { dialogueTranscript, type DialogueTurn } from '../synthesis/dialogue.js';
+import { jobDiagnostics, publishJob, type JobSubmitted } from './diagnostics.js';
 import { JobRunner, retentionMs } from './runner.js';
 import type { StitchedTimings } from './stitch.js';
 
@@ -169,6 +170,9 @@ export class JobService {
     }
     this.holds.add(id);
     const spec: JobSpec = { version: 1, input: submission.input, format: format ?? request.format, segments, requestId: context.requestId, clientRequestId: context.clientRequestId };
+    const trace: Record<string, string> = {};
+    publishJob(jobDiagnostics.submit, { instance: this.services.instanceId, jobId: id, trace } satisfies JobSubmitted);
+    if (trace.traceparent) spec.trace = trace;
     let created: { job: JobRecord; created: boolean };
     try {
       created = await this.services.store.jobs.create({

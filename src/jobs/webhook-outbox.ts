@@ -6,6 +6,7 @@
  */
 import type { JobRecord, JobRepository } from '../store/store.js';
 import type { WebhookOutbox } from '../webhooks/deliverer.js';
+import type { JobSpec } from './plan.js';
 
 export type WebhookJobs = Pick<JobRepository, 'claimWebhook' | 'webhookAttempted'>;
 
@@ -14,7 +15,7 @@ export function jobWebhookOutbox(jobs: WebhookJobs, render: (job: JobRecord) => 
   return {
     async claim(now, leaseMs) {
       const job = await jobs.claimWebhook(now, leaseMs);
-      return job && { id: job.id, url: job.webhookUrl, attempts: job.webhookAttempts, body: () => render(job) };
+      return job && { id: job.id, url: job.webhookUrl, attempts: job.webhookAttempts, body: () => render(job), trace: (job.spec as JobSpec).trace ?? null };
     },
     attempted: (id, outcome) => jobs.webhookAttempted(id, outcome),
   };

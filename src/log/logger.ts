@@ -2,9 +2,11 @@
  * @module log/logger
  * Structured JSON logs through pino. Credentials never reach a log line:
  * authorization headers, API-key headers and key-bearing query strings are
- * redacted or stripped before serialization.
+ * redacted or stripped before serialization. A line written inside a traced
+ * request carries its `trace_id` and `span_id`.
  */
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
+import { traceLogFields } from './trace-context.js';
 
 export type Logger = PinoLogger;
 
@@ -32,6 +34,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       redact: { paths: REDACT, censor: '[redacted]' },
       base: { service: 'voicegate' },
       timestamp: pino.stdTimeFunctions.isoTime,
+      // A line written inside a traced request names its trace and span (`trace-context.ts`).
+      mixin: traceLogFields,
       serializers: {
         err: pino.stdSerializers.err,
         req: (req: { method?: string; url?: string; ip?: string }) => ({ method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.ip }),

@@ -16,6 +16,8 @@ export interface SynthesisStart {
   requestId: string;
   clientRequestId: string | null;
   transport: 'http' | 'websocket' | 'job';
+  /** A WebSocket turn's connection (the id of its upgrade request, as in `voicegate:websocket:open`). */
+  connectionId?: string;
 }
 
 export interface SynthesisAdmitted {
@@ -28,8 +30,12 @@ export interface SynthesisAdmitted {
   model: string;
   engine: string;
   characters: number;
+  voice: string;
   /** Milliseconds from start to admission (auth, parsing, resolving, limits, reservation). */
   admitMs: number;
+  /** Milliseconds from start to when resolving began and ended; admission (limits, reservation) runs from its end to `admitMs`. */
+  resolveStartMs: number;
+  resolvedMs: number;
   /** Work nobody waits on yet (a long-form job's segment): not counted against the organisation's requests. */
   background?: boolean;
 }
@@ -56,6 +62,8 @@ export interface SynthesisCharged {
   /** Batch index: 0 for HTTP requests, 0, 1, … for a WebSocket turn. */
   index: number;
   characters: number;
+  /** Milliseconds the charge took to record (0 unless someone listens to this channel). */
+  ms: number;
 }
 
 export interface SynthesisChargeFailed {
@@ -67,7 +75,34 @@ export interface SynthesisChargeFailed {
   index: number;
   characters: number;
   error: unknown;
+  /** Milliseconds the attempt took (0 unless someone listens to this channel). */
+  ms: number;
 }
+
+/**
+ * One speech segment through the engine (`voicegate:synthesis:engine`), published by the pipeline
+ * when it is done with it, only while someone listens (the times are not taken otherwise). Times are
+ * `performance.now()` values; the pipeline knows the request, not the server, so it names the
+ * request only: subscribers match it with the sessions they follow.
+ */
+export interface SynthesisEngineSegment {
+  requestId: string;
+  engine: string;
+  /** The segment's index in the request's segments. */
+  index: number;
+  characters: number;
+  startedAt: number;
+  /** When the engine's first chunk arrived; null when it made none. */
+  firstChunkAt: number | null;
+  endedAt: number;
+  /** Milliseconds spent on this thread encoding the segment's chunks (gain, resampling, encoding). */
+  encodeMs: number;
+  /** Seconds of audio the engine made. */
+  seconds: number;
+  /** Set when the segment did not end with the engine's last chunk (a failure or an abort). */
+  error?: unknown;
+}
+
 
 export interface SynthesisEnd {
   /** The server (app instance) that published it: several may share a process. */
@@ -103,6 +138,13 @@ export interface WebSocketConnection {
   orgId: string | null;
 }
 
+/** `voicegate:websocket:open`: the connection, and the trace it belongs to. */
+export interface WebSocketConnectionOpened extends WebSocketConnection {
+  /** The upgrade request's W3C trace context headers, where it carried them. */
+  traceparent?: string;
+  tracestate?: string;
+}
+
 export const diagnostics = {
   start: channel('voicegate:synthesis:start'),
   admitted: channel('voicegate:synthesis:admitted'),
@@ -110,6 +152,7 @@ export const diagnostics = {
   charged: channel('voicegate:synthesis:charged'),
   chargeFailed: channel('voicegate:synthesis:charge-failed'),
   end: channel('voicegate:synthesis:end'),
+  engine: channel('voicegate:synthesis:engine'),
   websocketOpen: channel('voicegate:websocket:open'),
   websocketClose: channel('voicegate:websocket:close'),
 } as const;

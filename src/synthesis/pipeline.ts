@@ -25,6 +25,7 @@ import { offersStaging, type StageCursor, type StagedChunk, type StagingEngine }
 import { ApiError } from '../errors/api-error.js';
 import { speakerAt } from './dialogue.js';
 import type { SynthesisRequest } from './request.js';
+import { diagnostics, type SynthesisEngineSegment } from './diagnostics.js';
 import { requestWords, segmentUnits } from './word-align.js';
 
 export interface AudioPiece {
@@ -58,6 +59,9 @@ function float32Of(bytes: Buffer): Float32Array {
   if (bytes.byteOffset % 4 === 0) return new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
   return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length));
 }
+
+/** Why an engine segment ended early when its consumer stopped reading; one shared instance. */
+const STOPPED = Object.freeze(new Error('stopped before the engine finished'));
 
 /** Silence is handed on in pieces of at most this long, so a long break streams like speech. */
 const SILENCE_PIECE_SECONDS = 0.1;
@@ -113,8 +117,11 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   /** Marks passed and not yet handed on: they go with the next piece, so none opens a stream before its audio. */
   const marks: MarkTiming[] = [];
   const withMarks = (piece: AudioPiece): AudioPiece => (marks.length > 0 ? { ...piece, marks: marks.splice(0) } : piece);
+  // Each engine segment's times are taken only while someone listens (tracing): otherwise no clock is read.
+  const timed = diagnostics.engine.hasSubscribers;
+  let timing: SynthesisEngineSegment | null = null;
   try {
-    for (const segment of request.segments) {
+    for (const [index, segment] of request.segments.entries()) {
       if (segment.kind === 'mark') {
         marks.push({ name: segment.name, time: offset });
         continue;
@@ -151,6 +158,10 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         cursor.gain = segment.gain;
         cursor.state = stage!.state();
       }
+      if (timed) {
+        const now = performance.now();
+        timing = { requestId: request.requestId, engine: engine.id, index, characters: segment.text.length, startedAt: now, firstChunkAt: null, endedAt: now, encodeMs: 0, seconds: 0 };
+      }
       const chunks: AsyncIterable<EngineChunk | Int16Chunk | StagedChunk> = cursor
         ? (engine as StagingEngine).synthesizeStaged(input, cursor, signal)
         : int16
@@ -160,8 +171,11 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         // Bytes from the engine's workers, or samples to encode here.
         const from = 'audio' in chunk ? chunk.made : chunk.samples.length;
         made += from;
+        const encodeStart = timing ? performance.now() : 0;
+        if (timing) timing.firstChunkAt ??= encodeStart;
         let audio = 'audio' in chunk ? fromStage(Buffer.from(chunk.audio.buffer, chunk.audio.byteOffset, chunk.audio.byteLength)) : encodeHere(chunk.samples, segment.gain);
         if (audio instanceof Promise) audio = await audio; // MP3: frames from the encoder thread
+        if (timing) timing.encodeMs += performance.now() - encodeStart;
         if (audio.length === 0 && !chunk.words) continue;
         if (firstAudioAt === 0 && audio.length > 0) firstAudioAt = performance.now();
         const stepTime = performance.now() - started;
@@ -175,6 +189,12 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
       if (cursor) stage = new OutputStage(cursor.spec, cursor.state);
       samples += made;
       offset += made / rate;
+      if (timing) {
+        timing.endedAt = performance.now();
+        timing.seconds = made / rate;
+        diagnostics.engine.publish(timing);
+        timing = null;
+      }
     }
     if (samples === 0) throw noAudio(request);
     const held = stage ? await fromStage(stage.flush()) : resampler ? await encoder.encode(resampler.flush()) : null;
@@ -184,7 +204,16 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
     const piece: AudioPiece = { audio: withHeader(tail), stepTime: performance.now() - started, seconds: 0 };
     if (words.length > 0) piece.words = words;
     if (tail.length > 0 || piece.audio.length > 0 || words.length > 0 || marks.length > 0) yield withMarks(piece);
+  } catch (err) {
+    if (timing) timing.error = err;
+    throw err;
   } finally {
+    // A segment the engine did not finish (a failure, or its consumer stopped reading) is reported too.
+    if (timing) {
+      timing.endedAt = performance.now();
+      timing.error ??= STOPPED;
+      diagnostics.engine.publish(timing);
+    }
     resampler?.destroy();
     encoder.close?.();
   }

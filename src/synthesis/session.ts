@@ -44,6 +44,8 @@ export interface SessionOptions {
   clientRequestId?: string | null;
   /** Fires when the client goes away (HTTP connection or WebSocket closed). */
   signal?: AbortSignal;
+  /** A WebSocket turn's connection id, for the start event (its trace is the upgrade's). */
+  connectionId?: string;
 }
 
 /** How `admit` admits a request (beyond its input). */
@@ -144,7 +146,13 @@ export class SynthesisSession {
         this.forgetExternal = () => external.removeEventListener('abort', onAbort);
       }
     }
-    publish(diagnostics.start, { instance: this.services.instanceId, requestId: this.requestId, clientRequestId: this.clientRequestId, transport: this.transport });
+    publish(diagnostics.start, {
+      instance: this.services.instanceId,
+      requestId: this.requestId,
+      clientRequestId: this.clientRequestId,
+      transport: this.transport,
+      ...(options.connectionId ? { connectionId: options.connectionId } : {}),
+    });
   }
 
   /** Aborts when the client leaves or the session ends; every engine job of this session listens to it. */
@@ -203,6 +211,7 @@ export class SynthesisSession {
     if (!this.caller) throw new Error('session has no caller');
     this.throwIfOver();
     this.endpoint = endpoint;
+    const resolveStartMs = performance.now() - this.startedAt;
     let request = await resolveSpeech(input, {
       services: this.services,
       requestId: this.requestId,
@@ -214,6 +223,7 @@ export class SynthesisSession {
     this.request = request;
     this.cacheAllowed = input.cache !== false && !!this.services.cache;
     this.throwIfOver();
+    const resolvedMs = performance.now() - this.startedAt;
     const admission = await this.services.gate.admit(this.caller, request, {
       endpoint,
       clientRequestId: this.clientRequestId,
@@ -234,8 +244,11 @@ export class SynthesisSession {
       keyId: this.caller.keyId,
       model: request.model.id,
       engine: request.engine.id,
+      voice: request.voice.id,
       characters: request.characters,
       admitMs: performance.now() - this.startedAt,
+      resolveStartMs,
+      resolvedMs,
     });
     return request;
   }
@@ -251,6 +264,7 @@ export class SynthesisSession {
     this.throwIfOver();
     this.caller = { orgId: job.orgId, keyId: job.keyId };
     this.endpoint = 'tts.jobs';
+    const resolveStartMs = performance.now() - this.startedAt;
     const context = { services: this.services, requestId: this.requestId, orgId: job.orgId, maxCharacters: Number.MAX_SAFE_INTEGER };
     let request = await resolveSpeech(input, context);
     if (await awaitMeasured(request.engine, request.voice, request.reference, this.signal)) request = await resolveSpeech(input, context);
@@ -267,8 +281,12 @@ export class SynthesisSession {
       keyId: job.keyId,
       model: request.model.id,
       engine: request.engine.id,
+      voice: request.voice.id,
       characters: request.characters,
       admitMs: performance.now() - this.startedAt,
+      // No admission of its own: resolving (and measuring the voice) is all of it.
+      resolveStartMs,
+      resolvedMs: performance.now() - this.startedAt,
       background: true,
     });
     return request;
@@ -478,6 +496,8 @@ export class SynthesisSession {
     if (!admission) throw new Error('session not admitted');
     // A hit given away (`cache.billHits` off) is still recorded, as a charge of nothing.
     if (this.freeAudio) characters = 0;
+    // Timed only for a listener (tracing): a charge's span.
+    const began = diagnostics.charged.hasSubscribers || diagnostics.chargeFailed.hasSubscribers ? performance.now() : 0;
     try {
       const headers = await admission.charge(index, characters);
       this.charactersCharged += characters;
@@ -490,11 +510,12 @@ export class SynthesisSession {
           model: this.request.model.id,
           index,
           characters,
+          ms: began > 0 ? performance.now() - began : 0,
         });
       }
       return headers;
     } catch (err) {
-      publish(diagnostics.chargeFailed, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint!, orgId: this.caller?.orgId ?? null, index, characters, error: err });
+      publish(diagnostics.chargeFailed, { instance: this.services.instanceId, requestId: this.requestId, endpoint: this.endpoint!, orgId: this.caller?.orgId ?? null, index, characters, error: err, ms: began > 0 ? performance.now() - began : 0 });
       throw this.fail(err);
     }
   }

@@ -11,6 +11,7 @@
 import { redactUrl, type Logger } from '../log/logger.js';
 import { deliverWebhook, type DeliveryResult } from './deliver.js';
 import { signWebhook } from './signature.js';
+import { webhookDiagnostics, type WebhookAttempt } from './diagnostics.js';
 import type { WebhookLookup } from './url-guard.js';
 
 /** Waits after attempts 1, 2, 3 …; the last repeats. With the default 8 attempts a webhook is tried over about 4 hours. */
@@ -39,6 +40,8 @@ export interface WebhookMessage {
   attempts: number;
   /** The JSON body, made when claimed. */
   body(): string;
+  /** The trace context (W3C headers) of what it announces, where that was traced (a job's). */
+  trace?: Record<string, string> | null;
 }
 
 export type WebhookOutcome = { state: 'delivered' | 'failed' | 'pending'; attempts: number; nextAt: number | null };
@@ -53,6 +56,8 @@ export interface WebhookDelivererOptions {
   outbox: WebhookOutbox;
   /** What the messages are, in log lines (`job`, `alert`). */
   kind?: string;
+  /** The server's instance id, for the attempt events (`diagnostics.ts`). */
+  instance?: string;
   secret: string;
   options: { allowHttp: boolean; allowPrivateNetworks: boolean; timeoutMs: number; maxAttempts: number };
   logger: Logger;
@@ -185,13 +190,22 @@ export class WebhookDeliverer {
       const body = message.body();
       // Signed afresh each attempt: the timestamp is the attempt's, as receivers check it against their clock.
       const headers = signWebhook(secret, webhookMessageId(message.id), Math.floor(this.now() / 1000), body);
-      return await deliverWebhook(message.url, body, headers, {
+      const event: WebhookAttempt | null = webhookDiagnostics.attempt.hasSubscribers
+        ? { instance: this.config.instance ?? '', kind: this.config.kind ?? 'message', id: message.id, url: redactUrl(message.url), attempt: message.attempts + 1, trace: message.trace ?? null, headers: {} }
+        : null;
+      if (event) webhookDiagnostics.attempt.publish(event);
+      const result = await deliverWebhook(message.url, body, event ? { ...event.headers, ...headers } : headers, {
         timeoutMs: options.timeoutMs,
         allowHttp: options.allowHttp,
         allowPrivateNetworks: options.allowPrivateNetworks,
         lookup: this.config.lookup,
         signal: this.abort.signal,
       });
+      if (event) {
+        event.result = result;
+        webhookDiagnostics.attempted.publish(event);
+      }
+      return result;
     } catch (err) {
       return { ok: false, error: err instanceof Error ? err.message : String(err) };
     }

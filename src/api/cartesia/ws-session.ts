@@ -193,6 +193,7 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
       transport: 'websocket',
       requestId: newRequestId(),
       signal: this.connection.signal,
+      connectionId: this.connection.requestId,
     });
     session.useCaller(this.connection.authenticated!);
     try {

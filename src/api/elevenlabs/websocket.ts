@@ -291,7 +291,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   }
 
   private async openContext(contextId: string | null, fields: Record<string, unknown>, text: string, flush: boolean): Promise<void> {
-    const session = new SynthesisSession({ services: this.services, transport: 'websocket', requestId: newRequestId(), signal: this.connection.signal });
+    const session = new SynthesisSession({ services: this.services, transport: 'websocket', requestId: newRequestId(), signal: this.connection.signal, connectionId: this.connection.requestId });
     session.useCaller(this.connection.authenticated!);
     try {
       if (this.draining) throw new ApiError('not_ready');

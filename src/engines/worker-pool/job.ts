@@ -35,6 +35,8 @@ export class Job<J, S extends Samples, E> {
   timer: NodeJS.Timeout | null = null;
   graceTimer: NodeJS.Timeout | null = null;
   private startedAt = 0;
+  /** When it was queued (`performance.now()` ms). */
+  readonly queuedAt = performance.now();
   private finishedAt = Infinity;
   /** Time spent with the worker paused on a full consumer buffer. */
   /** Work no listener waits for (`SubmitOptions.background`). */
@@ -55,6 +57,11 @@ export class Job<J, S extends Samples, E> {
     /** The output stage the worker runs the job's audio through, if any. */
     readonly stage?: StageJob,
   ) {}
+
+  /** When a worker took it (`performance.now()` ms; 0 while queued). */
+  get started(): number {
+    return this.startedAt;
+  }
 
   start(): void {
     this.phase = 'running';

@@ -235,7 +235,7 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
     this.queue.push(job);
     if (!background) job.timer = setTimeout(() => this.queueExpired(job), this.queueTimeoutMs).unref();
     // The stream first, so a signal that has already fired takes the job out before any worker sees it.
-    const stream = new JobStream(job, decoder, signal, this);
+    const stream = new JobStream(job, decoder, signal, this, this.options.name);
     this.dispatch();
     return stream;
   }

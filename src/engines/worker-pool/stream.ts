@@ -7,6 +7,7 @@
  * first `next()`, which a generator would skip its `finally` for — and, as a
  * backstop, the iterator being garbage-collected unfinished.
  */
+import { channel } from 'node:diagnostics_channel';
 import type { StageState } from '../../audio/output-stage.js';
 import type { Job, RawChunk } from './job.js';
 import type { Samples } from './protocol.js';
@@ -29,11 +30,28 @@ export interface JobControl<J, S extends Samples, E> {
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
+/**
+ * `voicegate:engine:worker-queue`: a job's wait for a worker, published when its consumer takes its
+ * first chunk, so in the consumer's own async context (a subscriber finds the request it serves
+ * there). `queuedAt` and `startedAt` are `performance.now()` values.
+ */
+export interface WorkerQueueWait {
+  pool: string;
+  queuedAt: number;
+  startedAt: number;
+  /** The next piece of a request already speaking, or work nobody waits on (a job's segment). */
+  continuation: boolean;
+  background: boolean;
+}
+
+export const workerQueueChannel = channel('voicegate:engine:worker-queue');
+
 /** Cancels jobs whose iterator was dropped unfinished; the held value must not reference the iterator. */
 const abandoned = new FinalizationRegistry<() => void>((cancel) => cancel());
 
 export class JobStream<J, S extends Samples, E, T> implements AsyncIterableIterator<T> {
   private closed = false;
+  private reported = false;
   private readonly onAbort: () => void;
 
   constructor(
@@ -41,6 +59,8 @@ export class JobStream<J, S extends Samples, E, T> implements AsyncIterableItera
     private readonly decoder: ChunkDecoder<S, E, T>,
     private readonly signal: AbortSignal,
     private readonly control: JobControl<J, S, E>,
+    /** The pool's name, for the queue-wait event. */
+    private readonly pool = '',
   ) {
     // Closes over the job and the pool only, so the signal does not keep this iterator alive.
     const cancel = () => control.cancel(job);
@@ -76,6 +96,7 @@ export class JobStream<J, S extends Samples, E, T> implements AsyncIterableItera
       }
       const raw = job.chunks.shift();
       if (raw) {
+        if (!this.reported) this.reportWait();
         this.control.taken(job, raw);
         const value = this.decoder.chunk(raw.samples, raw.events, raw.made);
         if (value !== undefined) return { done: false, value };
@@ -89,6 +110,14 @@ export class JobStream<J, S extends Samples, E, T> implements AsyncIterableItera
       }
       await job.changed();
     }
+  }
+
+  /** Once, at the first chunk: how long the job waited for a worker (only while someone listens). */
+  private reportWait(): void {
+    this.reported = true;
+    if (!workerQueueChannel.hasSubscribers) return;
+    const job = this.job;
+    workerQueueChannel.publish({ pool: this.pool, queuedAt: job.queuedAt, startedAt: job.started, continuation: job.continuation, background: job.background } satisfies WorkerQueueWait);
   }
 
   async return(): Promise<IteratorResult<T>> {
