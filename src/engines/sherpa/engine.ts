@@ -31,6 +31,7 @@ import { providerFor, SESSION_OPTIONS } from './session-options.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { validateLayout } from './validate.js';
 import { builtinSpeakerVoices, speakerFor, type SpeakerMap } from './voices.js';
+import { describeSpeaker, kokoroLanguage, speakerNames } from './speakers.js';
 import { packageVersion, pathsDigest } from '../fingerprint.js';
 
 const SHERPA_PACKAGE = packageVersion('sherpa-onnx-node');
@@ -258,7 +259,8 @@ export class SherpaEngine implements Engine, StagingEngine {
     }
     const sid = speakerFor(input.voice, this.speakerMap());
     if (sid === undefined) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no speaker in this model` });
-    return { text, sid, speed: input.speed };
+    const lang = this.multilingual ? kokoroLanguage(input.language, this.speakerLanguage(sid) ?? input.voice.language) : undefined;
+    return { text, sid, speed: input.speed, ...(lang ? { lang } : {}) };
   }
 
   /** Terminates a busy worker the way a crash would end it; for fault-injection tests and drills. */
@@ -267,6 +269,18 @@ export class SherpaEngine implements Engine, StagingEngine {
   }
 
   private speakerMap(): SpeakerMap {
-    return { engineId: this.id, numSpeakers: this.numSpeakers, voices: this.options.voices, defaultSpeaker: this.options.defaultSpeaker };
+    const names = this.layout ? speakerNames(this.layout.metadata, this.numSpeakers) : undefined;
+    return { engineId: this.id, numSpeakers: this.numSpeakers, voices: this.options.voices, defaultSpeaker: this.options.defaultSpeaker, ...(names ? { names } : {}) };
+  }
+
+  /** A multi-lingual Kokoro model (v1 and later): each sentence is read in the language asked for, or its speaker's. */
+  private get multilingual(): boolean {
+    return this.layout?.family === 'kokoro' && Number(this.layout.metadata.version ?? 1) >= 2;
+  }
+
+  /** The language speaker `sid`'s name says (Kokoro: `ff_siwis` is French), if it says one. */
+  private speakerLanguage(sid: number): string | undefined {
+    const name = this.speakerMap().names?.[sid];
+    return name ? describeSpeaker(name)?.language : undefined;
   }
 }
