@@ -9,7 +9,7 @@
  * and the segments to speak (tags read). Knows no dialect: every transport's
  * request is resolved here the same way.
  */
-import type { VoiceReference } from '../engines/engine.js';
+import type { Engine, VoiceReference } from '../engines/engine.js';
 import { ApiError } from '../errors/api-error.js';
 import { LOCAL_ORG_ID } from './gate.js';
 import { resolveGenerationConfig } from '../models/generation-config.js';
@@ -20,7 +20,7 @@ import { segmentsOf, speechSegments } from './segments.js';
 import { isSsml, readSsml } from './ssml.js';
 import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
-import { hasClip } from '../voices/voice.js';
+import { hasClip, type Voice } from '../voices/voice.js';
 import { countTranscriptCharacters } from './tags.js';
 import { knownGain } from './voice-gain.js';
 
@@ -33,6 +33,18 @@ export interface ResolveContext {
   allowEmptyTranscript?: boolean;
   /** The most characters allowed instead of the model's per-request limit (a long-form job's segment, checked against the job's own limit). */
   maxCharacters?: number;
+}
+
+/** A mixed voice as `engine` speaks it: every part must be one of its voices, and the engine must mix them. */
+function mixOn(engine: Engine, voice: Voice, modelId: string): Voice {
+  const parts = voice.mix!;
+  if (!engine.mixProfiles) throw new ApiError('voice_mix_unsupported', { voice: parts[0].voice.id, model: modelId, engine: engine.type });
+  for (const part of parts) {
+    if (!engine.supportsVoice(part.voice)) throw new ApiError('voice_profile_missing', { voice: part.voice.id, model: modelId, engine: engine.type });
+  }
+  const profiles = engine.mixProfiles(parts);
+  if (!profiles) throw new ApiError('voice_mix_unsupported', { voice: parts[0].voice.id, model: modelId, engine: engine.type });
+  return { ...voice, profiles };
 }
 
 export async function resolveSpeech(input: SpeechInput, context: ResolveContext): Promise<SynthesisRequest> {
@@ -52,11 +64,12 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const format = resolveOutputFormat(input.outputFormat, model, input.streaming);
   const settings = resolveGenerationConfig(input.generationConfig, model, input.streaming);
 
-  const voice = await voices.get(input.voiceId, context.orgId);
-  if (!voice) throw new ApiError('voice_not_found', { id: input.voiceId });
+  const found = await voices.get(input.voiceId, context.orgId);
+  if (!found) throw new ApiError('voice_not_found', { id: input.voiceId });
   const engine = engines.get(model.engine);
   if (!engine) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
-  if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
+  const voice = found.mix ? mixOn(engine, found, model.id) : found;
+  if (!found.mix && !engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
   // A cloning engine speaks a cloned voice from its clip; only such a pair needs the reference.
   const clones = engine.cloning !== undefined && hasClip(voice);
   if (clones && engine.cloning!.requiresTranscript && !voice.transcript?.trim()) {

@@ -1,11 +1,12 @@
 /**
  * @module config/sections/voices
- * Cloned voices: the largest clip, and the rate clips are kept at.
+ * Cloned and mixed voices: the largest clip, the rate clips are kept at,
+ * and the most voices a mix may have.
  */
 import { z } from 'zod';
 import { defineSection } from '../section.js';
 
-const VOICES_DEFAULTS = { maxClipBytes: 20 * 1024 * 1024, clipSampleRate: 24000 };
+const VOICES_DEFAULTS = { maxClipBytes: 20 * 1024 * 1024, clipSampleRate: 24000, maxMix: 4 };
 
 const voicesSchema = z
   .object({
@@ -13,6 +14,8 @@ const voicesSchema = z
     maxClipBytes: z.number().int().min(64 * 1024).default(VOICES_DEFAULTS.maxClipBytes),
     /** Cloned clips are stored mono at this rate. */
     clipSampleRate: z.number().int().min(8000).max(48000).default(VOICES_DEFAULTS.clipSampleRate),
+    /** Most voices in a mix (`POST /voices/mix`, or inline `a(2)+b(1)`). */
+    maxMix: z.number().int().min(1).max(16).default(VOICES_DEFAULTS.maxMix),
   })
   .strict();
 
