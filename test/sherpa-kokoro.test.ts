@@ -113,3 +113,35 @@ test("a request's language picks the language the text is read in; without one, 
   // A language the model does not speak leaves the voice's own.
   assert.equal((await speak('af_bella', text, 'de')).length, english);
 });
+
+test('a Kokoro mix is the weighted mean of its speakers\' style vectors, loaded once and then served without a reload', { timeout: 120_000 }, async () => {
+  const engine = server.app.services.engines.get('kokoro')!;
+  const reloads = () => engine.info().mixReloads as number;
+  const sid = (name: string) => KOKORO_V1_SPEAKERS.indexOf(name);
+  const hz = async (voice: string) => pitchOf(await speak(voice, 'Hello world.'), KOKORO_STAND_IN_RATE);
+  const near = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) < expected * 0.01, `${what}: ${actual.toFixed(1)} Hz, expected ${expected.toFixed(1)} Hz`);
+
+  const before = reloads();
+  const alloy = kokoroStandInPitch(kokoroSpeakerStyle(sid('af_alloy')));
+  const sky = kokoroStandInPitch(kokoroSpeakerStyle(sid('af_sky')));
+  const mixed = await hz('af_alloy(1)+af_sky(1)');
+  near(mixed, (alloy + sky) / 2, 'an even mix');
+  assert.ok(Math.abs(mixed - alloy) > 10 && Math.abs(mixed - sky) > 10, 'the mix differs from each speaker');
+  assert.equal(reloads(), before + 1, 'a new mix loads the table once');
+  near(await hz('af_sky(1)+af_alloy(1)'), (alloy + sky) / 2, 'the same mix in another order');
+  near(await hz('af_alloy(3)+af_sky(1)'), 0.75 * alloy + 0.25 * sky, 'a 3:1 mix');
+  assert.equal(reloads(), before + 2, 'only the new mix loaded the table again');
+  near(await hz('af_alloy(1)+af_sky(1)'), (alloy + sky) / 2, 'the first mix again');
+  assert.equal(reloads(), before + 2, 'a mix in the table is served without a reload');
+  near(await hz('af_alloy(1)+af_sky(0)'), alloy, 'weights 1:0');
+  assert.equal(reloads(), before + 2, 'a mix of one speaker is that speaker');
+
+  // Stored, it is the same voice, usable by its id.
+  const created = await server.post('/voices/mix', { name: 'Alloy and Sky', voices: [{ id: 'af_alloy', weight: 1 }, { id: 'af_sky', weight: 1 }] });
+  assert.equal(created.status, 201, await created.clone().text());
+  const { id } = (await created.json()) as { id: string };
+  near(await hz(id), (alloy + sky) / 2, 'the stored mix');
+  // A Kokoro voice mixed with an eSpeak one: not one engine's voices.
+  const wrong = await server.post('/tts/bytes', { model_id: 'kokoro-v1', transcript: 'Hello.', voice: { mode: 'id', id: 'af_alloy(1)+sarah(1)' }, output_format: RAW });
+  assert.equal(wrong.status, 409, await wrong.clone().text());
+});

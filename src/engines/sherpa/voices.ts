@@ -13,6 +13,8 @@ import { describeSpeaker } from './speakers.js';
 /** `voice.profiles['sherpa-onnx']`: a speaker by name (any model that has it), a speaker id for any sherpa engine, or per engine id. */
 export interface SherpaVoiceProfile {
   speaker?: string;
+  /** A mix on a Kokoro model (style-mix.ts): speaker ids and shares, largest first. */
+  mix?: readonly (readonly [sid: number, weight: number])[];
   sid?: number;
   engines?: Record<string, number>;
 }
