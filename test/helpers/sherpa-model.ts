@@ -57,6 +57,17 @@ const node = (opType: string, input: string[], output: string[], attribute: onnx
   attribute,
 });
 
+/** A stand-in model's ONNX bytes: `graph` named `name`, with `metadata` as its metadata. */
+function encode(name: string, graph: onnxProto.onnx.IGraphProto, metadata: Record<string, string> = {}): Uint8Array {
+  return onnx.ModelProto.encode({
+    irVersion: 7,
+    producerName: 'voicegate-stand-in',
+    opsetImport: [{ domain: '', version: 13 }],
+    graph: { name, ...graph },
+    metadataProps: Object.entries(metadata).map(([key, v]) => ({ key, value: v })),
+  }).finish();
+}
+
 /** The ONNX bytes of the stand-in graph. */
 export function standInOnnx(options: StandInOptions = {}): Uint8Array {
   const speakers = options.speakers ?? 1;
@@ -157,14 +168,6 @@ export const ZIPVOICE_HOP = 256;
 export function zipvoiceStandInOnnx(): { encoder: Uint8Array; decoder: Uint8Array; vocoder: Uint8Array } {
   const INT = onnx.AttributeProto.AttributeType.INT;
   const axis0 = [{ name: 'axis', type: INT, i: 0 }];
-  const encode = (name: string, graph: onnxProto.onnx.IGraphProto, metadata: Record<string, string> = {}) =>
-    onnx.ModelProto.encode({
-      irVersion: 7,
-      producerName: 'voicegate-stand-in',
-      opsetImport: [{ domain: '', version: 13 }],
-      graph: { name, ...graph },
-      metadataProps: Object.entries(metadata).map(([key, v]) => ({ key, value: v })),
-    }).finish();
   const encoder = encode('stand-in-zipvoice-encoder', {
     node: [
       node('Shape', ['tokens'], ['tokens_shape']),
@@ -352,12 +355,9 @@ export function kokoroStandInOnnx(speakers: readonly string[], options: { quanti
   const INT = onnx.AttributeProto.AttributeType.INT;
   const axis0 = [{ name: 'axis', type: INT, i: 0 }];
   const ids = Object.fromEntries(speakers.map((s, i) => [s, i]));
-  const model: onnxProto.onnx.IModelProto = {
-    irVersion: 7,
-    producerName: 'voicegate-stand-in',
-    opsetImport: [{ domain: '', version: 13 }],
-    graph: {
-      name: 'stand-in-kokoro',
+  return encode(
+    'stand-in-kokoro',
+    {
       node: [
         node('Shape', ['tokens'], ['tokens_shape']),
         node('Gather', ['tokens_shape', 'index1'], ['count'], axis0),
@@ -390,7 +390,7 @@ export function kokoroStandInOnnx(speakers: readonly string[], options: { quanti
       ],
     },
     // As sherpa-onnx's scripts/kokoro/v1.0/add_meta_data.py writes them.
-    metadataProps: Object.entries({
+    {
       model_type: 'kokoro',
       language: 'multi-lang, e.g., English, Chinese',
       has_espeak: '1',
@@ -403,9 +403,8 @@ export function kokoroStandInOnnx(speakers: readonly string[], options: { quanti
       speaker2id: speakers.map((s) => `${s}->${ids[s]}`).join(','),
       speaker_names: speakers.join(','),
       maintainer: 'k2-fsa',
-    }).map(([key, v]) => ({ key, value: v })),
-  };
-  return onnx.ModelProto.encode(model).finish();
+    },
+  );
 }
 
 /** A voices file of `count` speakers, speaker `i`'s every value `kokoroSpeakerStyle(i)` (float32, little-endian). */
