@@ -103,7 +103,10 @@ export class VoiceCatalogue {
   }
 
   private async mix(base: Voice | Parameters<typeof mixedVoice>[0], parts: MixPart[], orgId: string | null): Promise<Voice> {
-    return mixedVoice(base, await this.mixParts(parts, orgId));
+    const resolved = await this.mixParts(parts, orgId);
+    // An inline mix of an organisation's own voice is that organisation's, as its audio is (the cache's scope).
+    const owner = base.ownerOrgId ?? resolved.find((p) => p.voice.ownerOrgId !== null)?.voice.ownerOrgId ?? null;
+    return mixedVoice({ ...base, ownerOrgId: owner }, resolved);
   }
 
   /** The caller's own voices (newest first), then the built-in ones. */

@@ -91,6 +91,7 @@ export class SherpaEngine implements Engine, StagingEngine {
   /** Pools replaced by one that loaded a new mix, finishing their work. */
   private readonly retiring = new Set<Promise<void>>();
   private mixReloads = 0;
+  private stopped = false;
 
   constructor(private readonly options: SherpaEngineOptions) {
     this.id = options.id;
@@ -145,6 +146,10 @@ export class SherpaEngine implements Engine, StagingEngine {
   private async replacePool(): Promise<void> {
     const next = this.newPool();
     await next.start();
+    if (this.stopped) {
+      await next.stop();
+      throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
+    }
     const old = this.pool!;
     this.pool = next;
     this.mixReloads++;
@@ -183,6 +188,7 @@ export class SherpaEngine implements Engine, StagingEngine {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.pool?.stop();
     await Promise.all(this.retiring);
   }
@@ -332,7 +338,8 @@ export class SherpaEngine implements Engine, StagingEngine {
       return await this.styles!.acquire(mix);
     } catch (err) {
       if (err instanceof MixTableFull) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
-      throw err;
+      if (err instanceof ApiError) throw err;
+      throw new ApiError('engine_error', { reason: `: the workers could not load the mix (${(err as Error).message})` });
     }
   }
 
