@@ -100,7 +100,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const store =
     options.store ??
     (await openStore(config, (err, waitedMs) => logger.warn({ err: err.message, waitedMs, giveUpAfterMs: config.store.startupWaitMs }, 'waiting for the database')));
-  const voices = new VoiceCatalogue(NAMED_VOICES, store);
+  const voices = new VoiceCatalogue(NAMED_VOICES, store, undefined, config.voices.maxMix);
   let accounts: AccountsServices | null = null;
   let alertWebhooks: WebhookDeliverer | null = null;
   let changes: ChangeBus | null = null;

@@ -106,6 +106,36 @@ test('list shows the catalogue with family, rate, size, licence and source', { t
   assert.match(r.stdout, /github\.com\/k2-fsa\/sherpa-onnx\/releases\/download\/tts-models/);
 });
 
+test('list --available shows the catalogue by language: Kokoro v1, the current KittenTTS and Piper beyond English', { timeout: 20_000 }, async () => {
+  const r = await models(tempDataDir(), ['list', '--available']);
+  assert.equal(r.code, 0, r.stderr);
+  const groups = new Map<string, string>();
+  for (const block of r.stdout.split(/\n\s*\n/)) {
+    const [heading, ...lines] = block.trim().split('\n');
+    if (/^[a-z]+:$/.test(heading)) groups.set(heading.slice(0, -1), lines.join('\n'));
+  }
+  for (const [language, name] of [
+    ['de', 'vits-piper-de_DE-thorsten-medium'],
+    ['fr', 'vits-piper-fr_FR-siwis-medium'],
+    ['es', 'vits-piper-es_ES-davefx-medium'],
+    ['it', 'vits-piper-it_IT-paola-medium'],
+    ['pt', 'vits-piper-pt_BR-faber-medium'],
+    ['nl', 'vits-piper-nl_NL-mls-medium'],
+    ['en', 'kitten-nano-en-v0_8-int8'],
+    ['en', 'kitten-mini-en-v0_8'],
+    ['multilingual', 'kokoro-multi-lang-v1_0'],
+    ['multilingual', 'kokoro-int8-multi-lang-v1_0'],
+    ['multilingual', 'kokoro-multi-lang-v1_1'],
+    ['multilingual', 'kokoro-int8-multi-lang-v1_1'],
+  ]) {
+    assert.match(groups.get(language) ?? '', new RegExp(`^\\s+${name}\\s`, 'm'), `${name} under ${language}:\n${r.stdout}`);
+  }
+  // Each row: its size, that no checksum is published, and its licence.
+  assert.match(groups.get('multilingual')!, /kokoro-multi-lang-v1_0\s+en-US en-GB es fr hi it ja pt-BR zh\s+kokoro\s+53\s+~333 MB\s+not published\s+Apache-2\.0/);
+  assert.match(groups.get('de')!, /CC0-1\.0/);
+  assert.ok([...groups.keys()].at(-1) === 'multilingual', 'multilingual models come last');
+});
+
 test('pull downloads with a progress bar, verifies, installs and prints the config that serves it', { timeout: 60_000 }, async () => {
   const dataDir = tempDataDir();
   const r = await models(dataDir, ['pull', NAME, '--progress', '--sha256', sha256(archive)]);

@@ -2,7 +2,7 @@
  * @module api/voices
  * The voices API in the Cartesia shapes: list (cursor paging and filters),
  * get, update and delete an organisation's own voices, and clone a voice
- * from an uploaded clip. Built-in voices are visible to all and read-only;
+ * from an uploaded clip or mix one from others (`POST /voices/mix`). Built-in voices are visible to all and read-only;
  * another organisation's voice is "not found".
  */
 import { randomBytes } from 'node:crypto';
@@ -14,6 +14,8 @@ import type { StoredVoice, VoicePatch } from '../store/store.js';
 import { prepareClip } from '../voices/clip.js';
 import type { Gender, Voice } from '../voices/voice.js';
 import { pageByCursor } from './paging.js';
+import { storedMix } from '../voices/catalogue.js';
+import { checkMix, mixedVoice, type MixPart } from '../voices/mix.js';
 import { authenticateRequest } from '../http/credentials.js';
 import { requireScope } from '../accounts/scopes.js';
 
@@ -37,9 +39,11 @@ export function voiceToJson(voice: Voice, orgId: string | null) {
     visibility: voice.ownerOrgId === null ? 'public' : 'private',
     created_at: voice.createdAt,
     /** Engine types this voice can be spoken by (it has a profile for each). */
-    engines: Object.keys(voice.profiles),
+    engines: voice.mix || storedMix(voice) ? [] : Object.keys(voice.profiles),
     /** A cloned voice: what its clip says (engines that clone read it); null when not given, and for built-ins. */
     transcript: voice.transcript ?? null,
+    /** A mixed voice: its voices and their shares (summing to 1); null for any other voice. */
+    mix: voice.mix ? voice.mix.map((p) => ({ id: p.voice.id, weight: p.weight })) : (storedMix(voice) ?? null),
   };
 }
 
@@ -160,6 +164,40 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
     await ownVoice(services, request.params.id, caller.orgId);
     await services.store.voices.delete(request.params.id);
     return reply.code(204).send();
+  });
+
+  // Cartesia's mix: {voices: [{id, weight}], name}. Checked whole (voices/mix) before anything is stored.
+  app.post('/voices/mix', async (request, reply) => {
+    const caller = await authenticateRequest(services.gate, request);
+    requireScope(caller, 'voices:write');
+    if (!caller.orgId) throw new ApiError('missing_api_key');
+    const body = (request.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('invalid_json', { reason: '' });
+    if (!Array.isArray(body.voices)) throw invalid('voices must be a list of {id, weight}');
+    const name = text(body.name, 'name', 200, true)!;
+    const description = text(body.description, 'description', 1000, false) ?? '';
+    const parts = checkMix(body.voices as MixPart[], services.voices.maxMix);
+    const resolved = await services.voices.mixParts(parts, caller.orgId);
+    const mixed = mixedVoice({ id: '', name, description, ownerOrgId: caller.orgId, createdAt: '' }, resolved);
+    const stored = await services.store.voices.create(
+      {
+        id: `voice_${randomBytes(10).toString('hex')}`,
+        orgId: caller.orgId,
+        name,
+        description,
+        gender: mixed.gender,
+        language: mixed.language,
+        accent: null,
+        transcript: null,
+        clipSeconds: 0,
+        createdAt: new Date().toISOString(),
+      },
+      Buffer.alloc(0),
+    );
+    // The parts are kept as the voice's `mix` profile: a mix has no clip, and no engine's profile until it is spoken.
+    await services.store.voices.setProfile(stored.id, 'mix', parts);
+    const voice = await services.voices.get(stored.id, caller.orgId);
+    return reply.code(201).send(voiceToJson(voice!, caller.orgId));
   });
 
   app.register(async (scope) => {

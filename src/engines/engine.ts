@@ -122,6 +122,12 @@ export interface Engine {
   /** Whether this engine has a profile for the voice (a cloning engine: whether the voice has a clip). */
   supportsVoice(voice: Voice): boolean;
   /**
+   * Present on an engine that mixes voices (voices/mix): the profiles a mix of `parts` (voices it
+   * supports, with shares summing to 1, largest first) is spoken with, or null when it cannot mix
+   * these. Absent: a mix on this engine is 400 `voice_mix_unsupported`.
+   */
+  mixProfiles?(parts: readonly { voice: Voice; weight: number }[]): Voice['profiles'] | null;
+  /**
    * Present on an engine that speaks cloned voices from their clip (known once started): each
    * request for a cloned voice it supports then carries the voice's reference (`EngineInput.reference`).
    */

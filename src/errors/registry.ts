@@ -54,6 +54,11 @@ export const ERRORS = {
     message:
       'voice {voice} is not prepared for model {model}, which the {engine} engine serves; use a voice with a profile for that engine, or a model bound to a cloning-capable engine',
   },
+  voice_mix_unsupported: {
+    status: 400,
+    title: 'Voice mix unsupported',
+    message: 'voice {voice} cannot be mixed on model {model}: the {engine} engine that serves it does not mix voices; mix voices of a model served by eSpeak NG or a Kokoro model',
+  },
   voice_transcript_missing: {
     status: 409,
     title: 'Voice transcript missing',

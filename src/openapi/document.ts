@@ -362,6 +362,17 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: { '200': ok('The new voice.', 'Voice'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
       },
     },
+    '/voices/mix': {
+      post: {
+        tag: 'Voices',
+        summary: 'Mix voices into a new voice',
+        auth: 'key',
+        description:
+          'Stores a mix of voices by weight, usable wherever a cloned voice is. Each engine mixes in its own way: Kokoro the weighted mean of the speakers’ style vectors, eSpeak NG the weighted mean of the voices’ pitch and rate; a model whose engine cannot mix answers 400 `voice_mix_unsupported` when the mix is spoken. The same mix can be named inline as a voice id: `af_bella(2)+af_sky(1)`.',
+        body: { required: true, content: json(ref('VoiceMix')) },
+        responses: { '201': ok('The new voice, with its parts.', 'Voice'), ...errors([400, 404, 415, ...KEY_ERRORS]) },
+      },
+    },
     '/pronunciation-dicts/{id}': {
       get: { tag: 'Pronunciation dictionaries', summary: 'Get a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([404, 414, ...KEY_ERRORS]) } },
       patch: {

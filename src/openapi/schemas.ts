@@ -449,7 +449,25 @@ export const voiceSchema = component(
     created_at: timestamp,
     engines: z.array(z.string()).describe('Engine types that have a profile for the voice.'),
     transcript: z.string().nullable().describe('A cloned voice: what its clip says, as given at clone time or by PATCH; engines that clone read it. Null when not given, and for built-in voices.'),
+    mix: z
+      .array(z.object({ id: z.string(), weight: z.number() }))
+      .nullable()
+      .describe('A mixed voice: its voices and their shares (summing to 1, zero weights left out); null for any other voice.'),
   }),
+);
+
+export const voiceMixSchema = component(
+  'VoiceMix',
+  z
+    .object({
+      voices: z
+        .array(z.object({ id: z.string(), weight: z.number().min(0) }))
+        .min(1)
+        .describe('The voices to mix and their weights: non-negative, at least one above 0; a weight of 0 leaves its voice out. At most `voices.maxMix` voices (4 by default), none of them a mix.'),
+      name: z.string().max(200),
+      description: z.string().max(1000).optional(),
+    })
+    .describe('The body of `POST /voices/mix`.'),
 );
 
 export const voicePatchSchema = component(

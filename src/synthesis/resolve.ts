@@ -22,7 +22,7 @@ import { segmentsOf, speechSegments } from './segments.js';
 import { isSsml, readSsml } from './ssml.js';
 import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
-import { hasClip } from '../voices/voice.js';
+import { hasClip, type Voice } from '../voices/voice.js';
 import { countTranscriptCharacters } from './tags.js';
 import { knownGain } from './voice-gain.js';
 
@@ -35,6 +35,18 @@ export interface ResolveContext {
   allowEmptyTranscript?: boolean;
   /** The most characters allowed instead of the model's per-request limit (a long-form job's segment, checked against the job's own limit). */
   maxCharacters?: number;
+}
+
+/** A mixed voice as `engine` speaks it: every part must be one of its voices, and the engine must mix them. */
+function mixOn(engine: Engine, voice: Voice, modelId: string): Voice {
+  const parts = voice.mix!;
+  if (!engine.mixProfiles) throw new ApiError('voice_mix_unsupported', { voice: parts[0].voice.id, model: modelId, engine: engine.type });
+  for (const part of parts) {
+    if (!engine.supportsVoice(part.voice)) throw new ApiError('voice_profile_missing', { voice: part.voice.id, model: modelId, engine: engine.type });
+  }
+  const profiles = engine.mixProfiles(parts);
+  if (!profiles) throw new ApiError('voice_mix_unsupported', { voice: parts[0].voice.id, model: modelId, engine: engine.type });
+  return { ...voice, profiles };
 }
 
 export async function resolveSpeech(input: SpeechInput, context: ResolveContext): Promise<SynthesisRequest> {
@@ -125,10 +137,11 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
  * engine work before that).
  */
 async function speakerOf(voiceId: string, engine: Engine | undefined, model: ModelProfile, context: ResolveContext): Promise<Omit<Speaker, 'at'>> {
-  const voice = await context.services.voices.get(voiceId, context.orgId);
-  if (!voice) throw new ApiError('voice_not_found', { id: voiceId });
+  const found = await context.services.voices.get(voiceId, context.orgId);
+  if (!found) throw new ApiError('voice_not_found', { id: voiceId });
   if (!engine) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
-  if (!engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
+  const voice = found.mix ? mixOn(engine, found, model.id) : found;
+  if (!found.mix && !engine.supportsVoice(voice)) throw new ApiError('voice_profile_missing', { voice: voice.id, model: model.id, engine: engine.type });
   // A cloning engine speaks a cloned voice from its clip; only such a pair needs the reference.
   const clones = engine.cloning !== undefined && hasClip(voice);
   if (clones && engine.cloning!.requiresTranscript && !voice.transcript?.trim()) {

@@ -41,6 +41,8 @@ export interface Voice {
   clipSeconds?: number;
   /** Cloned voices: what the clip says, when the uploader gave it (null otherwise). */
   transcript?: string | null;
+  /** A mixed voice (voices/mix): its voices with their shares, largest first; its profiles come from the engine that speaks it. */
+  mix?: { voice: Voice; weight: number }[];
 }
 
 /** Whether the voice was cloned from a clip that is kept with it (built-in voices have none). */

@@ -57,6 +57,17 @@ const node = (opType: string, input: string[], output: string[], attribute: onnx
   attribute,
 });
 
+/** A stand-in model's ONNX bytes: `graph` named `name`, with `metadata` as its metadata. */
+function encode(name: string, graph: onnxProto.onnx.IGraphProto, metadata: Record<string, string> = {}): Uint8Array {
+  return onnx.ModelProto.encode({
+    irVersion: 7,
+    producerName: 'voicegate-stand-in',
+    opsetImport: [{ domain: '', version: 13 }],
+    graph: { name, ...graph },
+    metadataProps: Object.entries(metadata).map(([key, v]) => ({ key, value: v })),
+  }).finish();
+}
+
 /** The ONNX bytes of the stand-in graph. */
 export function standInOnnx(options: StandInOptions = {}): Uint8Array {
   const speakers = options.speakers ?? 1;
@@ -157,14 +168,6 @@ export const ZIPVOICE_HOP = 256;
 export function zipvoiceStandInOnnx(): { encoder: Uint8Array; decoder: Uint8Array; vocoder: Uint8Array } {
   const INT = onnx.AttributeProto.AttributeType.INT;
   const axis0 = [{ name: 'axis', type: INT, i: 0 }];
-  const encode = (name: string, graph: onnxProto.onnx.IGraphProto, metadata: Record<string, string> = {}) =>
-    onnx.ModelProto.encode({
-      irVersion: 7,
-      producerName: 'voicegate-stand-in',
-      opsetImport: [{ domain: '', version: 13 }],
-      graph: { name, ...graph },
-      metadataProps: Object.entries(metadata).map(([key, v]) => ({ key, value: v })),
-    }).finish();
   const encoder = encode('stand-in-zipvoice-encoder', {
     node: [
       node('Shape', ['tokens'], ['tokens_shape']),
@@ -303,4 +306,141 @@ export function standInArchive(name = 'vits-piper-en_US-lessac-medium'): string 
   execFileSync('tar', ['-cjf', archive, '-C', source, name]);
   rmSync(source, { recursive: true, force: true });
   return archive;
+}
+
+/** Kokoro v1.0's speakers in voices.bin order (sherpa-onnx `scripts/kokoro/v1.0/generate_voices_bin.py`). */
+export const KOKORO_V1_SPEAKERS = [
+  ...['alloy', 'aoede', 'bella', 'heart', 'jessica', 'kore', 'nicole', 'nova', 'river', 'sarah', 'sky'].map((n) => `af_${n}`),
+  ...['adam', 'echo', 'eric', 'fenrir', 'liam', 'michael', 'onyx', 'puck', 'santa'].map((n) => `am_${n}`),
+  ...['alice', 'emma', 'isabella', 'lily'].map((n) => `bf_${n}`),
+  ...['daniel', 'fable', 'george', 'lewis'].map((n) => `bm_${n}`),
+  'ef_dora',
+  'em_alex',
+  'ff_siwis',
+  'hf_alpha',
+  'hf_beta',
+  'hm_omega',
+  'hm_psi',
+  'if_sara',
+  'im_nicola',
+  ...['alpha', 'gongitsune', 'nezumi', 'tebukuro'].map((n) => `jf_${n}`),
+  'jm_kumo',
+  'pf_dora',
+  'pm_alex',
+  'pm_santa',
+  ...['xiaobei', 'xiaoni', 'xiaoxiao', 'xiaoyi'].map((n) => `zf_${n}`),
+  ...['yunjian', 'yunxi', 'yunxia', 'yunyang'].map((n) => `zm_${n}`),
+];
+
+export const KOKORO_STAND_IN_RATE = 24000;
+/** Kokoro's style table per speaker: a 256-value style vector for each token count up to 510. */
+export const KOKORO_STYLE_DIM = [510, 1, 256] as const;
+/** Samples per token at speed 1. */
+const KOKORO_SAMPLES_PER_TOKEN = 600;
+
+/**
+ * The pitch (Hz) the Kokoro stand-in speaks a style vector in: 150 Hz + 1,000 Hz · its first value.
+ * Speaker `i`'s first value is `0.1 + 0.01 · i` in every row, so speaker 0 speaks at 250 Hz, speaker
+ * 1 at 260 Hz, … and a mix at the weighted mean.
+ */
+export const kokoroStandInPitch = (styleValue: number): number => 150 + 1000 * styleValue;
+export const kokoroSpeakerStyle = (sid: number): number => 0.1 + 0.01 * sid;
+
+/**
+ * The graph of a stand-in Kokoro model, with Kokoro's inputs (`tokens` [1, T], `style` [1, 256],
+ * `speed` [1]): a steady tone for 600 / speed samples per token, at the pitch of the style vector's
+ * first value (`kokoroStandInPitch`), so what speaker or mix reached the model shows in the audio.
+ */
+export function kokoroStandInOnnx(speakers: readonly string[], options: { quantised?: boolean } = {}): Uint8Array {
+  const INT = onnx.AttributeProto.AttributeType.INT;
+  const axis0 = [{ name: 'axis', type: INT, i: 0 }];
+  const ids = Object.fromEntries(speakers.map((s, i) => [s, i]));
+  return encode(
+    'stand-in-kokoro',
+    {
+      node: [
+        node('Shape', ['tokens'], ['tokens_shape']),
+        node('Gather', ['tokens_shape', 'index1'], ['count'], axis0),
+        node('Cast', ['count'], ['countf'], [{ name: 'to', type: INT, i: FLOAT }]),
+        node('Gather', ['speed', 'index0'], ['speed0'], axis0),
+        node('Mul', ['countf', 'per_token'], ['unscaled']),
+        node('Div', ['unscaled', 'speed0'], ['limit']),
+        node('Range', ['zero', 'limit', 'delta'], ['t']),
+        node('Gather', ['style', 'index0'], ['row'], axis0),
+        node('Gather', ['row', 'index0'], ['value'], axis0),
+        node('Mul', ['value', 'per_value'], ['lift']),
+        node('Add', ['lift', 'base'], ['pitch']),
+        node('Mul', ['pitch', 'inv_rate'], ['step']),
+        node('Mul', ['t', 'step'], ['phase']),
+        node('Sin', ['phase'], ['wave']),
+        node('Mul', ['wave', 'gain'], ['audio']),
+      ],
+      input: [value('tokens', INT64, [1, 'T']), value('style', FLOAT, [1, KOKORO_STYLE_DIM[2]]), value('speed', FLOAT, [1])],
+      output: [value('audio', FLOAT, ['S'])],
+      initializer: [
+        tensor('index0', [], [0], INT64),
+        tensor('index1', [], [1], INT64),
+        tensor('per_token', [], [KOKORO_SAMPLES_PER_TOKEN]),
+        tensor('zero', [], [0]),
+        tensor('delta', [], [1]),
+        tensor('per_value', [], [1000]),
+        tensor('base', [], [150]),
+        tensor('inv_rate', [], [(2 * Math.PI) / KOKORO_STAND_IN_RATE]),
+        tensor('gain', [], [options.quantised ? 0.25 : 0.3]),
+      ],
+    },
+    // As sherpa-onnx's scripts/kokoro/v1.0/add_meta_data.py writes them.
+    {
+      model_type: 'kokoro',
+      language: 'multi-lang, e.g., English, Chinese',
+      has_espeak: '1',
+      sample_rate: String(KOKORO_STAND_IN_RATE),
+      version: '2',
+      voice: 'en-us',
+      style_dim: KOKORO_STYLE_DIM.join(','),
+      n_speakers: String(speakers.length),
+      id2speaker: speakers.map((s, i) => `${i}->${s}`).join(','),
+      speaker2id: speakers.map((s) => `${s}->${ids[s]}`).join(','),
+      speaker_names: speakers.join(','),
+      maintainer: 'k2-fsa',
+    },
+  );
+}
+
+/** A voices file of `count` speakers, speaker `i`'s every value `kokoroSpeakerStyle(i)` (float32, little-endian). */
+export function kokoroStandInVoices(count: number): Buffer {
+  const per = KOKORO_STYLE_DIM[0] * KOKORO_STYLE_DIM[2];
+  const values = new Float32Array(per * count);
+  for (let sid = 0; sid < count; sid++) values.fill(kokoroSpeakerStyle(sid), sid * per, (sid + 1) * per);
+  return Buffer.from(values.buffer);
+}
+
+/**
+ * A stand-in `kokoro-multi-lang-v1_0` folder, laid out as the published archive is (see the
+ * catalogue's `KOKORO_MULTI_LANG_FILES`): `model.onnx` (or `model.int8.onnx`), `voices.bin` with
+ * 53 speakers, `tokens.txt`, the three lexicons, `dict/`, the three rule FSTs, `espeak-ng-data/`,
+ * `LICENSE` and `README.md`. Built once per run.
+ */
+export function kokoroStandIn(name = 'kokoro-multi-lang-v1_0', options: { quantised?: boolean; speakers?: readonly string[] } = {}): string {
+  const key = `kokoro:${name}:${options.quantised === true}`;
+  const hit = cache.get(key);
+  if (hit && existsSync(hit)) return hit;
+  const speakers = options.speakers ?? KOKORO_V1_SPEAKERS;
+  const dir = join(runDir(), name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, 'dict'), { recursive: true });
+  writeFileSync(join(dir, options.quantised ? 'model.int8.onnx' : 'model.onnx'), kokoroStandInOnnx(speakers, options));
+  writeFileSync(join(dir, 'voices.bin'), kokoroStandInVoices(speakers.length));
+  writeFileSync(join(dir, 'tokens.txt'), standInTokens());
+  // Kokoro's lexicons: a word, then its phonemes one by one.
+  writeFileSync(join(dir, 'lexicon-us-en.txt'), 'hello h ə l ˈ o ʊ\nworld w ˈ ɜ ɹ l d\n');
+  writeFileSync(join(dir, 'lexicon-gb-en.txt'), 'hello h ə l ˈ ə ʊ\nworld w ˈ ɜ ː l d\n');
+  writeFileSync(join(dir, 'lexicon-zh.txt'), '你好 n i h a o\n');
+  for (const file of ['jieba.dict.utf8', 'hmm_model.utf8', 'user.dict.utf8', 'idf.utf8', 'stop_words.utf8']) writeFileSync(join(dir, 'dict', file), '');
+  for (const fst of ['date-zh.fst', 'number-zh.fst', 'phone-zh.fst']) writeFileSync(join(dir, fst), '');
+  writeFileSync(join(dir, 'LICENSE'), 'Apache License 2.0 (stand-in)\n');
+  writeFileSync(join(dir, 'README.md'), '# stand-in Kokoro v1.0\n');
+  symlinkSync(ensureEspeakData(join(runDir(), 'espeak-ng-data')), join(dir, 'espeak-ng-data'), 'dir');
+  cache.set(key, dir);
+  return dir;
 }

@@ -13,16 +13,18 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Config } from '../../config/schema.js';
 import { UsageError } from '../accounts.js';
-import { CATALOGUE, DEFAULT_BASE_URL, findEntry } from './catalogue.js';
+import { CATALOGUE, DEFAULT_BASE_URL, findEntry, languageGroup, type CatalogueEntry } from './catalogue.js';
+import { speakerNames } from '../../engines/sherpa/speakers.js';
 import { installedModels, modelsDir, verifyModel, type Verified } from './install.js';
 import { ByteProgress } from './progress.js';
 import { ModelsError, pullModel } from './pull.js';
 
-export const MODELS_USAGE = `voicegate models list
+export const MODELS_USAGE = `voicegate models list [--available]
   voicegate models pull <name> [--from <file|url>] [--sha256 <hex>] [--base-url <url>] [--force] [--progress]
   voicegate models verify [name]
   voicegate models remove <name>
     Local neural voices for the sherpa-onnx engine, kept in <dataDir>/models/<name>.
+    --available         the catalogue only, by language, with each archive's size and licence
     --from <file|url>   install from a downloaded archive (.tar.bz2) or another URL
     --sha256 <hex>      the archive's expected SHA-256 (default: the catalogue's, when known)
     --base-url <url>    where archives are fetched from (VOICEGATE_MODELS_BASE_URL;
@@ -36,6 +38,7 @@ const OPTIONS = {
   'base-url': { type: 'string' },
   force: { type: 'boolean' },
   progress: { type: 'boolean' },
+  available: { type: 'boolean' },
   config: { type: 'string' },
 } as const;
 
@@ -51,20 +54,41 @@ function checkName(name: string | undefined, what: string): string {
 
 const mb = (bytes: number): string => `${Math.round(bytes / 1_000_000)} MB`;
 
+function printTable(rows: string[][]): void {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+}
+
+const languagesOf = (e: CatalogueEntry): string => (e.languages ? e.languages.join(' ') : e.language);
+
 function list(config: Config): void {
   const installed = new Set(installedModels(config.dataDir));
   const rows = [['name', 'family', 'language', 'rate', 'speakers', 'size', 'licence', 'installed']];
-  for (const e of CATALOGUE) rows.push([e.name, e.family, e.language, `${e.sampleRate}`, `${e.speakers}`, mb(e.size), e.licence, installed.has(e.name) ? 'yes' : '']);
+  for (const e of CATALOGUE) rows.push([e.name, e.family, languagesOf(e), `${e.sampleRate}`, `${e.speakers}`, mb(e.size), e.licence, installed.has(e.name) ? 'yes' : '']);
   for (const name of installed) if (!findEntry(name)) rows.push([name, '', '', '', '', '', '', 'yes']);
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i])).join('  ').trimEnd());
+  printTable(rows);
   console.log(`\nSource: ${DEFAULT_BASE_URL}/<name>.tar.bz2`);
   console.log(`Installed models live in ${resolve(modelsDir(config.dataDir))}`);
 }
 
+/** `list --available`: the catalogue by language (multilingual models last), nothing about what is installed. */
+function listAvailable(): void {
+  const groups = new Map<string, CatalogueEntry[]>();
+  for (const e of CATALOGUE) groups.set(languageGroup(e), [...(groups.get(languageGroup(e)) ?? []), e]);
+  const order = [...groups.keys()].sort((a, b) => Number(a === 'multilingual') - Number(b === 'multilingual') || a.localeCompare(b));
+  for (const [i, group] of order.entries()) {
+    if (i > 0) console.log('');
+    console.log(`${group}:`);
+    const rows = [['  name', 'language', 'family', 'speakers', 'size', 'sha256', 'licence']];
+    for (const e of groups.get(group)!) rows.push([`  ${e.name}`, languagesOf(e), e.family, `${e.speakers}`, `~${mb(e.size)}`, e.sha256 ? e.sha256.slice(0, 12) : 'not published', e.licence]);
+    printTable(rows);
+  }
+  console.log(`\nSource: ${DEFAULT_BASE_URL}/<name>.tar.bz2 (voicegate models pull <name>)`);
+}
+
 /** The configuration that binds a model id to the installed folder. */
 function configLines(name: string, dir: string, verified: Verified): string {
-  const voice = verified.numSpeakers > 1 ? `${name}-0` : name;
+  const voice = verified.numSpeakers > 1 ? (speakerNames(verified.layout.metadata, verified.numSpeakers)?.[0] ?? `${name}-0`) : name;
   const snippet = {
     engines: { [name]: { type: 'sherpa-onnx', model: resolve(dir), workers: 2, numThreads: 1 } },
     models: { [name]: { extends: 'gepard-1.0', engine: name, defaultVoice: voice } },
@@ -134,7 +158,7 @@ export async function runModels(config: Config, argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS, strict: true });
   const [, sub, name, ...rest] = positionals;
   if (rest.length) throw new UsageError(`unexpected ${rest.join(' ')}\n\n${MODELS_USAGE}`);
-  if (sub === 'list' || sub === undefined) return list(config);
+  if (sub === 'list' || sub === undefined) return values.available ? listAvailable() : list(config);
   if (sub === 'pull') return pull(config, checkName(name, 'pull'), values);
   if (sub === 'verify') return verify(config, name);
   if (sub === 'remove') return remove(config, checkName(name, 'remove'));

@@ -1,7 +1,8 @@
 /**
  * @module config/sections/voices
- * Cloned voices: the largest clip, and the rate clips are kept at; dialogues: the pause between
- * speakers and the most turns one request may have.
+ * Cloned and mixed voices: the largest clip, the rate clips are kept at and
+ * the most voices a mix may have; dialogues: the pause between speakers and
+ * the most turns one request may have.
  */
 import { z } from 'zod';
 import { defineSection } from '../section.js';
@@ -17,7 +18,7 @@ const dialogueSchema = z
   })
   .strict();
 
-const VOICES_DEFAULTS = { maxClipBytes: 20 * 1024 * 1024, clipSampleRate: 24000, dialogue: DIALOGUE_DEFAULTS };
+const VOICES_DEFAULTS = { maxClipBytes: 20 * 1024 * 1024, clipSampleRate: 24000, maxMix: 4, dialogue: DIALOGUE_DEFAULTS };
 
 const voicesSchema = z
   .object({
@@ -26,6 +27,8 @@ const voicesSchema = z
     /** Cloned clips are stored mono at this rate. */
     clipSampleRate: z.number().int().min(8000).max(48000).default(VOICES_DEFAULTS.clipSampleRate),
     dialogue: dialogueSchema.default(DIALOGUE_DEFAULTS),
+    /** Most voices in a mix (`POST /voices/mix`, or inline `a(2)+b(1)`). */
+    maxMix: z.number().int().min(1).max(16).default(VOICES_DEFAULTS.maxMix),
   })
   .strict();
 

@@ -17,7 +17,7 @@ import { ApiError } from '../../errors/api-error.js';
 import type { Logger } from '../../log/logger.js';
 import { espeakLanguageVoices, NAMED_VOICES, type EspeakListedVoice } from '../../voices/builtin.js';
 import { ESPEAK_VOICE_LEVELS } from '../../voices/loudness-table.js';
-import type { Voice } from '../../voices/voice.js';
+import type { EspeakVoiceProfile, Voice } from '../../voices/voice.js';
 import type { EngineChunk, EngineInfo, EngineInput, WordTiming } from '../engine.js';
 import type { Int16Chunk, Int16Engine } from '../pcm16.js';
 import type { StageCursor, StagedChunk, StagingEngine } from '../staged.js';
@@ -167,6 +167,18 @@ export class EspeakPool implements Int16Engine, StagingEngine {
 
   supportsVoice(voice: Voice): boolean {
     return voice.profiles.espeak !== undefined;
+  }
+
+  /**
+   * A mix is the weighted mean of its voices' numeric parameters (base pitch and rate); eSpeak's
+   * voice and variant are not numbers, so the mix speaks in those of its largest part.
+   */
+  mixProfiles(parts: readonly { voice: Voice; weight: number }[]): Voice['profiles'] | null {
+    const profiles = parts.map((part) => part.voice.profiles.espeak);
+    if (profiles.some((p) => p === undefined)) return null;
+    const mean = (of: (p: EspeakVoiceProfile) => number) => parts.reduce((sum, part, i) => sum + part.weight * of(profiles[i]!), 0);
+    const lead = profiles[0]!;
+    return { espeak: { voice: lead.voice, variant: lead.variant, pitch: Math.round(mean((p) => p.pitch)), rate: Math.round(mean((p) => p.rate)) } };
   }
 
   /** `espeak-<language>` voices for every voice this eSpeak NG ships. */

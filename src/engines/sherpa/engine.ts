@@ -30,7 +30,9 @@ import { probeModel } from './probe.js';
 import { providerFor, SESSION_OPTIONS } from './session-options.js';
 import type { SherpaJob, SherpaReady, SherpaWorkerData } from './protocol.js';
 import { validateLayout } from './validate.js';
-import { builtinSpeakerVoices, speakerFor, type SpeakerMap } from './voices.js';
+import { builtinSpeakerVoices, speakerFor, type SherpaVoiceProfile, type SpeakerMap } from './voices.js';
+import { MixTableFull, StyleTable, styleShape, type StyleMix } from './style-mix.js';
+import { describeSpeaker, kokoroLanguage, speakerNames } from './speakers.js';
 import { packageVersion, pathsDigest } from '../fingerprint.js';
 
 const SHERPA_PACKAGE = packageVersion('sherpa-onnx-node');
@@ -54,6 +56,10 @@ export interface SherpaEngineOptions extends PoolLimits {
   probeTimeoutMs?: number;
   /** Flow-matching steps of a cloning model (more: slower, often cleaner); sherpa-onnx's default when absent. */
   numSteps?: number;
+  /** Mix rows of a Kokoro model's style table (style-mix.ts); 0 or absent: it does not mix. */
+  mixSlots?: number;
+  /** Where the model's copy and its style table are written; a folder in the temporary folder when absent. */
+  mixDir?: string;
   /** Longest text one generate call is given where clause punctuation allows (engines/sentences); 400 when absent. */
   maxSentenceChars?: number;
   /**
@@ -79,6 +85,13 @@ export class SherpaEngine implements Engine, StagingEngine {
   /** Workers post the model's samples, or the bytes of a job's output stage (Uint8Array). */
   private pool: WorkerPool<SherpaJob, Float32Array | Uint8Array, never, SherpaReady> | null = null;
   private firstSentencesSplit = 0;
+  private workerData: SherpaWorkerData | null = null;
+  /** A Kokoro model's mixes (style-mix.ts); null when it cannot mix. */
+  private styles: StyleTable | null = null;
+  /** Pools replaced by one that loaded a new mix, finishing their work. */
+  private readonly retiring = new Set<Promise<void>>();
+  private mixReloads = 0;
+  private stopped = false;
 
   constructor(private readonly options: SherpaEngineOptions) {
     this.id = options.id;
@@ -97,21 +110,62 @@ export class SherpaEngine implements Engine, StagingEngine {
     const provider = providerFor(sessionOptions, (err) =>
       this.options.logger.warn({ engine: this.id, path: sessionOptions.path, err }, 'cannot write the onnxruntime options file; the model loads with the memory pattern on (more memory)'),
     );
-    const config = sherpaConfig(layout, { numThreads: this.options.numThreads, lang: this.options.lang, provider });
+    this.styles = this.styleTable(layout);
+    const loaded = this.styles ? { ...layout, files: { ...layout.files, ...this.styles.files } } : layout;
+    const config = sherpaConfig(loaded, { numThreads: this.options.numThreads, lang: this.options.lang, provider });
     const probed = await probeModel(config, this.options.probeTimeoutMs);
     this.layout = layout;
     this.sampleRate = probed.sampleRate;
-    this.numSpeakers = probed.numSpeakers;
-    const workerData: SherpaWorkerData = {
+    // The mix rows are speakers to sherpa, not voices of the model.
+    this.numSpeakers = probed.numSpeakers - (this.styles?.capacity ?? 0);
+    this.workerData = {
       config,
       ...(provider === 'cpu' ? {} : { sessionOptions }),
       ...(this.options.numSteps !== undefined ? { numSteps: this.options.numSteps } : {}),
       ...(this.options.maxSentenceChars !== undefined ? { maxSentenceChars: this.options.maxSentenceChars } : {}),
     };
-    this.pool = new WorkerPool({
+    this.pool = this.newPool();
+    await this.pool.start();
+  }
+
+  /** A Kokoro model's table of mixes (style-mix.ts), unless mixing is off or the model has no style table. */
+  private styleTable(layout: ModelLayout): StyleTable | null {
+    const slots = this.options.mixSlots ?? 0;
+    const shape = styleShape(layout.metadata);
+    const speakers = Number(layout.metadata.n_speakers);
+    if (layout.family !== 'kokoro' || slots === 0 || !shape || !(speakers >= 1) || !layout.files.model || !layout.files.voices) return null;
+    const dir = this.options.mixDir ?? join(tmpdir(), `voicegate-sherpa-mix-${process.pid}`, this.id);
+    return new StyleTable({ model: layout.files.model, voices: layout.files.voices }, speakers, slots, shape, dir, () => this.replacePool());
+  }
+
+  /**
+   * Loads the model again in new workers (a mix was written into the style table): they take new
+   * work once ready, and the old ones finish what they hold and stop. Both sets of workers hold the
+   * model meanwhile.
+   */
+  private async replacePool(): Promise<void> {
+    const next = this.newPool();
+    await next.start();
+    if (this.stopped) {
+      await next.stop();
+      throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
+    }
+    const old = this.pool!;
+    this.pool = next;
+    this.mixReloads++;
+    const retired = old
+      .settled(this.options.jobTimeoutMs ?? 60_000)
+      .then(() => old.stop())
+      .catch((err: unknown) => this.options.logger.warn({ engine: this.id, err }, 'stopping the replaced sherpa-onnx workers failed'))
+      .finally(() => this.retiring.delete(retired));
+    this.retiring.add(retired);
+  }
+
+  private newPool(): WorkerPool<SherpaJob, Float32Array | Uint8Array, never, SherpaReady> {
+    return new WorkerPool({
       name: this.id,
       workerUrl: WORKER_URL,
-      workerData,
+      workerData: this.workerData!,
       workers: this.options.workers,
       queueLimit: this.options.queueLimit,
       highWater: this.options.highWater,
@@ -123,10 +177,9 @@ export class SherpaEngine implements Engine, StagingEngine {
       logger: this.options.logger,
       onReady: (info) => {
         this.sampleRate = info.sampleRate;
-        this.numSpeakers = info.numSpeakers;
+        this.numSpeakers = info.numSpeakers - (this.styles?.capacity ?? 0);
       },
     });
-    await this.pool.start();
   }
 
   /** The sherpa-onnx build, the model's family and the digest of its files (engines/fingerprint). */
@@ -135,7 +188,9 @@ export class SherpaEngine implements Engine, StagingEngine {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     await this.pool?.stop();
+    await Promise.all(this.retiring);
   }
 
   isReady(): boolean {
@@ -178,6 +233,7 @@ export class SherpaEngine implements Engine, StagingEngine {
       numThreads: this.options.numThreads,
       ...(this.pool?.stats() ?? {}),
       firstSentencesSplit: this.firstSentencesSplit,
+      ...(this.styles ? { mixSlots: this.styles.capacity, mixReloads: this.mixReloads } : {}),
     };
   }
 
@@ -199,7 +255,15 @@ export class SherpaEngine implements Engine, StagingEngine {
    * A request's first sentence may go as a head and the rest (firstParts).
    */
   private async *run<T>(input: EngineInput, signal: AbortSignal, decoder: ChunkDecoder<Float32Array | Uint8Array, never, T>, samplesOf: (chunk: T) => number, stage?: StageCursor): AsyncGenerator<T> {
-    const job = this.job(input);
+    const { job, release } = await this.job(input);
+    try {
+      yield* this.sentences(job, input, signal, decoder, samplesOf, stage);
+    } finally {
+      release();
+    }
+  }
+
+  private async *sentences<T>(job: SherpaJob, input: EngineInput, signal: AbortSignal, decoder: ChunkDecoder<Float32Array | Uint8Array, never, T>, samplesOf: (chunk: T) => number, stage?: StageCursor): AsyncGenerator<T> {
     const { playback } = input;
     const parts = this.firstParts([...sentences(job.text, this.options.maxSentenceChars)], playback === undefined && input.background !== true);
     let firstAudioAt = playback?.startedAt ?? 0;
@@ -246,19 +310,50 @@ export class SherpaEngine implements Engine, StagingEngine {
     return [split.atPunctuation ? split.head : `${split.head},`, split.rest, ...parts.slice(1)];
   }
 
-  /** The worker's job for `input`; throws when the engine cannot speak it. */
-  private job(input: EngineInput): SherpaJob {
+  /** The worker's job for `input`, and what to free when it is done; throws when the engine cannot speak it. */
+  private async job(input: EngineInput): Promise<{ job: SherpaJob; release(): void }> {
     if (!this.pool) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
     const text = input.text.replace(CONTROL, ' ');
     if (this.cloning) {
       const reference = input.reference;
       if (!reference) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} came without the clip this model clones from` });
       // Samples in shared memory (as the catalogue hands them out) reach the worker uncopied.
-      return { text, sid: 0, speed: input.speed, reference: { audio: reference.audio, sampleRate: reference.sampleRate, text: reference.text } };
+      return { job: { text, sid: 0, speed: input.speed, reference: { audio: reference.audio, sampleRate: reference.sampleRate, text: reference.text } }, release: () => {} };
+    }
+    const mix = (input.voice.profiles['sherpa-onnx'] as SherpaVoiceProfile | undefined)?.mix;
+    if (mix && this.styles) {
+      const slot = await this.acquireMix(mix);
+      // A mix reads in the language of its largest part.
+      const lang = this.multilingual ? kokoroLanguage(input.language, this.speakerLanguage(mix[0][0]) ?? input.voice.language) : undefined;
+      return { job: { text, sid: slot.sid, speed: input.speed, ...(lang ? { lang } : {}) }, release: slot.release };
     }
     const sid = speakerFor(input.voice, this.speakerMap());
     if (sid === undefined) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no speaker in this model` });
-    return { text, sid, speed: input.speed };
+    const lang = this.multilingual ? kokoroLanguage(input.language, this.speakerLanguage(sid) ?? input.voice.language) : undefined;
+    return { job: { text, sid, speed: input.speed, ...(lang ? { lang } : {}) }, release: () => {} };
+  }
+
+  private async acquireMix(mix: StyleMix): Promise<{ sid: number; release(): void }> {
+    try {
+      return await this.styles!.acquire(mix);
+    } catch (err) {
+      if (err instanceof MixTableFull) throw new ApiError('engine_unavailable', {}, { 'retry-after': '1' });
+      if (err instanceof ApiError) throw err;
+      throw new ApiError('engine_error', { reason: `: the workers could not load the mix (${(err as Error).message})` });
+    }
+  }
+
+  /**
+   * A Kokoro model with a style table mixes: a mix is the weighted mean of its speakers' style
+   * vectors (style-mix.ts); one voice left (the others weighed 0) is that speaker.
+   */
+  mixProfiles(parts: readonly { voice: Voice; weight: number }[]): Voice['profiles'] | null {
+    if (!this.styles) return null;
+    const map = this.speakerMap();
+    const sids = parts.map((part) => speakerFor(part.voice, map));
+    if (sids.some((sid) => sid === undefined)) return null;
+    if (parts.length === 1) return { 'sherpa-onnx': { engines: { [this.id]: sids[0]! } } satisfies SherpaVoiceProfile };
+    return { 'sherpa-onnx': { mix: parts.map((part, i) => [sids[i]!, part.weight] as const) } satisfies SherpaVoiceProfile };
   }
 
   /** Terminates a busy worker the way a crash would end it; for fault-injection tests and drills. */
@@ -267,6 +362,18 @@ export class SherpaEngine implements Engine, StagingEngine {
   }
 
   private speakerMap(): SpeakerMap {
-    return { engineId: this.id, numSpeakers: this.numSpeakers, voices: this.options.voices, defaultSpeaker: this.options.defaultSpeaker };
+    const names = this.layout ? speakerNames(this.layout.metadata, this.numSpeakers) : undefined;
+    return { engineId: this.id, numSpeakers: this.numSpeakers, voices: this.options.voices, defaultSpeaker: this.options.defaultSpeaker, ...(names ? { names } : {}) };
+  }
+
+  /** A multi-lingual Kokoro model (v1 and later): each sentence is read in the language asked for, or its speaker's. */
+  private get multilingual(): boolean {
+    return this.layout?.family === 'kokoro' && Number(this.layout.metadata.version ?? 1) >= 2;
+  }
+
+  /** The language speaker `sid`'s name says (Kokoro: `ff_siwis` is French), if it says one. */
+  private speakerLanguage(sid: number): string | undefined {
+    const name = this.speakerMap().names?.[sid];
+    return name ? describeSpeaker(name)?.language : undefined;
   }
 }

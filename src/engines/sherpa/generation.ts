@@ -24,12 +24,15 @@ export interface GenerationOptions {
   reference?: SherpaReference;
   /** Flow-matching steps of a cloning model; sherpa-onnx's own default when absent. */
   numSteps?: number;
+  /** A multi-lingual Kokoro model's language (`extra.lang`, which overrides the config's `lang`). */
+  lang?: string;
 }
 
 /** The request for one sentence. */
 export function generationRequest(text: string, options: GenerationOptions): TtsRequest {
-  const { sid, speed, reference, numSteps } = options;
+  const { sid, speed, reference, numSteps, lang } = options;
   const generationConfig: NonNullable<TtsRequest['generationConfig']> = { sid, speed };
+  if (lang) generationConfig.extra = { lang };
   if (reference) {
     generationConfig.referenceAudio = reference.audio;
     generationConfig.referenceSampleRate = reference.sampleRate;

@@ -36,6 +36,11 @@ export const sherpaEngine = defineEngine({
       jobTimeoutMs: z.number().int().min(1000).default(POOL_DEFAULTS.jobTimeoutMs),
       /** Voice id → speaker id of a multi-speaker model. */
       voices: z.record(z.string(), z.number().int().min(0)).default({}),
+      /**
+       * Mixes a Kokoro model holds at once (rows of its style table, 522,240 bytes each in every
+       * worker); a new mix reloads the workers once. 0: the model does not mix (400 `voice_mix_unsupported`).
+       */
+      mixSlots: z.number().int().min(0).max(256).default(16),
       /** Speaker for voices with no mapping; without it they get 409 `voice_profile_missing`. */
       defaultSpeaker: z.number().int().min(0).optional(),
       /** Longest the load probe may take at start. */
@@ -61,6 +66,7 @@ export const sherpaEngine = defineEngine({
       ...config,
       espeakDataDir: dataDir ? join(dataDir, 'espeak-ng-data') : undefined,
       sessionOptionsPath: dataDir ? join(dataDir, 'sherpa-onnx-session.conf') : undefined,
+      mixDir: dataDir ? join(dataDir, 'sherpa-mix', id) : undefined,
       logger,
     }),
 });

@@ -87,6 +87,16 @@ function preferFullPrecision(a: string, b: string): number {
 
 const first = (names: string[], pattern: RegExp) => names.find((n) => pattern.test(n));
 
+/**
+ * The lexicons a model is given: every `lexicon*.txt`, except that a multi-lingual Kokoro archive's
+ * two English ones (`lexicon-us-en.txt`, `lexicon-gb-en.txt`) spell the same words, so only the
+ * American one is loaded beside `lexicon-zh.txt`, as sherpa-onnx's own examples do.
+ */
+function lexicons(names: string[]): string[] {
+  const all = names.filter((n) => /^lexicon.*\.txt$/.test(n)).sort();
+  return all.includes('lexicon-us-en.txt') ? all.filter((n) => n !== 'lexicon-gb-en.txt') : all;
+}
+
 function familyOf(metadata: Record<string, string>): Family | undefined {
   const type = (metadata.model_type ?? '').toLowerCase();
   if (type.includes('kokoro')) return 'kokoro';
@@ -116,7 +126,7 @@ export function detectLayout(dir: string, overrides: LayoutOverrides = {}): Mode
   const detected: ModelFiles = {
     tokens: at(first(names, /^tokens\.txt$/)),
     dataDir: at(names.includes('espeak-ng-data') ? 'espeak-ng-data' : undefined),
-    lexicon: names.filter((n) => /^lexicon.*\.txt$/.test(n)).map((n) => join(root, n)).join(',') || undefined,
+    lexicon: lexicons(names).map((n) => join(root, n)).join(',') || undefined,
     voices: at(first(names, /^voices.*\.bin$/)),
     vocoder: at(first(onnx, /vocos|hifigan|vocoder/i)),
     lmFlow: at(first(onnx, /^lm_flow/)),

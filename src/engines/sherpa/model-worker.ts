@@ -65,7 +65,7 @@ export function serveModel(load: (config: OfflineTtsConfig) => OfflineTtsBinding
   serveJobs<SherpaJob, Float32Array, never, SherpaReady>(
     { sampleRate: tts.sampleRate, numSpeakers: tts.numSpeakers },
     (job, output) => {
-      const options = { sid: job.sid, speed: job.speed, reference: job.reference, numSteps };
+      const options = { sid: job.sid, speed: job.speed, reference: job.reference, numSteps, lang: job.lang };
       for (const sentence of sentences(job.text, maxSentenceChars)) {
         if (output.cancelled()) return;
         const samples = clamped(tts.generate(generationRequest(sentence, options)).samples);

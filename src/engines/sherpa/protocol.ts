@@ -32,6 +32,8 @@ export interface SherpaJob {
   /** Speaker id. */
   sid: number;
   speed: number;
+  /** A multi-lingual Kokoro model's language for this text (eSpeak NG's name: `en-us`, `fr`, `cmn`, …). */
+  lang?: string;
   /** A cloning model's reference clip (absent for the other families). */
   reference?: SherpaReference;
 }

@@ -4,13 +4,17 @@
  * every voice in its one voice, and brings that voice to the catalogue as a
  * built-in named after the engine; a multi-speaker model maps voices to
  * speaker ids through the engine's `voices` config or the voice's own
- * `sherpa-onnx` profile, and brings `<engine>-<sid>` built-ins for its first
- * speakers.
+ * `sherpa-onnx` profile, and brings built-ins for its first speakers: by
+ * their names where the model names them (Kokoro), else `<engine>-<sid>`.
  */
 import type { Voice } from '../../voices/voice.js';
+import { describeSpeaker } from './speakers.js';
 
-/** `voice.profiles['sherpa-onnx']`: a speaker id for any sherpa engine, or per engine id. */
+/** `voice.profiles['sherpa-onnx']`: a speaker by name (any model that has it), a speaker id for any sherpa engine, or per engine id. */
 export interface SherpaVoiceProfile {
+  speaker?: string;
+  /** A mix on a Kokoro model (style-mix.ts): speaker ids and shares, largest first. */
+  mix?: readonly (readonly [sid: number, weight: number])[];
   sid?: number;
   engines?: Record<string, number>;
 }
@@ -22,6 +26,8 @@ export interface SpeakerMap {
   voices: Record<string, number>;
   /** Config: the speaker for voices with no mapping (multi-speaker models). */
   defaultSpeaker?: number;
+  /** The model's speaker names, in speaker-id order (engines/sherpa/speakers). */
+  names?: readonly string[];
 }
 
 /** Built-ins a multi-speaker model brings at most; the rest are reached through the `voices` map. */
@@ -36,6 +42,8 @@ export function speakerFor(voice: Voice, map: SpeakerMap): number | undefined {
   if (configured !== undefined) return configured;
   const profile = voice.profiles['sherpa-onnx'] as SherpaVoiceProfile | undefined;
   if (profile) {
+    const named = profile.speaker !== undefined && map.names ? map.names.indexOf(profile.speaker) : -1;
+    if (named >= 0 && inRange(named) !== undefined) return named;
     const sid = profile.engines ? profile.engines[map.engineId] : profile.sid;
     if (inRange(sid) !== undefined) return sid;
   }
@@ -43,8 +51,13 @@ export function speakerFor(voice: Voice, map: SpeakerMap): number | undefined {
   return inRange(map.defaultSpeaker);
 }
 
+/**
+ * The built-in voices a model brings: its one voice, named after the engine; a speaker per name
+ * for a model that names them (Kokoro: `af_bella`, with the language and gender its name says),
+ * spoken by any model with a speaker of that name; else `<engine>-<sid>`.
+ */
 export function builtinSpeakerVoices(map: SpeakerMap, description: string, language: string): Voice[] {
-  const voice = (id: string, name: string, sid: number): Voice => ({
+  const voice = (id: string, name: string, profile: SherpaVoiceProfile, details: Partial<Voice> = {}): Voice => ({
     id,
     name,
     description,
@@ -53,9 +66,16 @@ export function builtinSpeakerVoices(map: SpeakerMap, description: string, langu
     accent: null,
     ownerOrgId: null,
     createdAt: CREATED_AT,
-    profiles: { 'sherpa-onnx': { engines: { [map.engineId]: sid } } satisfies SherpaVoiceProfile },
+    profiles: { 'sherpa-onnx': profile },
+    ...details,
   });
-  if (map.numSpeakers <= 1) return [voice(map.engineId, map.engineId, 0)];
+  if (map.numSpeakers <= 1) return [voice(map.engineId, map.engineId, { engines: { [map.engineId]: 0 } })];
   const count = Math.min(map.numSpeakers, MAX_BUILTIN_SPEAKERS);
-  return Array.from({ length: count }, (_, sid) => voice(`${map.engineId}-${sid}`, `${map.engineId} speaker ${sid}`, sid));
+  if (map.names) {
+    return map.names.slice(0, count).map((name) => {
+      const said = describeSpeaker(name);
+      return voice(name, said ? `${said.label} (${name})` : name, { speaker: name }, said ? { language: said.language, gender: said.gender } : {});
+    });
+  }
+  return Array.from({ length: count }, (_, sid) => voice(`${map.engineId}-${sid}`, `${map.engineId} speaker ${sid}`, { engines: { [map.engineId]: sid } }));
 }

@@ -205,6 +205,18 @@ export class WorkerPool<J, S extends Samples, E, R> implements JobControl<J, S, 
   }
 
   /**
+   * Resolves once nothing is queued or running, or after `ms`: for a pool being replaced, which is
+   * given no new work, so its jobs end as they would have before it stops.
+   */
+  async settled(ms: number): Promise<void> {
+    const deadline = performance.now() + ms;
+    while ((this.queue.length > 0 || this.slots.some((slot) => slot.job)) && performance.now() < deadline) {
+      if (this.slots.some((slot) => slot.job)) await this.idle(this.slots, Math.max(1, deadline - performance.now()));
+      else await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
    * Queues a job and returns its chunks as `decoder` makes them. The queue serves the job whose
    * audio is needed soonest: a new request's first piece is needed from the moment it arrives; a
    * `continuation` (the next piece of a request already speaking) at `dueAt`, when its listener
