@@ -210,7 +210,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   let draining = false;
   const http = buildHttpServer(services, () => closing, () => draining || closing);
   const connections = new HttpConnections(http.server, config.server.shutdownGraceMs);
-  const stopTracing = startTracing({ instanceId, version: VERSION, server: http.server, models, logger });
+  const tracing = startTracing({ instanceId, version: VERSION, server: http.server, models, logger });
   const websockets = registerRoutes(http, services, () => closing, () => draining);
   // With the limit counters shared in Redis, each gateway's card lets any gateway's console show them all.
   const gatewayId = accounts?.limits.gatewayId;
@@ -238,6 +238,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       jobs?.start();
       webhooks?.start();
       alertWebhooks?.start();
+      await tracing.ready;
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       roster?.start(gatewayId!, () => ({ ...gatewayState(services, () => closing || draining), cache: cache?.store.stats() ?? null }));
       if (metricsServer) {
@@ -274,7 +275,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close(), roster?.close(), stopRecordingFailures()]);
         await store.close();
         stopLogging();
-        await stopTracing();
+        await tracing.stop();
         metrics?.stop();
         activity.stop();
       }

@@ -194,12 +194,13 @@ describe('traces', () => {
     assert.equal(response.status, 200);
     assert.equal(response.headers.get('x-cache'), 'miss');
     await response.text();
-    const spans = await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.name === 'POST') && found.some((s) => s.name === 'synthesis tts.sse'));
-    const http = one(spans, 'POST');
+    const spans = await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.name === 'POST /tts/sse') && found.some((s) => s.name === 'synthesis tts.sse'));
+    const http = one(spans, 'POST /tts/sse');
     assert.equal(http.parentSpanId, parent.spanId, 'the caller’s span is the parent');
     assert.equal(http.kind, 2, 'server');
     assert.equal(http.attributes['http.request.method'], 'POST');
     assert.equal(http.attributes['url.path'], '/tts/sse');
+    assert.equal(http.attributes['http.route'], '/tts/sse');
     assert.equal(http.attributes['http.response.status_code'], 200);
     assert.equal(http.service, 'voicegate-test');
     const session = one(spans, 'synthesis tts.sse');
@@ -250,7 +251,7 @@ describe('traces', () => {
     const hit = await server.post('/tts/sse', body, { ...org.auth, traceparent: again.header });
     assert.equal(hit.headers.get('x-cache'), 'hit');
     await hit.text();
-    const hitSpans = await traceOf(receiver, again.traceId, (found) => found.some((s) => s.name === 'synthesis tts.sse') && found.some((s) => s.name === 'POST'));
+    const hitSpans = await traceOf(receiver, again.traceId, (found) => found.some((s) => s.name === 'synthesis tts.sse') && found.some((s) => s.name === 'POST /tts/sse'));
     const hitSession = one(hitSpans, 'synthesis tts.sse');
     assert.equal(hitSession.attributes['voicegate.cache'], 'hit');
     assert.deepEqual(named(hitSpans, 'engine'), []);
@@ -318,7 +319,7 @@ describe('traces', () => {
     const total = submitted.progress.segments_total;
     assert.ok(total >= 2, `segments: ${total}`);
     const spans = await traceOf(receiver, parent.traceId, (found) => found.some((s) => s.name === 'job') && named(found, 'job segment tts.jobs').length >= total, 60_000);
-    const http = one(spans, 'POST');
+    const http = one(spans, 'POST /tts/jobs');
     assert.equal(http.parentSpanId, parent.spanId);
     // The submit is a session like any request (its whole cost held): the runs continue it.
     const submit = one(spans, 'synthesis tts.jobs');

@@ -78,15 +78,15 @@ export function registerAdmin(
       // The audio cache of this server (memory and disk tiers) and the shared tier; the other servers purge their own tiers.
       scope.post('/cache/purge', async (request) => {
         const what = purgeScope(body(request));
-        // Every other server purges its own memory and disk tiers when it hears of it (the change bus).
-        admin.announce({ purge: what });
-        if (!cache) return { purged: 0 };
         try {
-          return { purged: await cache.purge(what) };
+          return { purged: cache ? await cache.purge(what) : 0 };
         } catch (err) {
           if (err instanceof ApiError) throw err;
           request.log.warn({ err }, 'audio cache purge could not reach the shared tier');
           throw new ApiError('cache_unavailable', {}, { 'retry-after': '1' });
+        } finally {
+          // Then every other server purges its own memory and disk tiers when it hears of it (the change bus).
+          admin.announce({ purge: what });
         }
       });
       scope.post<Id>('/orgs/:id/credits', async (request, reply) => {

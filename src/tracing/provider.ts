@@ -1,10 +1,11 @@
 /**
  * @module tracing/provider
- * The OpenTelemetry SDK as the standard variables configure it. Tracing is on
- * when an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT` or
- * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) or `OTEL_TRACES_EXPORTER` names
- * `otlp` or `console`; off otherwise, and whenever `OTEL_SDK_DISABLED=true`
- * or `OTEL_TRACES_EXPORTER=none`. The SDK itself reads the rest: the
+ * The OpenTelemetry SDK as the standard variables configure it, loaded only
+ * once `tracingWanted` (`tracing.ts`) says they turn tracing on: an OTLP
+ * endpoint (`OTEL_EXPORTER_OTLP_ENDPOINT` or
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`) or `OTEL_TRACES_EXPORTER` naming
+ * `otlp` or `console`, and not `OTEL_SDK_DISABLED=true` or
+ * `OTEL_TRACES_EXPORTER=none`. The SDK itself reads the rest: the
  * protocol's exporter its endpoint, headers and timeout, the batch processor
  * `OTEL_BSP_*`, the sampler `OTEL_TRACES_SAMPLER` and `_ARG` (default:
  * parent-based, always on), the resource `OTEL_SERVICE_NAME` and
@@ -29,24 +30,19 @@ export interface TracerHandle {
 
 type Env = Record<string, string | undefined>;
 
-/** The exporter the variables ask for; null: tracing is off. */
-function exporterOf(env: Env, logger: Logger): SpanExporter | null {
-  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return null;
-  const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
-  if (named.includes('none')) return null;
+/** The exporter the variables ask for (`tracingWanted` has said they turn tracing on). */
+function exporterOf(env: Env, logger: Logger): SpanExporter {
+  const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim().toLowerCase());
   if (named.includes('console')) return new ConsoleSpanExporter();
-  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
-  if (!endpoint && !named.includes('otlp')) return null;
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || 'http/protobuf').trim();
   if (protocol === 'http/json') return new JsonExporter();
   if (protocol !== 'http/protobuf') logger.warn({ protocol }, 'OTLP protocol not supported for traces; exporting with http/protobuf');
   return new ProtoExporter();
 }
 
-/** The tracer of one server, or null when the variables leave tracing off. */
-export function tracerFromEnv(env: Env, options: { version: string; instanceId: string; logger: Logger }): TracerHandle | null {
+/** The tracer of one server, once `tracingWanted` (`tracing.ts`) has said the variables turn tracing on. */
+export function tracerFromEnv(env: Env, options: { version: string; instanceId: string; logger: Logger }): TracerHandle {
   const exporter = exporterOf(env, options.logger);
-  if (!exporter) return null;
   const resource = resourceFromAttributes({
     [ATTR_SERVICE_NAME]: 'voicegate',
     [ATTR_SERVICE_VERSION]: options.version,

@@ -29,6 +29,7 @@ import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
   ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
   ATTR_NETWORK_PROTOCOL_VERSION,
   ATTR_SERVER_ADDRESS,
   ATTR_URL_FULL,
@@ -145,6 +146,7 @@ export function followSpans(sources: SpanSources): () => void {
     });
 
   // HTTP server spans: the request's own headers carry the caller's trace.
+  const serverSpans = new WeakMap<IncomingMessage, Span>();
   on<{ request: IncomingMessage; response: ServerResponse; server: Server }>('http.server.request.start', ({ request, response, server }) => {
     if (server !== sources.server) return;
     const span = start(request.method ?? 'HTTP', extracted(request.headers), {
@@ -158,6 +160,7 @@ export function followSpans(sources: SpanSources): () => void {
       },
     });
     enterTraceContext(trace.setSpan(ROOT_CONTEXT, span));
+    serverSpans.set(request, span);
     // `close` comes after the last byte was handed on, or when the client left first.
     response.once('close', () => {
       const status = response.statusCode;
@@ -166,6 +169,14 @@ export function followSpans(sources: SpanSources): () => void {
       if (!response.writableFinished) span.setAttribute(ATTR_ERROR_TYPE, 'client_closed');
       span.end();
     });
+  });
+
+  // Fastify names the route a request matched (its own channel): the span is named `{method} {route}`, as the conventions ask.
+  on<{ request: { raw: IncomingMessage }; route: { url: string } }>('tracing:fastify.request.handler:start', ({ request, route }) => {
+    const span = serverSpans.get(request.raw);
+    if (!span) return;
+    span.setAttribute(ATTR_HTTP_ROUTE, route.url);
+    span.updateName(`${request.raw.method ?? 'HTTP'} ${route.url}`);
   });
 
   mine<WebSocketConnectionOpened>(diagnostics.websocketOpen.name as string, (event) => {

@@ -2,12 +2,11 @@
  * @module tracing/tracing
  * OpenTelemetry traces of one server, when the standard `OTEL_*` variables
  * turn them on (`provider.ts`); built from its events (`spans.ts`). Off, it
- * subscribes to nothing, so no event is even published for it.
+ * subscribes to nothing, so no event is even published for it, and the SDK
+ * is not even loaded.
  */
 import type { Server } from 'node:http';
 import type { Logger } from '../log/logger.js';
-import { tracerFromEnv } from './provider.js';
-import { followSpans } from './spans.js';
 
 export interface TracingOptions {
   instanceId: string;
@@ -18,14 +17,45 @@ export interface TracingOptions {
   env?: Record<string, string | undefined>;
 }
 
-/** Starts tracing if the environment asks for it; the returned function exports what is left and stops. */
-export function startTracing(options: TracingOptions): () => Promise<void> {
-  const handle = tracerFromEnv(options.env ?? process.env, options);
-  if (!handle) return async () => {};
-  const stop = followSpans({ instanceId: options.instanceId, tracer: handle.tracer, server: options.server, models: options.models });
-  options.logger.info({ exporter: process.env.OTEL_TRACES_EXPORTER ?? 'otlp', endpoint: process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? process.env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing on');
-  return async () => {
-    stop();
-    await handle.shutdown().catch((err: unknown) => options.logger.warn({ err }, 'could not export the last spans'));
+type Env = Record<string, string | undefined>;
+
+/**
+ * Whether the variables turn tracing on: an OTLP endpoint, or `OTEL_TRACES_EXPORTER` naming `otlp`
+ * or `console`; never with `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`.
+ */
+export function tracingWanted(env: Env): boolean {
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') return false;
+  const named = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((name) => name.trim().toLowerCase()).filter(Boolean);
+  if (named.includes('none')) return false;
+  return named.includes('console') || named.includes('otlp') || !!(env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT);
+}
+
+export interface Tracing {
+  /** Resolves once spans are followed (at once when tracing is off). */
+  ready: Promise<void>;
+  /** Exports what is left and stops. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts tracing if the environment asks for it. The SDK is loaded only then, so a server with
+ * tracing off neither loads nor pays for it at start.
+ */
+export function startTracing(options: TracingOptions): Tracing {
+  const env = options.env ?? process.env;
+  if (!tracingWanted(env)) return { ready: Promise.resolve(), stop: async () => {} };
+  const started = (async () => {
+    const [{ tracerFromEnv }, { followSpans }] = await Promise.all([import('./provider.js'), import('./spans.js')]);
+    const handle = tracerFromEnv(env, options);
+    const stop = followSpans({ instanceId: options.instanceId, tracer: handle.tracer, server: options.server, models: options.models });
+    options.logger.info({ exporter: env.OTEL_TRACES_EXPORTER ?? 'otlp', endpoint: env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT }, 'tracing on');
+    return async () => {
+      stop();
+      await handle.shutdown().catch((err: unknown) => options.logger.warn({ err }, 'could not export the last spans'));
+    };
+  })();
+  return {
+    ready: started.then(() => {}),
+    stop: async () => (await started)(),
   };
 }

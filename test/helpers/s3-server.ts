@@ -87,6 +87,9 @@ store.putObject = async function putObject(object: StoredObject) {
     throw err;
   }
 };
-const address = await server.run();
-process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
-process.once('SIGTERM', () => void server.close().finally(() => process.exit(0)));
+// `npm test` loads every file under dist/test, this one too, with no arguments: it then starts nothing.
+if (directory && port && bucket) {
+  const address = await server.run();
+  process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
+  process.once('SIGTERM', () => void server.close().finally(() => process.exit(0)));
+}
