@@ -42,9 +42,10 @@ const dashboard = JSON.parse(readFileSync(deploy('grafana/voicegate.json'), 'utf
 const alerts = parse(readFileSync(deploy('prometheus/alerts.yaml'), 'utf8')) as { groups: { name: string; rules: { alert: string; expr: string }[] }[] };
 const queries = dashboard.panels.flatMap((panel) => (panel.targets ?? []).map((target) => ({ panel: panel.title, expr: target.expr })));
 
-/** A query as Grafana sends it over the last minutes: every gateway, a one-minute rate window. */
+/** A query as Grafana sends it: every gateway, and a rate window. */
 function asSent(expr: string): string {
-  return expr.replaceAll('$__rate_interval', '1m').replaceAll('$__range', '5m').replaceAll('$instance', '.*');
+  // Windows longer than the test: its load counts however slowly a busy machine runs it.
+  return expr.replaceAll('$__rate_interval', '10m').replaceAll('$__range', '10m').replaceAll('$instance', '.*');
 }
 
 /** The metric names an expression reads (identifiers followed by a selector or a range, less functions and keywords). */

@@ -7,11 +7,15 @@
 import { resolve } from 'node:path';
 import { FileBlobStorage, type BlobStorage } from '../cache/blob-storage.js';
 import type { StorageConfig } from '../config/schema.js';
-import { S3BlobStorage } from './s3.js';
+import { LazyBlobStorage } from './lazy.js';
 
 /** Where jobs' blobs go; `dir` is the folder of the `files` kind. */
 export function openJobStorage(storage: StorageConfig, dir: string): BlobStorage {
-  if (storage.kind === 's3') return new S3BlobStorage({ bucket: storage.bucket!, prefix: storage.prefix, region: storage.region, endpoint: storage.endpoint, forcePathStyle: storage.forcePathStyle });
+  if (storage.kind === 's3') {
+    const options = { bucket: storage.bucket!, prefix: storage.prefix, region: storage.region, endpoint: storage.endpoint, forcePathStyle: storage.forcePathStyle };
+    // The AWS SDK is loaded by the first job that needs the bucket, not at every start.
+    return new LazyBlobStorage(async () => new (await import('./s3.js')).S3BlobStorage(options));
+  }
   return new FileBlobStorage(resolve(dir));
 }
 

@@ -64,6 +64,8 @@ const recordSetter: TextMapSetter<Record<string, string>> = { set: (carrier, key
 
 /** A `performance.now()` value as epoch milliseconds, which the SDK takes as they are (it would convert a `performance.now()` value with an offset of whole milliseconds, different for each span). */
 const epoch = (perf: number): number => performance.timeOrigin + perf;
+/** Now on the one clock every span is drawn on: the SDK's default (`Date.now()`) drifts from `performance.now()`, so a child could start before its parent. */
+const clock = (): number => epoch(performance.now());
 
 /** The context an incoming set of headers continues (the root context when they carry none). */
 function extracted(headers: Record<string, string | string[] | undefined> | null): Context {
@@ -119,7 +121,7 @@ export function followSpans(sources: SpanSources): () => void {
   const stops: (() => void)[] = [];
 
   const start = (name: string, parent: Context, options: { kind?: SpanKind; startTime?: number; attributes?: Attributes; links?: { context: ReturnType<Span['spanContext']> }[] } = {}): Span => {
-    const span = tracer.startSpan(name, options, parent);
+    const span = tracer.startSpan(name, { startTime: clock(), ...options }, parent);
     own.add(span);
     return span;
   };
@@ -167,7 +169,7 @@ export function followSpans(sources: SpanSources): () => void {
       span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, status);
       if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       if (!response.writableFinished) span.setAttribute(ATTR_ERROR_TYPE, 'client_closed');
-      span.end();
+      span.end(clock());
     });
   });
 
@@ -329,7 +331,7 @@ export function followSpans(sources: SpanSources): () => void {
     job.span.setAttribute('voicegate.job.outcome', event.outcome);
     if (event.errorCode) job.span.setAttribute(ATTR_ERROR_TYPE, event.errorCode);
     if (event.outcome === 'failed') job.span.setStatus({ code: SpanStatusCode.ERROR, message: event.errorCode ?? undefined });
-    job.span.end();
+    job.span.end(clock());
     enterTraceContext(ROOT_CONTEXT);
   });
 
@@ -348,7 +350,7 @@ export function followSpans(sources: SpanSources): () => void {
     const result = event.result;
     if (result?.status) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, result.status);
     if (!result?.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: result?.error });
-    span.end();
+    span.end(clock());
   });
 
   // Node's fetch: the upstream engines' calls, inside the session whose audio they make.
@@ -357,7 +359,7 @@ export function followSpans(sources: SpanSources): () => void {
     if (!context) return;
     const span = tracer.startSpan(
       request.method,
-      { kind: SpanKind.CLIENT, attributes: { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_SERVER_ADDRESS]: request.origin, [ATTR_URL_PATH]: request.path.split('?')[0] } },
+      { kind: SpanKind.CLIENT, startTime: clock(), attributes: { [ATTR_HTTP_REQUEST_METHOD]: request.method, [ATTR_SERVER_ADDRESS]: request.origin, [ATTR_URL_PATH]: request.path.split('?')[0] } },
       context,
     );
     for (const [name, value] of Object.entries(injected(trace.setSpan(context, span)))) request.addHeader(name, value);
@@ -370,7 +372,7 @@ export function followSpans(sources: SpanSources): () => void {
     if (response.statusCode >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
   });
   on<{ request: UndiciRequest }>('undici:request:trailers', ({ request }) => {
-    requests.get(request)?.end();
+    requests.get(request)?.end(clock());
     requests.delete(request);
   });
   on<{ request: UndiciRequest; error: unknown }>('undici:request:error', ({ request, error }) => {
@@ -378,13 +380,13 @@ export function followSpans(sources: SpanSources): () => void {
     if (!span) return;
     requests.delete(request);
     span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-    span.end();
+    span.end(clock());
   });
 
   return () => {
     for (const stop of stops.splice(0)) stop();
-    for (const session of sessions.values()) session.span.end();
-    for (const job of jobs.values()) job.span.end();
+    for (const session of sessions.values()) session.span.end(clock());
+    for (const job of jobs.values()) job.span.end(clock());
     sessions.clear();
     jobs.clear();
     connections.clear();
