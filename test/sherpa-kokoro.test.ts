@@ -98,6 +98,17 @@ test('every speaker speaks in its own voice (its own row of voices.bin)', { time
   }
 });
 
+test('an old speaker id (`<engine>-<sid>`) still names that speaker, which is listed once, by its name', { timeout: 60_000 }, async () => {
+  const sid = KOKORO_V1_SPEAKERS.indexOf('bf_emma');
+  const byName = await speak('bf_emma', 'Hello world.');
+  const byOldId = await speak(`kokoro-${sid}`, 'Hello world.');
+  assert.deepEqual(byOldId, byName);
+  const listed = (await (await fetch(`${server.url}/voices?limit=100`)).json()) as { data: { id: string }[] };
+  assert.ok(!listed.data.some((v) => v.id === `kokoro-${sid}`), 'the old id is not listed');
+  const voice = (await (await fetch(`${server.url}/voices/kokoro-${sid}`)).json()) as { id: string };
+  assert.equal(voice.id, 'bf_emma');
+});
+
 test("a request's language picks the language the text is read in; without one, the voice's own", { timeout: 60_000 }, async () => {
   const text = 'Bonjour le monde, merci beaucoup.';
   // The stand-in makes a fixed length per phoneme token, so the length shows how eSpeak NG read the text.

@@ -40,6 +40,8 @@ export function fromStored(stored: StoredVoice): Voice {
 
 export class VoiceCatalogue {
   private readonly builtin = new Map<string, Voice>();
+  /** Another id of a built-in voice (`Voice.aliases`) → the voice. */
+  private readonly aliases = new Map<string, Voice>();
   /** Decoded clips of the cloned voices in use. */
   readonly references: ReferenceClips;
 
@@ -50,7 +52,7 @@ export class VoiceCatalogue {
     /** Most voices in a mix (`voices.maxMix`). */
     readonly maxMix = DEFAULT_MAX_MIX,
   ) {
-    for (const voice of voices) this.builtin.set(voice.id, voice);
+    this.addBuiltin(voices);
     this.references = new ReferenceClips(store, referenceLimits);
   }
 
@@ -61,11 +63,15 @@ export class VoiceCatalogue {
 
   /** Adds voices discovered after start (e.g. an engine's own voice list). */
   addBuiltin(voices: Iterable<Voice>): void {
-    for (const voice of voices) if (!this.builtin.has(voice.id)) this.builtin.set(voice.id, voice);
+    for (const voice of voices) {
+      if (this.builtin.has(voice.id)) continue;
+      this.builtin.set(voice.id, voice);
+      for (const alias of voice.aliases ?? []) if (!this.aliases.has(alias)) this.aliases.set(alias, voice);
+    }
   }
 
   isBuiltin(id: string): boolean {
-    return this.builtin.has(id);
+    return this.builtin.has(id) || this.aliases.has(id);
   }
 
   /**
@@ -74,7 +80,7 @@ export class VoiceCatalogue {
    * the rules (voices/mix) `invalid_request`.
    */
   async get(id: string, orgId: string | null): Promise<Voice | null> {
-    const builtin = this.builtin.get(id);
+    const builtin = this.builtin.get(id) ?? this.aliases.get(id);
     if (builtin) return builtin;
     const inline = parseInlineMix(id);
     if (inline) {

@@ -43,6 +43,8 @@ export interface Voice {
   transcript?: string | null;
   /** A mixed voice (voices/mix): its voices with their shares, largest first; its profiles come from the engine that speaks it. */
   mix?: { voice: Voice; weight: number }[];
+  /** Built-in voices: other ids that name this voice in requests (an id it had before), never listed. */
+  aliases?: readonly string[];
 }
 
 /** Whether the voice was cloned from a clip that is kept with it (built-in voices have none). */

@@ -72,9 +72,10 @@ export function builtinSpeakerVoices(map: SpeakerMap, description: string, langu
   if (map.numSpeakers <= 1) return [voice(map.engineId, map.engineId, { engines: { [map.engineId]: 0 } })];
   const count = Math.min(map.numSpeakers, MAX_BUILTIN_SPEAKERS);
   if (map.names) {
-    return map.names.slice(0, count).map((name) => {
+    return map.names.slice(0, count).map((name, sid) => {
       const said = describeSpeaker(name);
-      return voice(name, said ? `${said.label} (${name})` : name, { speaker: name }, said ? { language: said.language, gender: said.gender } : {});
+      // `<engine>-<sid>`, the id such a speaker had before it was named, still names it in requests.
+      return voice(name, said ? `${said.label} (${name})` : name, { speaker: name }, { ...(said ? { language: said.language, gender: said.gender } : {}), aliases: [`${map.engineId}-${sid}`] });
     });
   }
   return Array.from({ length: count }, (_, sid) => voice(`${map.engineId}-${sid}`, `${map.engineId} speaker ${sid}`, { engines: { [map.engineId]: sid } }));
