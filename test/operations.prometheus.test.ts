@@ -143,7 +143,7 @@ describe('the dashboard and alert rules', () => {
       try {
         socket.ws.send(JSON.stringify({ ...body('An open turn waiting for more text. '), context_id: 'open', continue: true }));
         await socket.waitFor((event) => event.type === 'chunk');
-        for (let i = 0; i < 3; i++) {
+        const round = async (i: number) => {
           for (const path of ['/tts/sse', '/tts/bytes']) {
             const response = await server.post(path, body(`Request ${i} of the load on ${path}.`), org.auth);
             assert.equal(response.status, 200);
@@ -157,11 +157,19 @@ describe('the dashboard and alert rules', () => {
           const refused = await server.post('/tts/bytes', { ...body('Nobody speaks with this voice.'), voice: { mode: 'id', id: 'no-such-voice' } }, org.auth);
           assert.equal(refused.status, 404);
           await refused.arrayBuffer();
+          const job = await server.post('/tts/jobs', { ...body(`Job ${i}. ${'A short job. '.repeat(30)}`, 'tone-jobs'), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 8000 } }, org.auth);
+          assert.equal(job.status, 202, await job.clone().text());
+          const { id } = (await job.json()) as { id: string };
+          assert.ok(await eventually(async () => (await server.app.services.store.jobs.get(id))?.status === 'succeeded', 60_000, 50), 'the job ran');
+        };
+        // A rate needs a series to grow between two scrapes: on a fast machine one round can start and
+        // end between two, leaving every series born at its final count. So a scrape comes between rounds.
+        const lastScrape = async () => Number((await query('timestamp(up{job="voicegate"})'))[0]?.value[1] ?? 0);
+        for (let i = 0; i < 3; i++) {
+          await round(i);
+          const ended = Date.now() / 1000;
+          assert.ok(await eventually(async () => (await lastScrape()) > ended, 30_000, 100), `a scrape after round ${i}`);
         }
-        const job = await server.post('/tts/jobs', { ...body('A short job. '.repeat(30), 'tone-jobs'), output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 8000 } }, org.auth);
-        assert.equal(job.status, 202, await job.clone().text());
-        const { id } = (await job.json()) as { id: string };
-        assert.ok(await eventually(async () => (await server.app.services.store.jobs.get(id))?.status === 'succeeded', 60_000, 50), 'the job ran');
 
         const missing = new Map<string, string>();
         const answered = await eventually(
