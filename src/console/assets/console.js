@@ -659,6 +659,9 @@
       bar.value = done; text.textContent = `${Math.round(done * 100)}%`;
       state_.textContent = j.status; state_.className = 'badge ' + (j.status === 'succeeded' ? 'good' : j.status === 'failed' || j.status === 'cancelled' ? 'bad' : '');
       tr.dataset.status = j.status;
+      // The buttons follow the status only: made again on every progress event, a button moves under the pointer.
+      if (actions.dataset.status === j.status) return;
+      actions.dataset.status = j.status;
       actions.replaceChildren(
         FINAL.has(j.status) ? null : h('button', { type: 'button', class: 'danger', 'aria-label': `Cancel ${j.id}`, onclick: async () => { try { const left = await json(`${adminJobs ?? '/tts/jobs'}/${encodeURIComponent(j.id)}`, { method: 'DELETE' }); if (left) show(left); else tr.remove(); } catch (err) { status.className = 'error'; status.textContent = err.message; } } }, 'Cancel'),
         j.status === 'succeeded' && !adminJobs ? h('button', { type: 'button', 'aria-label': `Download ${j.id}`, onclick: async () => {
