@@ -47,15 +47,11 @@ export async function startS3(bucket = 'voicegate-test'): Promise<S3Server> {
     let stderr = '';
     process_.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
     port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`s3rver not ready: ${stderr}`)), 20_000);
-      process_.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`s3rver exited with ${code}: ${stderr}`));
-      });
+      // A bound on the wait for its first line, not a pause: a settled promise ignores a later reject.
+      AbortSignal.timeout(20_000).addEventListener('abort', () => reject(new Error(`s3rver not ready: ${stderr}`)));
+      process_.once('exit', (code) => reject(new Error(`s3rver exited with ${code}: ${stderr}`)));
       createInterface({ input: process_.stdout! }).on('line', (line) => {
-        if (!line.startsWith('{"port"')) return;
-        clearTimeout(timer);
-        resolve((JSON.parse(line) as { port: number }).port);
+        if (line.startsWith('{"port"')) resolve((JSON.parse(line) as { port: number }).port);
       });
     });
     child = process_;
