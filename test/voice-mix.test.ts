@@ -4,7 +4,8 @@
  * a mix usable wherever a cloned voice is (list, get, delete, speech in
  * every dialect), inline ids (`sarah(1)+jordan(1)`) mix per request, eSpeak
  * NG mixes are the weighted mean of the voices' pitch settings (measured on the
- * engine's audio),
+ * engine's audio), every pair of built-in voices far apart in pitch mixes
+ * between them (1:1 between, 2:1 nearer the heavier, across variants),
  * weights 1:0 speak as the first voice, a mix has its own cache revision and
  * loudness gain, and bad mixes — unknown voices, zero or negative weights,
  * too many voices, an engine that cannot mix — are refused before anything
@@ -91,6 +92,43 @@ test('an eSpeak mix speaks at the weighted mean of its voices\' pitch, measured 
   } finally {
     await engine.stop();
   }
+});
+
+test('every pair of built-in voices far apart in pitch mixes between them: 1:1 between, 2:1 nearer the heavier (median F0 of the audio)', { timeout: 120_000 }, async () => {
+  // On the default model, as a user mixes them: voices of different variants (female and male) included.
+  const SHORT = 'She reads a short line.';
+  const f0 = async (voice: string) => {
+    const response = await server.post('/tts/bytes', ttsBody({ model_id: 'omnivoice', transcript: SHORT, voice: { mode: 'id', id: voice }, output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }), org.auth);
+    assert.equal(response.status, 200, await response.clone().text());
+    const { samples, sampleRate } = await decodeToFloat(Buffer.from(await response.arrayBuffer()), { container: 'wav', encoding: 'pcm_s16le', sampleRate: 16000 });
+    return pitchOf(samples, sampleRate);
+  };
+  const alone = new Map<string, number>();
+  for (const voice of NAMED_VOICES) alone.set(voice.id, await f0(voice.id));
+  const pairs: [string, string][] = [];
+  for (const [i, a] of NAMED_VOICES.entries()) {
+    for (const b of NAMED_VOICES.slice(i + 1)) {
+      const [fa, fb] = [alone.get(a.id)!, alone.get(b.id)!];
+      if (Math.max(fa, fb) > 1.3 * Math.min(fa, fb)) pairs.push([a.id, b.id]);
+    }
+  }
+  assert.ok(pairs.length >= 4, `built-in voices far apart in pitch: ${[...alone].map(([id, hz]) => `${id} ${hz.toFixed(0)} Hz`).join(', ')}`);
+  const wrong: string[] = [];
+  for (const [a, b] of pairs) {
+    const [fa, fb] = [alone.get(a)!, alone.get(b)!];
+    const [low, high] = [Math.min(fa, fb), Math.max(fa, fb)];
+    const even = await f0(`${a}(1)+${b}(1)`);
+    const say = `${a} ${fa.toFixed(0)} Hz, ${b} ${fb.toFixed(0)} Hz`;
+    // Between, and clear of either end by a fifth of the gap: not one voice with a touch of the other.
+    const margin = (high - low) / 5;
+    if (!(even > low + margin && even < high - margin)) wrong.push(`${a}(1)+${b}(1): ${even.toFixed(0)} Hz, not between ${say}`);
+    for (const [heavy, light, mix] of [[a, b, `${a}(2)+${b}(1)`], [b, a, `${a}(1)+${b}(2)`]] as const) {
+      const hz = await f0(mix);
+      const [toHeavy, toLight] = [Math.abs(hz - alone.get(heavy)!), Math.abs(hz - alone.get(light)!)];
+      if (!(hz > low && hz < high && toHeavy < toLight)) wrong.push(`${mix}: ${hz.toFixed(0)} Hz, not between and nearer ${heavy} (${say})`);
+    }
+  }
+  assert.deepEqual(wrong, [], wrong.join('\n'));
 });
 
 test('POST /voices/mix stores a voice usable wherever cloned voices are, in every dialect', { timeout: 60_000 }, async () => {

@@ -17,6 +17,11 @@ export interface EspeakVoiceProfile {
   pitch: number;
   /** Speaking rate in words per minute at speed 1. */
   rate: number;
+  /**
+   * The pitch range (Hz, low and high) to speak in instead of the variant's: a mix of voices of
+   * different variants speaks in its largest part's variant at its voices' mean range.
+   */
+  pitchRange?: [number, number];
 }
 
 /** Profiles keyed by engine type; cloning-capable engines add theirs for cloned voices. */

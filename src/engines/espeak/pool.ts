@@ -62,6 +62,9 @@ const WARM_UP_TEXTS = [
 
 const WORKER_URL = new URL('./worker.js', import.meta.url);
 
+/** The pitch range (Hz) of a voice whose files set none: eSpeak's defaults (a base of 71 << 12 and a range of 4104, read as `pitch 80 118`). */
+const ESPEAK_DEFAULT_PITCH_RANGE: [number, number] = [80, 118];
+
 
 interface Piece {
   text: string;
@@ -79,6 +82,8 @@ export class EspeakPool implements Int16Engine, StagingEngine {
   /** eSpeak's own voice list, known once a worker is ready. */
   listedVoices: EspeakListedVoice[] = [];
   private voices = new EspeakVoices([]);
+  /** The pitch range each variant and voice file sets (known once a worker is ready). */
+  private pitchRanges: EspeakReady['pitchRanges'] = { variants: {}, voices: {} };
   /** SSML `<phoneme>` and `<lang>` are spoken (see the module's note). */
   readonly takes = { phonemes: true, languages: true };
   /** Workers post eSpeak's samples, or the bytes of a job's output stage (Uint8Array). */
@@ -110,6 +115,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
         this.sampleRate = info.sampleRate;
         this.listedVoices = info.voices;
         this.voices = new EspeakVoices(info.voices);
+        this.pitchRanges = info.pitchRanges;
       },
     });
   }
@@ -170,15 +176,32 @@ export class EspeakPool implements Int16Engine, StagingEngine {
   }
 
   /**
-   * A mix is the weighted mean of its voices' numeric parameters (base pitch and rate); eSpeak's
-   * voice and variant are not numbers, so the mix speaks in those of its largest part.
+   * A mix is the weighted mean of its voices' numbers: pitch setting, rate, and the pitch range (Hz)
+   * of each one's variant. eSpeak's pitch setting scales its variant's base pitch, so a mean of
+   * settings alone keeps the largest part's register (a female and a male voice 1:1 would speak
+   * as the male); with the range averaged too, the mix speaks between them. The voice and the
+   * variant's other traits are not numbers: the mix has those of its largest part.
    */
   mixProfiles(parts: readonly { voice: Voice; weight: number }[]): Voice['profiles'] | null {
     const profiles = parts.map((part) => part.voice.profiles.espeak);
     if (profiles.some((p) => p === undefined)) return null;
     const mean = (of: (p: EspeakVoiceProfile) => number) => parts.reduce((sum, part, i) => sum + part.weight * of(profiles[i]!), 0);
     const lead = profiles[0]!;
-    return { espeak: { voice: lead.voice, variant: lead.variant, pitch: Math.round(mean((p) => p.pitch)), rate: Math.round(mean((p) => p.rate)) } };
+    const mixed: EspeakVoiceProfile = { voice: lead.voice, variant: lead.variant, pitch: Math.round(mean((p) => p.pitch)), rate: Math.round(mean((p) => p.rate)) };
+    const ranges = profiles.map((p) => this.pitchRangeOf(p!));
+    if (ranges.some((r) => r[0] !== ranges[0][0] || r[1] !== ranges[0][1])) {
+      const range = (end: 0 | 1) => Math.round(parts.reduce((sum, part, i) => sum + part.weight * ranges[i][end], 0));
+      mixed.pitchRange = [range(0), range(1)];
+    }
+    return { espeak: mixed };
+  }
+
+  /** The pitch range (Hz) a profile speaks in: its own, its variant's, its voice's, or eSpeak's default. */
+  private pitchRangeOf(profile: EspeakVoiceProfile): [number, number] {
+    if (profile.pitchRange) return profile.pitchRange;
+    const variant = profile.variant ? this.pitchRanges.variants[profile.variant] : undefined;
+    const voice = this.voices.byName(profile.voice)?.voice.identifier;
+    return variant ?? (voice ? this.pitchRanges.voices[voice] : undefined) ?? ESPEAK_DEFAULT_PITCH_RANGE;
   }
 
   /** `espeak-<language>` voices for every voice this eSpeak NG ships. */
@@ -224,7 +247,9 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     const profile = input.voice.profiles.espeak;
     if (!profile) throw new ApiError('engine_error', { reason: `: voice ${input.voice.id} has no eSpeak profile` });
     const { name, english } = this.voiceName(profile.voice, input.textLanguage);
-    const voice = profile.variant ? `${name}+${profile.variant}` : name;
+    // A profile with a pitch range of its own speaks in a variant made for it: its variant with that range.
+    const variant = profile.pitchRange ? { name: `${profile.variant ?? 'none'}-pitch-${profile.pitchRange.join('-')}`, from: profile.variant, pitch: profile.pitchRange } : undefined;
+    const voice = variant ? `${name}+${variant.name}` : profile.variant ? `${name}+${profile.variant}` : name;
     const phonemes = english && input.phonemes ? mnemonicSpans(input.phonemes) : [];
     const rate = Math.round(profile.rate * input.speed);
     // eSpeak's base pitch runs 0-99.
@@ -238,7 +263,7 @@ export class EspeakPool implements Int16Engine, StagingEngine {
     const before = playback?.seconds ?? 0;
     for (const [index, piece] of pieces.entries()) {
       const prepared = prepareText(piece.text, { continues: piece.continues, phonemes: within(phonemes, piece.at, piece.text.length) });
-      const job: SynthesizeJob = { text: prepared.text, voice, pitch, rate };
+      const job: SynthesizeJob = variant ? { text: prepared.text, voice, pitch, rate, variant } : { text: prepared.text, voice, pitch, rate };
       const decoder = new WordDecoder(prepared, input.wordTimings, this.sampleRate, convert, () => (stage ? new Uint8Array(0) : new Int16Array(0)));
       let samples = 0;
       // Its listener has heard from firstAudioAt on, in real time, what was sent before and what was made here.

@@ -14,6 +14,12 @@ export interface SynthesizeJob {
   voice: string;
   pitch: number;
   rate: number;
+  /**
+   * A variant the worker writes into eSpeak's data (once) before speaking: `from`'s (or none)
+   * with its pitch range in Hz set to `pitch`; `voice` names it after the `+`. A mix's, whose
+   * voices' pitch ranges are averaged (`pool.ts`, `mixProfiles`).
+   */
+  variant?: { name: string; from: string | null; pitch: [number, number] };
 }
 
 /** Word event as eSpeak reports it: 1-based code-point position, length, audio offset in ms. */
@@ -26,4 +32,6 @@ export interface RawWordEvent {
 export interface EspeakReady {
   sampleRate: number;
   voices: EspeakListedVoice[];
+  /** The pitch range (Hz, low and high) each variant file and each voice's file sets, where it sets one. */
+  pitchRanges: { variants: Record<string, [number, number]>; voices: Record<string, [number, number]> };
 }
