@@ -159,6 +159,40 @@ describe('REST through the official SDK', () => {
     assert.equal(after.characterLimit, before.characterLimit);
   });
 
+  test('GET /v1/models lists the eleven_* ids first and only models that serve every ElevenLabs format; a format a model refuses names what it takes there', { timeout: 60_000 }, async () => {
+    const EVERY = [
+      'mp3_22050_32', ...[32, 64, 96, 128, 192].map((k) => `mp3_44100_${k}`), ...[8000, 16000, 22050, 24000, 44100, 48000].flatMap((r) => [`pcm_${r}`, `wav_${r}`]),
+      'ulaw_8000', 'alaw_8000', ...[32, 64, 96, 128, 192].map((k) => `opus_48000_${k}`),
+    ] as ElevenLabs.TextToSpeechConvertRequestOutputFormat[];
+    const ids = (await client.models.list()).map((m) => m.modelId);
+    const firstOther = ids.findIndex((id) => !id.startsWith('eleven_'));
+    assert.ok(ids[0].startsWith('eleven_') && ids.slice(firstOther).every((id) => !id.startsWith('eleven_')), `the eleven_* ids first: ${ids.join(', ')}`);
+    for (const id of ['gepard-1.0', 'omnivoice']) assert.ok(!ids.includes(id), `${id} refuses some of ElevenLabs' formats: not listed (${ids.join(', ')})`);
+    // What a client does: take the first model, and ask for any format, whole or streamed.
+    for (const outputFormat of EVERY) {
+      const clip = await bytesOf(await client.textToSpeech.convert(RACHEL, { text: 'Hi.', modelId: ids[0], outputFormat }));
+      // Streamed by hand: the SDK's stream call has no wav_* names, which the /stream route serves too.
+      const streamed = await server.post(`/v1/text-to-speech/${RACHEL}/stream?output_format=${outputFormat}`, { text: 'Hi.', model_id: ids[0] }, { 'xi-api-key': org.key });
+      assert.equal(streamed.status, 200, `${outputFormat}: ${await streamed.clone().text()}`);
+      assert.ok(clip.length > 100 && (await streamed.arrayBuffer()).byteLength > 100, outputFormat);
+    }
+    for (const modelId of ids) assert.ok((await bytesOf(await client.textToSpeech.convert(RACHEL, { text: 'Hi.', modelId }))).length > 100, modelId);
+
+    // A model named by id still speaks what it can; what it refuses is said in ElevenLabs' format names.
+    const refused = async (call: Promise<unknown>, message: string) =>
+      assert.rejects(call, (err: any) => {
+        assert.equal(err.statusCode, 400);
+        assert.equal(err.body.detail.status, 'invalid_output_format');
+        assert.equal(err.body.detail.message, message);
+        return true;
+      });
+    const pcm = 'pcm_{8000,16000,22050,24000,44100,48000}';
+    await refused(client.textToSpeech.convert(RACHEL, { text: 'Hi.', modelId: 'gepard-1.0' }), `output_format mp3_44100_128 is not available for gepard-1.0; use ${pcm}, ulaw_8000, alaw_8000 or wav_{8000,16000,22050,24000,44100,48000}`);
+    await refused(client.textToSpeech.stream(RACHEL, { text: 'Hi.', modelId: 'gepard-1.0', outputFormat: 'mp3_44100_64' }), `output_format mp3_44100_64 is not available for gepard-1.0 when streaming; use ${pcm}, ulaw_8000 or alaw_8000`);
+    await refused(client.textToSpeech.convert(RACHEL, { text: 'Hi.', modelId: 'omnivoice', outputFormat: 'opus_48000_64' }), `output_format opus_48000_64 is not available for omnivoice; use mp3_22050_32, mp3_44100_{32,64,96,128,192}, ${pcm}, ulaw_8000, alaw_8000 or wav_{8000,16000,22050,24000,44100,48000}`);
+    assert.equal((await bytesOf(await client.textToSpeech.convert(RACHEL, { text: 'Hi.', modelId: 'gepard-1.0', outputFormat: 'pcm_16000' }))).length > 100, true);
+  });
+
   test('errors come as ElevenLabs shapes them, through the SDK, and nothing refused is charged', { timeout: 30_000 }, async () => {
     const before = (await balanceOf(server, org.orgId)).balance;
     await assert.rejects(client.textToSpeech.convert('no-such-voice', { text: 'Hi.' }), (err: any) => {
@@ -292,6 +326,12 @@ describe('WebSockets', () => {
     assert.equal(await ws.waitForClose(), 1008);
     assert.equal(ws.events[0].error, 'needs_authorization');
     await assert.rejects(socket('stream-input', '?model_id=no_such_model&output_format=pcm_nope'), (err: any) => err.status === 400 && JSON.parse(err.body).detail.status === 'invalid_output_format');
+    // A model that cannot stream the asked format (MP3 by default) is refused with the names it streams.
+    await assert.rejects(socket('stream-input', '?model_id=gepard-1.0'), (err: any) => {
+      assert.equal(err.status, 400);
+      assert.equal(JSON.parse(err.body).detail.message, 'output_format mp3_44100_128 is not available for gepard-1.0 when streaming; use pcm_{8000,16000,22050,24000,44100,48000}, ulaw_8000 or alaw_8000');
+      return true;
+    });
   });
 
   test('multi-stream-input as Pipecat drives it: keepalives, interleaved contexts, flush, close_context on interruption, a context id used again', { timeout: 90_000 }, async () => {

@@ -106,6 +106,29 @@ test('errors arrive through the SDK classes with code and param', async () => {
   assert.equal(((await get.json()) as any).error.code, 'method_not_allowed');
 });
 
+test('a format refused names, in OpenAI\'s terms, the formats this model takes on this path', async () => {
+  const cases: [Record<string, unknown>, string][] = [
+    // tts-1 is bound to omnivoice, which has no Ogg Opus; nor MP3 on a stream.
+    [{ model: 'tts-1', voice: 'alloy', input: INPUT, response_format: 'opus' }, 'response_format opus is not available for tts-1; use mp3, wav or pcm'],
+    [{ model: 'tts-1', voice: 'alloy', input: INPUT, response_format: 'mp3', stream: true }, 'response_format mp3 is not available for tts-1 when streaming; use wav or pcm'],
+    [{ model: 'tts-1', voice: 'alloy', input: INPUT, response_format: 'aac' }, 'response_format aac is not supported; use mp3, wav or pcm'],
+    [{ model: 'tts-1', voice: 'alloy', input: INPUT, response_format: 'flac', stream: true }, 'response_format flac is not supported; use wav or pcm'],
+    [{ model: 'voicegate-1.0', voice: 'alloy', input: INPUT, response_format: 'aac' }, 'response_format aac is not supported; use mp3, opus, wav or pcm'],
+    [{ model: 'gepard-1.0', voice: 'alloy', input: INPUT, response_format: 'mp3' }, 'response_format mp3 is not available for gepard-1.0; use wav or pcm'],
+    [{ model: 'gepard-1.0', voice: 'alloy', input: INPUT, response_format: 'wav', stream: true }, 'response_format wav is not available for gepard-1.0 when streaming; use pcm'],
+  ];
+  for (const [body, message] of cases) {
+    await assert.rejects(client.audio.speech.create(body as any), (err: unknown) => {
+      assert.ok(err instanceof OpenAI.APIError, String(err));
+      assert.equal(err.status, 400, JSON.stringify(body));
+      assert.equal(err.code, 'invalid_output_format');
+      assert.equal(err.param, 'response_format');
+      assert.equal((err.error as { message: string }).message, message, JSON.stringify(body));
+      return true;
+    });
+  }
+});
+
 test('billing matches /tts/bytes: one row per request, charged on success only', async () => {
   const payer = await newOrg(server, { credits: 1000 });
   const paying = new OpenAI({ apiKey: payer.key, baseURL: `${server.url}/v1`, maxRetries: 0 });

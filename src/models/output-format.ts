@@ -128,3 +128,22 @@ export function resolveOutputFormat(requested: FormatRequest | null, model: Mode
   }
   return { container: container as Container, encoding: encoding as Encoding, sampleRate };
 }
+
+/** The problem `resolveOutputFormat` would report for `requested` on `model` (a clip, or a stream), or null when it serves it. */
+export function outputFormatProblem(requested: FormatRequest, model: ModelProfile, streaming: boolean): ApiError | null {
+  try {
+    resolveOutputFormat(requested, model, streaming);
+    return null;
+  } catch (err) {
+    if (err instanceof ApiError) return err;
+    throw err;
+  }
+}
+
+/** The names of a dialect's fixed formats (name → request) that `model` serves on a clip or a stream, in their order. */
+export function formatsServed(names: Readonly<Record<string, FormatRequest>>, model: ModelProfile, streaming: boolean): string[] {
+  return Object.entries(names)
+    .filter(([, requested]) => !outputFormatProblem(requested, model, streaming))
+    .map(([name]) => name);
+}
+

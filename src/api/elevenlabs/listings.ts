@@ -4,8 +4,9 @@
  * and the organisation's cloned voices as `{voices: [{voice_id, name,
  * category, labels, preview_url, …}]}`, and `/v2/voices`, the SDK's search, as
  * one page), `GET /v1/voices/{voice_id}`,
- * `GET /v1/models` (every model, and every ElevenLabs model id the aliases
- * map, with its limit), and `GET /v1/user/subscription`: the organisation's
+ * `GET /v1/models` (the ElevenLabs model ids the aliases map, then the models
+ * themselves, each only when its model serves every ElevenLabs output format,
+ * whole and streamed, with its limit), and `GET /v1/user/subscription`: the organisation's
  * ledger in ElevenLabs' shape, every field the official SDK's `Subscription`
  * type requires. `character_count` is what has been charged, and
  * `character_limit − character_count` is the balance.
@@ -13,9 +14,11 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireScope, type Scope } from '../../accounts/scopes.js';
 import { ApiError } from '../../errors/api-error.js';
+import { formatsServed } from '../../models/output-format.js';
 import type { ModelProfile } from '../../models/profile.js';
 import type { Services } from '../../services.js';
 import type { Voice } from '../../voices/voice.js';
+import { ELEVENLABS_OUTPUT_FORMATS } from './parse.js';
 import { elevenLabsKey } from './speech.js';
 
 /** ElevenLabs' languages list for a model's language codes. */
@@ -87,13 +90,20 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
     return voiceJson(voice);
   });
 
+  // An ElevenLabs client takes a listed model and asks for any of ElevenLabs' formats (MP3 by
+  // default): only a model that serves them all, whole and streamed, is listed, the ElevenLabs ids
+  // first. Another model still answers by its id, in the formats it serves (docs/api.md).
   app.get('/v1/models', async (request) => {
     await caller(request);
-    const models = services.models.list().map((model) => modelJson(model.id, model));
+    const every = Object.keys(ELEVENLABS_OUTPUT_FORMATS).length;
+    const servesEvery = (model: ModelProfile) =>
+      model.streaming && [false, true].every((streaming) => formatsServed(ELEVENLABS_OUTPUT_FORMATS, model, streaming).length === every);
+    const models = [];
     for (const [alias, target] of Object.entries(services.config.elevenlabs.modelAliases)) {
       const model = services.models.get(target);
-      if (model && !services.models.get(alias)) models.push(modelJson(alias, model, `${alias} (served by ${model.id})`));
+      if (model && !services.models.get(alias) && servesEvery(model)) models.push(modelJson(alias, model, `${alias} (served by ${model.id})`));
     }
+    for (const model of services.models.list()) if (servesEvery(model)) models.push(modelJson(model.id, model));
     return models;
   });
 

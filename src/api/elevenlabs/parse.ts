@@ -4,7 +4,9 @@
  * the voice from the path and the `output_format` from the query (both
  * through the configured aliases and format names), the body's `text`,
  * `model_id`, `voice_settings`, `language_code`, dictionaries and
- * `apply_text_normalization`. Settings an engine cannot honour (stability,
+ * `apply_text_normalization`. An `output_format` the model does not serve on
+ * that path (a clip, or a stream) is refused with the names it does serve.
+ * Settings an engine cannot honour (stability,
  * similarity, style, speaker boost, seed, neighbouring text) are checked for
  * shape and accepted; unknown fields and query parameters are ignored, as
  * ElevenLabs does. A problem with a field is reported with its location, so
@@ -12,7 +14,8 @@
  */
 import type { Config } from '../../config/schema.js';
 import { ApiError } from '../../errors/api-error.js';
-import type { FormatRequest } from '../../models/output-format.js';
+import type { ModelCatalogue } from '../../models/catalogue.js';
+import { formatsServed, outputFormatProblem, type FormatRequest } from '../../models/output-format.js';
 import { dialogueTranscript, type DialogueTurn } from '../../synthesis/dialogue.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
@@ -58,6 +61,48 @@ export function outputFormatOf(name: string): FormatRequest {
   }
 }
 
+const RATES = [8000, 16000, 22050, 24000, 44100, 48000];
+const KBPS = [32, 64, 96, 128, 192];
+
+/** Every `output_format` the dialect offers, in the order a refusal lists them. */
+export const ELEVENLABS_OUTPUT_FORMATS: Readonly<Record<string, FormatRequest>> = Object.fromEntries(
+  [
+    'mp3_22050_32',
+    ...KBPS.map((kbps) => `mp3_44100_${kbps}`),
+    ...RATES.map((rate) => `pcm_${rate}`),
+    'ulaw_8000',
+    'alaw_8000',
+    ...RATES.map((rate) => `wav_${rate}`),
+    ...KBPS.map((kbps) => `opus_48000_${kbps}`),
+  ].map((name) => [name, outputFormatOf(name)]),
+);
+
+/** Format names written short, as ElevenLabs' docs do: `pcm_{8000,16000}, ulaw_8000 or wav_16000`. */
+export function formatNames(names: readonly string[]): string {
+  const groups = new Map<string, string[]>();
+  for (const name of names) {
+    const cut = name.lastIndexOf('_');
+    const [head, tail] = [name.slice(0, cut), name.slice(cut + 1)];
+    groups.set(head, [...(groups.get(head) ?? []), tail]);
+  }
+  const parts = [...groups].map(([head, tails]) => (tails.length === 1 ? `${head}_${tails[0]}` : `${head}_{${tails.join(',')}}`));
+  return parts.length < 2 ? parts.join('') : `${parts.slice(0, -1).join(', ')} or ${parts.at(-1)}`;
+}
+
+/**
+ * An `output_format` name as a request the model (when it exists) serves on this path; one it does
+ * not is refused with the names it does. `named` is the model as the client named it.
+ */
+export function outputFormatFor(name: string, model: { id: string; named: string }, streaming: boolean, context: ElevenLabsContext): FormatRequest {
+  const requested = outputFormatOf(name);
+  const profile = context.models.get(model.id);
+  if (!profile || !outputFormatProblem(requested, profile, streaming)) return requested;
+  const served = formatsServed(ELEVENLABS_OUTPUT_FORMATS, profile, streaming);
+  const path = streaming ? ' when streaming' : '';
+  const use = served.length ? `use ${formatNames(served)}` : "it serves none of ElevenLabs' formats there";
+  throw new ApiError('invalid_output_format', { reason: `output_format ${name} is not available for ${model.named}${path}; ${use}` });
+}
+
 /** The first value of a query parameter. */
 export function queryValue(query: Record<string, string | string[] | undefined> | URLSearchParams, name: string): string | undefined {
   if (query instanceof URLSearchParams) return query.get(name) ?? undefined;
@@ -67,6 +112,7 @@ export function queryValue(query: Record<string, string | string[] | undefined> 
 
 export interface ElevenLabsContext {
   aliases: Config['elevenlabs'];
+  models: Pick<ModelCatalogue, 'get'>;
 }
 
 /** `voice_settings`: each setting's shape checked; `speed` (0.7–1.2, as ElevenLabs allows) becomes the generation speed. */
@@ -170,10 +216,12 @@ function sharedFields(
   const dicts = dictionaries(body.pronunciation_dictionary_locators, 'body', 'pronunciation_dictionary_locators');
   const normalize = normalization(body.apply_text_normalization, 'body', 'apply_text_normalization');
   const modelNamed = modelNamedOf(body.model_id, context);
+  const modelId = modelIdOf(body.model_id, context, 'body', 'model_id');
+  const format = queryValue(request.query, 'output_format') || DEFAULT_OUTPUT_FORMAT;
   return {
-    modelId: modelIdOf(body.model_id, context, 'body', 'model_id'),
+    modelId,
     ...(modelNamed !== undefined ? { modelNamed } : {}),
-    outputFormat: outputFormatOf(queryValue(request.query, 'output_format') || DEFAULT_OUTPUT_FORMAT),
+    outputFormat: outputFormatFor(format, { id: modelId, named: modelNamed ?? modelId }, options.streaming, context),
     language: typeof language === 'string' ? language.toLowerCase() : null,
     streaming: options.streaming,
     wordTimestamps: options.timestamps,

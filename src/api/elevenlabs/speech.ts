@@ -104,7 +104,7 @@ export function registerElevenLabsSpeech(scope: FastifyInstance, services: Servi
 
 /** `base` and its `/stream`, `/with-timestamps` and `/stream/with-timestamps`, each read and answered as `routes` says. */
 export function registerElevenLabsRoutes(scope: FastifyInstance, services: Services, base: string, routes: ElevenLabsRoutes): void {
-  const context: ElevenLabsContext = { aliases: services.config.elevenlabs };
+  const context: ElevenLabsContext = { aliases: services.config.elevenlabs, models: services.models };
   for (const path of PATHS) {
     const url = `${base}${path}`;
     const answer = route(path, context, routes);

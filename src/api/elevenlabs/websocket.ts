@@ -34,7 +34,7 @@ import { TextTurn, type TurnOutput, type TurnPiece } from '../../synthesis/turn.
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
 import { CharacterAligner, socketAlignment } from './alignment.js';
 import { elevenLabsError, elevenLabsStatus } from './errors.js';
-import { DEFAULT_OUTPUT_FORMAT, dictionaries, modelIdOf, modelNamedOf, normalization, outputFormatOf, queryValue, voiceIdOf, voiceSettings, type ElevenLabsContext } from './parse.js';
+import { DEFAULT_OUTPUT_FORMAT, dictionaries, modelIdOf, modelNamedOf, normalization, outputFormatFor, queryValue, voiceIdOf, voiceSettings, type ElevenLabsContext } from './parse.js';
 import { elevenLabsKey } from './speech.js';
 
 /** ElevenLabs' default `chunk_length_schedule`. */
@@ -64,11 +64,14 @@ function flag(query: URLSearchParams, name: string): boolean {
 function settingsOf(request: UpgradeRequest, context: ElevenLabsContext): SocketSettings {
   const { query } = request;
   const language = queryValue(query, 'language_code');
+  const modelId = modelIdOf(queryValue(query, 'model_id'), context, 'query', 'model_id');
+  const modelNamed = modelNamedOf(queryValue(query, 'model_id'), context);
   return {
-    modelId: modelIdOf(queryValue(query, 'model_id'), context, 'query', 'model_id'),
-    modelNamed: modelNamedOf(queryValue(query, 'model_id'), context),
+    modelId,
+    modelNamed,
     voiceId: voiceIdOf(request.params.voice_id, context),
-    outputFormat: outputFormatOf(queryValue(query, 'output_format') || DEFAULT_OUTPUT_FORMAT),
+    // A socket streams: its formats are the model's stream formats.
+    outputFormat: outputFormatFor(queryValue(query, 'output_format') || DEFAULT_OUTPUT_FORMAT, { id: modelId, named: modelNamed ?? modelId }, true, context),
     language: language ? language.toLowerCase() : null,
     autoMode: flag(query, 'auto_mode'),
     normalize: normalization(queryValue(query, 'apply_text_normalization'), 'query', 'apply_text_normalization'),
@@ -356,7 +359,7 @@ function refusal(error: ApiError, requestId: string): string {
 }
 
 export function elevenLabsWebSockets(services: Services): WebSocketRoute[] {
-  const context: ElevenLabsContext = { aliases: services.config.elevenlabs };
+  const context: ElevenLabsContext = { aliases: services.config.elevenlabs, models: services.models };
   return (['stream-input', 'multi-stream-input'] as const).map((name) => ({
     path: `/v1/text-to-speech/:voice_id/${name}`,
     credential: (request) => elevenLabsKey(request.headers),

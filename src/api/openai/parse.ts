@@ -6,21 +6,22 @@
  * `response_format` as a fixed output format, `speed` as generation config.
  * Streaming is chosen by `stream` / `stream_format`, never by Accept (the
  * SDK always sends `application/octet-stream`). Errors carry the OpenAI
- * field at fault as `param`.
+ * field at fault as `param`; a `response_format` the model refuses (on a
+ * clip, or a stream) is answered with the `response_format`s it takes there.
  */
 import type { Config } from '../../config/schema.js';
 import { ApiError } from '../../errors/api-error.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
-import type { FormatRequest } from '../../models/output-format.js';
+import { formatsServed, outputFormatProblem, type FormatRequest } from '../../models/output-format.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 
-/** OpenAI `response_format` → output format, as documented in docs/api.md. */
+/** OpenAI `response_format` → output format, as documented in docs/api.md, in OpenAI's order. */
 const RESPONSE_FORMATS: Record<string, FormatRequest> = {
   mp3: { container: 'mp3', sampleRate: 44100, bitRate: 128000 },
+  // Ogg Opus at 48 kHz, as OpenAI sends it; a model whose profile has no opus (`omnivoice`) refuses it.
+  opus: { container: 'opus', sampleRate: 48000, bitRate: 64000 },
   wav: { container: 'wav', encoding: 'pcm_s16le', sampleRate: 24000 },
   pcm: { container: 'raw', encoding: 'pcm_s16le', sampleRate: 24000 },
-  // Ogg Opus at 48 kHz, as OpenAI sends it; a model whose profile has no opus (`omnivoice`) refuses it when resolved.
-  opus: { container: 'opus', sampleRate: 48000, bitRate: 64000 },
 };
 const UNSUPPORTED_FORMATS = new Set(['aac', 'flac']);
 
@@ -32,6 +33,11 @@ function fault(error: ApiError, param: string): Fault {
 
 function invalid(code: 'invalid_request' | 'invalid_output_format', reason: string, param: string): Fault {
   return fault(new ApiError(code, { reason }), param);
+}
+
+/** `a, b or c`. */
+function either(names: readonly string[]): string {
+  return names.length < 2 ? names.join('') : `${names.slice(0, -1).join(', ')} or ${names.at(-1)}`;
 }
 
 export interface OpenAIParseContext {
@@ -49,19 +55,28 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   const model = typeof body.model === 'string' ? (modelAliases[body.model] ?? body.model) : body.model;
   if (typeof model !== 'string' || !model) throw invalid('invalid_request', 'model is required', 'model');
   if (typeof body.input !== 'string' || body.input.length === 0) throw fault(new ApiError('missing_transcript'), 'input');
+  const streamFormat = body.stream_format ?? 'audio';
+  if (streamFormat !== 'audio' && streamFormat !== 'sse') throw invalid('invalid_request', 'stream_format must be audio or sse', 'stream_format');
+  const streaming = body.stream === true || streamFormat === 'sse';
   const format = body.response_format ?? 'mp3';
+  // The response_formats this model takes on this path (a clip or a stream); every one when the model is unknown (refused later).
+  const profile = context.models.get(model);
+  const served = profile ? formatsServed(RESPONSE_FORMATS, profile, streaming) : Object.keys(RESPONSE_FORMATS);
   if (typeof format !== 'string' || !(format in RESPONSE_FORMATS)) {
     const reason = UNSUPPORTED_FORMATS.has(String(format))
-      ? `response_format ${format} is not supported; use mp3, opus, wav or pcm`
-      : `response_format must be one of mp3, opus, wav, pcm`;
+      ? `response_format ${format} is not supported; use ${either(served)}`
+      : `response_format must be ${either(served)}${profile ? ` for ${String(body.model)}` : ''}`;
     throw invalid('invalid_output_format', reason, 'response_format');
+  }
+  if (profile && outputFormatProblem(RESPONSE_FORMATS[format], profile, streaming)) {
+    const path = streaming ? ' when streaming' : '';
+    const use = served.length ? `use ${either(served)}` : `it serves none of ${either(Object.keys(RESPONSE_FORMATS))} there`;
+    throw invalid('invalid_output_format', `response_format ${format} is not available for ${String(body.model)}${path}; ${use}`, 'response_format');
   }
   let voice = body.voice;
   if (voice && typeof voice === 'object' && !Array.isArray(voice)) voice = (voice as Record<string, unknown>).id;
   if (voice === undefined || voice === null || voice === '') voice = context.models.get(model)?.defaultVoice ?? undefined;
   if (typeof voice !== 'string' || !voice) throw fault(new ApiError('missing_voice', { reason: '' }), 'voice');
-  const streamFormat = body.stream_format ?? 'audio';
-  if (streamFormat !== 'audio' && streamFormat !== 'sse') throw invalid('invalid_request', 'stream_format must be audio or sse', 'stream_format');
   if (body.instructions !== undefined && typeof body.instructions !== 'string') throw invalid('invalid_request', 'instructions must be a string', 'instructions');
   const dict = body.pronunciation_dict_id;
   if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
@@ -77,7 +92,7 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
     outputFormat: RESPONSE_FORMATS[format],
     generationConfig: body.speed === undefined || body.speed === null ? undefined : { speed: body.speed },
     language: null,
-    streaming: body.stream === true || streamFormat === 'sse',
+    streaming,
     sse: streamFormat === 'sse',
     wordTimestamps: false,
     contextId: null,
