@@ -10,6 +10,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { setTimeout as pause } from 'node:timers/promises';
 import { ElevenLabsClient, ElevenLabs } from '@elevenlabs/elevenlabs-js';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
@@ -283,6 +284,51 @@ describe('WebSockets', () => {
     const spelled = ws.events.filter((e) => e.alignment).flatMap((e) => e.alignment.chars).join('');
     assert.equal(spelled, 'Hello there, this is streamed text.');
     await charged(before, ' Hello there, this is streamed text. '.length);
+  });
+
+  test('sync_alignment=true, driven as the Python SDK\'s convert_realtime drives it: every audio frame carries the characters that start in it, and no alignment comes without audio', { timeout: 60_000 }, async () => {
+    const TEXT = 'Hello there, this is a test of streamed text. It arrives in small pieces, like an answer from a model.';
+    // The SDK's text_chunker: words, each ending in a space, sent about 40 ms apart.
+    const pieces = TEXT.split(' ').map((word) => `${word} `);
+    for (const [format, bytesPerSecond] of [['pcm_16000', 32000], ['mp3_44100_128', 0]] as const) {
+      const ws = await socket('stream-input', `?model_id=eleven_flash_v2_5&output_format=${format}&sync_alignment=true`);
+      ws.send({ text: ' ', try_trigger_generation: true, voice_settings: null, generation_config: { chunk_length_schedule: [50] } });
+      for (const text of pieces) {
+        ws.send({ text, try_trigger_generation: true });
+        await pause(40);
+      }
+      ws.send({ text: '' });
+      assert.equal(await ws.waitForClose(30_000), 1000);
+      const frames = ws.events.filter((e) => 'audio' in e);
+      assert.deepEqual(frames.filter((e) => e.alignment && !e.audio).map((e) => e.alignment.chars.join('')), [], `${format}: alignment without audio`);
+      assert.equal(frames.filter((e) => e.alignment).flatMap((e) => e.alignment.chars).join(''), TEXT, format);
+      if (!bytesPerSecond) continue;
+      // On the context's clock (PCM: by bytes): each character's start, read as Pipecat reads it, from where the previous alignment ended.
+      const EPSILON = 0.02;
+      let at = 0;
+      let base = 0;
+      const spans: { from: number; to: number; starts: number[] }[] = [];
+      for (const frame of frames) {
+        const seconds = frame.audio ? Buffer.from(frame.audio, 'base64').length / bytesPerSecond : 0;
+        const starts: number[] = [];
+        if (frame.alignment) {
+          const { charStartTimesMs: begin, charDurationsMs: lasts } = frame.alignment as { charStartTimesMs: number[]; charDurationsMs: number[] };
+          for (const ms of begin) starts.push(base + ms / 1000);
+          base += (begin.at(-1)! + lasts.at(-1)!) / 1000;
+        }
+        spans.push({ from: at, to: at + seconds, starts });
+        at += seconds;
+      }
+      const wrong: string[] = [];
+      spans.forEach((span, i) => {
+        for (const start of span.starts) if (start < span.from - EPSILON || start > span.to + EPSILON) wrong.push(`frame ${i} [${span.from.toFixed(3)}, ${span.to.toFixed(3)}) carries a character starting at ${start.toFixed(3)}`);
+        if (span.starts.length === 0 && span.to > span.from) {
+          const inside = spans.flatMap((s) => s.starts).filter((start) => start > span.from + EPSILON && start < span.to - EPSILON);
+          if (inside.length > 0) wrong.push(`frame ${i} [${span.from.toFixed(3)}, ${span.to.toFixed(3)}) has alignment null, though ${inside.length} characters start in it`);
+        }
+      });
+      assert.deepEqual(wrong, [], wrong.slice(0, 10).join('\n'));
+    }
   });
 
   test('MP3 and Opus on the socket: a context is one stream (one Ogg stream, one encoder), as long as its PCM', { timeout: 60_000 }, async () => {

@@ -180,7 +180,7 @@ function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<str
         queryParam('auto_mode', z.enum(['true', 'false']), 'Speak what arrives at once.'),
         queryParam('inactivity_timeout', z.int().min(1).max(180), 'Seconds without text before the socket closes (default 20).'),
         queryParam('apply_text_normalization', z.enum(['auto', 'on', 'off']), '`off` turns the normaliser off.'),
-        queryParam('sync_alignment', z.enum(['true', 'false']), 'Accepted: the alignment always comes with the audio.'),
+        queryParam('sync_alignment', z.enum(['true', 'false']), 'true: every audio message carries the alignment of the characters that start in it; none comes without audio.'),
         queryParam('enable_ssml_parsing', z.enum(['true', 'false']), 'Accepted.'),
       ],
       responses: { '101': { description: 'Switching to the WebSocket protocol.' }, ...errors([400, 401, 404, 503], 'elevenlabs') },

@@ -6,7 +6,10 @@
  * `TurnOutput` in order, with the words of the turn on the turn's clock (one
  * aligner for the turn, so a word split across messages is reported once),
  * a flush's end and the turn's end. The output frames them in its dialect;
- * this module knows no wire shape.
+ * this module knows no wire shape. A turn made with `wordsWithAudio` hands
+ * the output no audio before the words that start in it are known: each
+ * piece comes with (or after) the words starting in it, never words after
+ * their audio (ElevenLabs' `sync_alignment`).
  *
  * The turn is one synthesis session with the batched billing policy
  * (`turn-billing.ts`): audio counts as delivered only once the output says
@@ -79,6 +82,15 @@ export interface TurnInput {
 
 type Item = { kind: 'text'; text: string; ssml?: boolean } | { kind: 'flush'; id: number | string };
 
+export interface TurnOptions {
+  /**
+   * Hold each piece of audio until the words starting in it are known, and hand those words with it
+   * (or with an earlier piece): a word's alignment never comes after its audio. Costs the time the
+   * engine takes to make one word (its end is known when the next word starts).
+   */
+  wordsWithAudio?: boolean;
+}
+
 export class TextTurn {
   private pending = '';
   private readonly queue: Item[] = [];
@@ -92,6 +104,9 @@ export class TextTurn {
   private firstAudioAt = 0;
   private bufferTimer: NodeJS.Timeout | null = null;
   private readonly lifetimeTimer: NodeJS.Timeout;
+  private readonly wordsWithAudio: boolean;
+  /** Where the words handed out so far end, on the turn's clock (`wordsWithAudio`). */
+  private wordsKnownTo = 0;
   private readonly billing: TurnBilling;
   private readonly template: SynthesisRequest;
   /** The turn's words, when it asked for timestamps. */
@@ -116,9 +131,11 @@ export class TextTurn {
     private readonly session: SynthesisSession,
     private readonly output: TurnOutput,
     lifetimeMs: number,
+    options: TurnOptions = {},
   ) {
     this.template = session.synthesis;
     this.words = this.template.wordTimestamps ? new WordAligner() : null;
+    this.wordsWithAudio = options.wordsWithAudio === true && this.words !== null;
     this.billing = new TurnBilling(session, (err) => this.failWith(err, 'could not record a websocket charge'));
     this.lifetimeTimer = setTimeout(
       () => this.fail(new ApiError('context_expired', { id, seconds: Math.round(lifetimeMs / 1000) })),
@@ -320,8 +337,10 @@ export class TextTurn {
     const synthesis: SynthesisRequest = { ...this.template, transcript: text, segments, characters: reading ? reading.characters : countTranscriptCharacters(text) };
     if (reading) synthesis.markup = reading.markup;
     else delete synthesis.markup;
-    // A whole turn's text is all there is: its last word is complete once spoken, as an HTTP request's.
-    if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last: this.wholeTurn };
+    // Its last word is complete once spoken when no text can continue it: a whole turn's text (as an
+    // HTTP request's), text a flush follows, or the last text of a closed input.
+    const last = this.wholeTurn || this.queue[0]?.kind === 'flush' || (this.inputClosed && this.queue.length === 0);
+    if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
     if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
     // A compressed turn's clauses are made as PCM and encoded here by the turn's one encoder, so the
@@ -333,6 +352,9 @@ export class TextTurn {
     const bytesPerSecond = bytesPerSample(format.encoding ?? 'pcm_s16le') * format.sampleRate;
     let bytes = 0;
     const clauseAt = this.offsetSeconds;
+    /** Pieces waiting for the words that start in them (`wordsWithAudio`), each with where it ends on the turn's clock. */
+    const held: { piece: TurnPiece; end: number; pcm: boolean }[] = [];
+    let words: WordTiming[] = [];
     for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
       if (this.over) return;
       bytes += piece.audio.length;
@@ -342,19 +364,47 @@ export class TextTurn {
       if (piece.words && piece.words.length > 0) out.words = piece.words;
       // Marks on the turn's clock, before the audio that starts where they stand.
       if (piece.marks) out.marks = piece.marks.map((m) => ({ name: m.name, time: clauseAt + m.time }));
-      // Only audio the socket took counts as delivered (a closing socket drops it).
-      if (!(await this.output.piece(this, out))) {
-        // The socket is closing: the client has left, whether or not its close event has come yet.
-        this.session.leave();
-        return this.cancel();
+      if (!this.wordsWithAudio) {
+        if (!(await this.deliver(out, piece.audio.length > 0))) return;
+        continue;
       }
-      if (audio.length > 0) {
-        if (this.firstAudioAt === 0) this.firstAudioAt = performance.now();
-        this.billing.audioDelivered();
+      // Held until the words that start in it are known: the next word's start ends the one before.
+      if (out.words) {
+        words = words.concat(out.words);
+        this.wordsKnownTo = Math.max(this.wordsKnownTo, out.words.at(-1)!.end);
+        delete out.words;
       }
-      if (piece.audio.length > 0) this.session.delivered(piece.seconds);
+      if (out.audio.length > 0 || out.marks) held.push({ piece: out, end: clauseAt + bytes / bytesPerSecond, pcm: piece.audio.length > 0 });
+      while (held.length > 0 && held[0].end <= this.wordsKnownTo) {
+        const next = held.shift()!;
+        if (!(await this.deliver(withWords(next.piece, words), next.pcm))) return;
+        words = [];
+      }
     }
+    // The clause is spoken: what is held goes (a word that more text may continue is timed later).
+    for (const next of held) {
+      if (!(await this.deliver(withWords(next.piece, words), next.pcm))) return;
+      words = [];
+    }
+    if (words.length > 0 && !(await this.deliver(withWords({ audio: Buffer.alloc(0), stepTime: 0, seconds: 0 }, words), false))) return;
     this.offsetSeconds = clauseAt + bytes / bytesPerSecond;
+  }
+
+  /** Hands the output a piece; false when the socket is closing (the turn is then cancelled). `pcm`: it holds audio the engine made. */
+  private async deliver(out: TurnPiece, pcm: boolean): Promise<boolean> {
+    // Only audio the socket took counts as delivered (a closing socket drops it).
+    if (!(await this.output.piece(this, out))) {
+      // The socket is closing: the client has left, whether or not its close event has come yet.
+      this.session.leave();
+      this.cancel();
+      return false;
+    }
+    if (out.audio.length > 0) {
+      if (this.firstAudioAt === 0) this.firstAudioAt = performance.now();
+      this.billing.audioDelivered();
+    }
+    if (pcm) this.session.delivered(out.seconds);
+    return true;
   }
 
   /**
@@ -401,6 +451,11 @@ export class TextTurn {
   done(): Promise<void> {
     return this.settled;
   }
+}
+
+/** `piece` with `words` (none: as it is). */
+function withWords(piece: TurnPiece, words: WordTiming[]): TurnPiece {
+  return words.length > 0 ? { ...piece, words } : piece;
 }
 
 /** One encoder for a whole compressed turn: its clauses' 16-bit PCM in, the stream's bytes out. */

@@ -14,7 +14,9 @@
  * queued is spoken, an unfinished clause dropped). Audio goes out as
  * `{audio, alignment, normalizedAlignment}` (with `contextId` on
  * multi-stream), the alignment's times in milliseconds from where the
- * previous message's alignment ended, then exactly one `{"isFinal": true}`
+ * previous message's alignment ended; with `sync_alignment=true` each audio
+ * message carries the characters that start in its audio (the turn holds
+ * audio until they are known), none comes without audio; then exactly one `{"isFinal": true}`
  * per context, and nothing after it. `stream-input` then closes with 1000.
  * On multi-stream, `{"text": ""}` without `flush` only keeps the connection
  * alive, and `close_socket` ends every context and the connection.
@@ -32,7 +34,7 @@ import { SynthesisSession } from '../../synthesis/session.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
 import { TextTurn, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
-import { CharacterAligner, socketAlignment } from './alignment.js';
+import { CharacterAligner, socketAlignment, type CharacterTimes } from './alignment.js';
 import { elevenLabsError, elevenLabsStatus } from './errors.js';
 import { DEFAULT_OUTPUT_FORMAT, dictionaries, modelIdOf, modelNamedOf, normalization, outputFormatFor, queryValue, voiceIdOf, voiceSettings, type ElevenLabsContext } from './parse.js';
 import { elevenLabsKey } from './speech.js';
@@ -55,6 +57,8 @@ interface SocketSettings {
   language: string | null;
   autoMode: boolean;
   normalize: boolean | undefined;
+  /** `sync_alignment=true`: each audio message carries the alignment of the characters that start in it. */
+  syncAlignment: boolean;
 }
 
 function flag(query: URLSearchParams, name: string): boolean {
@@ -74,6 +78,7 @@ function settingsOf(request: UpgradeRequest, context: ElevenLabsContext): Socket
     outputFormat: outputFormatFor(queryValue(query, 'output_format') || DEFAULT_OUTPUT_FORMAT, { id: modelId, named: modelNamed ?? modelId }, true, context),
     language: language ? language.toLowerCase() : null,
     autoMode: flag(query, 'auto_mode'),
+    syncAlignment: flag(query, 'sync_alignment'),
     normalize: normalization(queryValue(query, 'apply_text_normalization'), 'query', 'apply_text_normalization'),
   };
 }
@@ -85,6 +90,9 @@ interface Context {
   characters: CharacterAligner;
   /** Where the last alignment sent ended (seconds on the turn's clock): the next message's times count from it. */
   alignedTo: number;
+  /** `sync_alignment`: where the audio sent so far ends on the turn's clock, and the characters known but not yet sent. */
+  audioTo: number;
+  unsent: CharacterTimes;
   schedule: readonly number[];
   final: boolean;
 }
@@ -135,24 +143,40 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   async piece(turn: TextTurn, piece: TurnPiece): Promise<boolean> {
     const context = this.byTurn.get(turn);
     if (!context || context.final) return true;
-    const alignment = this.alignment(context, piece.words);
+    if (this.settings!.syncAlignment) return this.syncPiece(context, piece);
+    const alignment = this.alignment(context, piece.words && piece.words.length > 0 ? context.characters.next(piece.words) : null);
     if (piece.audio.length === 0 && !alignment) return true;
     return this.send(this.withContext(context, { audio: piece.audio.length > 0 ? piece.audio.toString('base64') : null, isFinal: false, normalizedAlignment: alignment, alignment }));
   }
 
+  /**
+   * `sync_alignment`: an audio message carries the characters that start before its audio ends (the
+   * turn hands no audio before the words starting in it); characters after it wait for the next.
+   */
+  private syncPiece(context: Context, piece: TurnPiece): Promise<boolean> {
+    if (piece.words && piece.words.length > 0) append(context.unsent, context.characters.next(piece.words));
+    if (piece.audio.length === 0) return Promise.resolve(true);
+    context.audioTo += piece.seconds;
+    const count = context.unsent.starts.findIndex((start) => start >= context.audioTo - SAME_INSTANT_S);
+    const alignment = this.alignment(context, take(context.unsent, count < 0 ? context.unsent.starts.length : count));
+    return this.send(this.withContext(context, { audio: piece.audio.toString('base64'), isFinal: false, normalizedAlignment: alignment, alignment }));
+  }
+
   async words(turn: TextTurn, words: WordTiming[]): Promise<void> {
     const context = this.byTurn.get(turn);
-    if (!context || context.final) return;
-    const alignment = this.alignment(context, words);
+    if (!context || context.final || words.length === 0) return;
+    const times = context.characters.next(words);
+    // In sync, words known after their audio (a word more text might have continued) wait for the next audio.
+    if (this.settings!.syncAlignment) return void append(context.unsent, times);
+    const alignment = this.alignment(context, times);
     if (alignment) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: alignment, alignment }));
   }
 
-  /** The alignment of `words`, its times counted from where the last one ended; null for none. */
-  private alignment(context: Context, words: WordTiming[] | undefined) {
-    if (!words || words.length === 0) return null;
-    const times = context.characters.next(words);
+  /** The alignment of these characters, its times counted from where the last one ended; null for none. */
+  private alignment(context: Context, times: CharacterTimes | null) {
+    if (!times || times.characters.length === 0) return null;
     const aligned = socketAlignment(times, context.alignedTo);
-    context.alignedTo = times.ends.length > 0 ? Math.max(context.alignedTo, times.ends[times.ends.length - 1]) : context.alignedTo;
+    context.alignedTo = Math.max(context.alignedTo, times.ends[times.ends.length - 1]);
     return aligned;
   }
 
@@ -187,9 +211,11 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     }
   }
 
-  /** Exactly one `isFinal` per context, after its last audio. */
+  /** Exactly one `isFinal` per context, after its last audio (and, in sync, any characters no audio followed). */
   private async final(context: Context): Promise<void> {
     if (context.final) return;
+    const rest = this.alignment(context, take(context.unsent, context.unsent.characters.length));
+    if (rest) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: rest, alignment: rest }));
     context.final = true;
     await this.send(this.withContext(context, { isFinal: true }));
   }
@@ -323,9 +349,9 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
         'elevenlabs.tts.websocket',
         { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true },
       );
-      const context: Context = { id: contextId, turn: null, characters: new CharacterAligner(), alignedTo: 0, schedule, final: false };
+      const context: Context = { id: contextId, turn: null, characters: new CharacterAligner(), alignedTo: 0, audioTo: 0, unsent: noCharacters(), schedule, final: false };
       this.contexts.set(contextId, context);
-      const turn = new TextTurn(contextId ?? session.requestId, session, this, this.connection.options.contextTimeoutMs);
+      const turn = new TextTurn(contextId ?? session.requestId, session, this, this.connection.options.contextTimeoutMs, { wordsWithAudio: settings.syncAlignment });
       context.turn = turn;
       this.byTurn.set(turn, context);
       await this.feed(context, text, flush, false);
@@ -340,6 +366,24 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
       await this.error(contextId, error, this.multi ? undefined : error.status >= 500 ? 1011 : POLICY);
     }
   }
+}
+
+/** A character starting this close to the end of a message's audio is in the next one's (the times are rounded to whole ms). */
+const SAME_INSTANT_S = 0.0005;
+
+function noCharacters(): CharacterTimes {
+  return { characters: [], starts: [], ends: [], wordAt: [] };
+}
+
+function append(to: CharacterTimes, more: CharacterTimes): void {
+  to.characters.push(...more.characters);
+  to.starts.push(...more.starts);
+  to.ends.push(...more.ends);
+}
+
+/** The first `count` characters of `from`, taken out of it. */
+function take(from: CharacterTimes, count: number): CharacterTimes {
+  return { characters: from.characters.splice(0, count), starts: from.starts.splice(0, count), ends: from.ends.splice(0, count), wordAt: [] };
 }
 
 /** `generation_config.chunk_length_schedule`: lengths of 50–500 characters (ElevenLabs' bounds); absent: its default. */
