@@ -222,7 +222,6 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
           {
             host: config.wyoming.host ?? config.server.host,
             port: config.wyoming.port,
-            apiKey: config.wyoming.apiKey,
             maxConnections: config.wyoming.maxConnections,
             idleTimeoutMs: config.wyoming.idleTimeoutMs,
             shutdownGraceMs: config.server.shutdownGraceMs,

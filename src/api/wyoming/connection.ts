@@ -18,7 +18,7 @@ import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
 import { SynthesisSession } from '../../synthesis/session.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
-import { splitText } from '../../synthesis/split.js';
+import { sliceText } from '../../synthesis/split.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
 import { TextTurn, type TurnInput, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
@@ -308,7 +308,7 @@ export class WyomingConnection {
     const max = this.services.config.wyoming.maxCharacters;
     if (request.characters + characters > max) throw new ApiError('input_too_long', { count: request.characters + characters, max });
     request.characters += characters;
-    const pieces = characters > request.maxPiece ? splitText(text, request.maxPiece) : [text];
+    const pieces = characters > request.maxPiece ? sliceText(text, request.maxPiece) : [text];
     for (let i = 0; i < pieces.length; i++) {
       if (request.turn.isOver()) return;
       const final = last && i === pieces.length - 1;

@@ -3,7 +3,8 @@
  * The Wyoming TCP listener (off unless `wyoming.port` is set): one
  * `WyomingConnection` per socket, at most `wyoming.maxConnections` at once
  * (one more gets a `too_many_connections` error and is closed), idle ones
- * closed after `wyoming.idleTimeoutMs`. On shutdown it stops accepting, lets
+ * closed after `wyoming.idleTimeoutMs`. Each connection speaks as the key
+ * `wyoming.apiKey` names when it opens. On shutdown it stops accepting, lets
  * each connection finish the synthesis under way and closes it, and after
  * the grace period destroys what is left.
  */
@@ -18,7 +19,6 @@ import { errorEvent } from './events.js';
 export interface WyomingListenerOptions {
   host: string;
   port: number;
-  apiKey: string | null;
   maxConnections: number;
   idleTimeoutMs: number;
   shutdownGraceMs: number;
@@ -80,7 +80,7 @@ export class WyomingListener {
     }
     const id = randomUUID();
     const log = this.logger.child({ wyoming_connection: id });
-    const connection = new WyomingConnection({ services: this.services, socket, address: socket.remoteAddress ?? null, apiKey: this.options.apiKey, log, id });
+    const connection = new WyomingConnection({ services: this.services, socket, address: socket.remoteAddress ?? null, apiKey: this.services.config.wyoming.apiKey, log, id });
     this.connections.set(socket, connection);
     socket.once('close', () => {
       this.connections.delete(socket);

@@ -11,6 +11,7 @@ import type { Engine } from '../../engines/engine.js';
 import type { ModelProfile } from '../../models/profile.js';
 import type { Services } from '../../services.js';
 import type { Caller } from '../../synthesis/gate.js';
+import { storedMix } from '../../voices/catalogue.js';
 import { hasClip, type Voice } from '../../voices/voice.js';
 
 export interface OfferedVoice {
@@ -67,7 +68,9 @@ export async function offeredVoices(services: Services, caller: Caller): Promise
     const allowed = key?.models;
     if (allowed) models = models.filter((m) => allowed.includes(m.id));
   }
-  const voices = await services.voices.list(caller.orgId);
+  // A stored mix is listed without its parts: it is looked up whole, as resolving it would be.
+  const listed = await services.voices.list(caller.orgId);
+  const voices = (await Promise.all(listed.map((v) => (storedMix(v) ? services.voices.get(v.id, caller.orgId) : v)))).filter((v): v is Voice => v !== null);
   const named = new Set<string>();
   const offered: OfferedVoice[] = [];
   for (const model of models) {
