@@ -385,7 +385,7 @@ test('a stream cut off mid-way is charged what it was sent once its audio had be
 });
 
 test('connections over the cap get too_many_connections and a close; idle ones close; a drain lets the synthesis under way finish', { timeout: 60_000 }, async () => {
-  const small = await startServer({ config: { wyoming: { port: 0, maxConnections: 2, idleTimeoutMs: 1000 } } });
+  const small = await startServer({ config: { wyoming: { port: 0, maxConnections: 2, idleTimeoutMs: 1000 }, metrics: { public: true } } });
   try {
     const wyomingPort = small.app.wyomingAddress!.port;
     const a = await WyomingClient.connect(wyomingPort);
@@ -401,6 +401,14 @@ test('connections over the cap get too_many_connections and a close; idle ones c
 
     const ready = await fetch(`${small.url}/readyz`);
     assert.deepEqual(((await ready.json()) as { wyoming: unknown }).wyoming, { port: wyomingPort, connections: 0 });
+    const open = await WyomingClient.connect(wyomingPort);
+    open.send('ping');
+    assert.equal((await open.next())!.type, 'pong');
+    const metrics = await (await fetch(`${small.url}/metrics`)).text();
+    assert.match(metrics, /^voicegate_wyoming_connections 1$/m);
+    assert.match(metrics, /^voicegate_wyoming_listening 1$/m);
+    open.close();
+    await open.closed;
 
     // A drain: the synthesis under way is answered whole, then the connection closes; no new one is accepted.
     const busy = await WyomingClient.connect(wyomingPort);
@@ -411,6 +419,7 @@ test('connections over the cap get too_many_connections and a close; idle ones c
     assert.equal(rest.at(-1)!.type, 'audio-stop');
     assert.equal(await busy.next(), null);
     await assert.rejects(WyomingClient.connect(wyomingPort));
+    assert.equal((await fetch(`${small.url}/readyz`)).status, 503);
   } finally {
     await small.close();
   }

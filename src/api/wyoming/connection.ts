@@ -193,7 +193,12 @@ export class WyomingConnection {
     try {
       events = this.decoder.push(chunk);
     } catch (err) {
-      const error = err instanceof FramingError ? new ApiError(err.code === 'payload_too_large' ? 'payload_too_large' : 'invalid_message', err.code === 'payload_too_large' ? { limit: err.message } : { reason: err.message }) : toApiError(err);
+      const error =
+        err instanceof FramingError
+          ? err.code === 'payload_too_large'
+            ? new ApiError('payload_too_large', { limit: err.limit })
+            : new ApiError('invalid_message', { reason: `malformed Wyoming framing: ${err.message}` })
+          : toApiError(err);
       return this.breakOff(error);
     }
     for (const event of events) {

@@ -41,6 +41,8 @@ export class FramingError extends Error {
     message: string,
     /** The registry code it is reported with. */
     readonly code: 'invalid_message' | 'payload_too_large',
+    /** The cap a length went over (`payload_too_large`). */
+    readonly limit?: number,
   ) {
     super(message);
   }
@@ -61,7 +63,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 function lengthField(value: unknown, name: string, max: number): number {
   if (value === undefined || value === null) return 0;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new FramingError(`${name} must be a non-negative integer`, 'invalid_message');
-  if (value > max) throw new FramingError(`${name} ${value} is over the limit of ${max} bytes`, 'payload_too_large');
+  if (value > max) throw new FramingError(`${name} ${value} is over the limit of ${max} bytes`, 'payload_too_large', max);
   return value;
 }
 
