@@ -253,11 +253,22 @@ test('refused requests get an error with a code, then the same connection serves
   client.send('synthesize', { text: 'Not spoken. ' });
   client.send('synthesize-stop');
   assert.equal((await client.next())!.data.code, 'voice_not_found');
+  // The stream still ends as a streaming client (Home Assistant) waits for it to.
+  assert.deepEqual((await client.next())!.type, 'synthesize-stopped');
   const good = await oneShot(client, 'Now it works.');
   assert.deepEqual(types(good.events), ['audio-start', 'audio-stop']);
   assert.ok(good.seconds > 0.3);
   client.close();
   assert.equal(await chargedCharacters(org.orgId, 13), 13);
+
+  // A client that sends nothing after an error, as Home Assistant (which reads on until audio-stop
+  // or the close), sees the connection close within a few seconds instead of waiting for ever.
+  const waiting = await WyomingClient.connect(port);
+  waiting.send('synthesize', { text: 'Hello.', voice: { name: 'nobody' } });
+  const waitedFrom = performance.now();
+  assert.equal((await waiting.next())!.data.code, 'voice_not_found');
+  assert.equal(await waiting.next(5000), null);
+  assert.ok(performance.now() - waitedFrom < 4000);
 
   // Out of credits: an error, nothing charged, and the connection still answers describe.
   const poor = await speakAs({ credits: 0 });

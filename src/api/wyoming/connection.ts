@@ -32,6 +32,12 @@ const CLOSE_AFTER_ERROR_MS = 1000;
 const MAX_QUEUED_EVENTS = 32;
 /** How long an unfinished clause of a stream waits for more text before it is spoken. */
 const STREAM_BUFFER_DELAY_MS = 3000;
+/**
+ * After an `error`, how long the connection waits for the client's next event before it closes.
+ * Home Assistant skips `error` events and reads on until `audio-stop` or the close: the close ends
+ * its wait; a client that goes on sends its next request on the same connection.
+ */
+export const ERROR_LINGER_MS = 2000;
 
 export interface ConnectionOptions {
   services: Services;
@@ -101,7 +107,7 @@ class RequestOutput implements TurnOutput {
   }
 
   async failed(_turn: TextTurn, error: ApiError): Promise<void> {
-    await this.connection.write(errorEvent(error));
+    await this.connection.sendError(error);
   }
 
   ended(turn: TextTurn): void {
@@ -133,6 +139,8 @@ export class WyomingConnection {
   private draining = false;
   /** When the connection last did something (`performance.now()`). */
   lastActivity = performance.now();
+  /** Closes the connection if no event follows an `error` (`ERROR_LINGER_MS`). */
+  private linger: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: ConnectionOptions) {
     const { socket } = options;
@@ -189,6 +197,8 @@ export class WyomingConnection {
   private received(chunk: Buffer): void {
     if (this.broken) return;
     this.lastActivity = performance.now();
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = null;
     let events: WyomingEvent[];
     try {
       events = this.decoder.push(chunk);
@@ -248,7 +258,18 @@ export class WyomingConnection {
   }
 
   private async reject(err: unknown): Promise<void> {
-    await this.write(errorEvent(toApiError(err)));
+    await this.sendError(toApiError(err));
+  }
+
+  /** An `error` answering a request; the connection closes unless the client's next event comes within `ERROR_LINGER_MS`. */
+  async sendError(error: ApiError): Promise<void> {
+    await this.write(errorEvent(error));
+    if (this.linger) clearTimeout(this.linger);
+    this.linger = setTimeout(() => {
+      this.linger = null;
+      if (this.queued === 0 && this.active === 0) this.end();
+    }, ERROR_LINGER_MS);
+    this.linger.unref();
   }
 
   /** The listener's caller, its key checked as it stands now (scopes, networks, expiry). */
@@ -392,6 +413,8 @@ export class WyomingConnection {
         await stream.turn.accept(endOfInput());
         await stream.output.ended_;
       }
+      // A stream that failed (its `error` was sent) still ends with `synthesize-stopped`, which a streaming client waits for.
+      if (stream === REFUSED || !stream.output.completed) await this.write(synthesizeStopped());
     } finally {
       this.stream = null;
       this.active--;
@@ -400,6 +423,7 @@ export class WyomingConnection {
 
   /** The connection has closed: whatever was under way stops, charged only what it delivered. */
   closedNow(): void {
+    if (this.linger) clearTimeout(this.linger);
     if (this.stream && this.stream !== REFUSED) this.stream.turn.cancel();
   }
 }
