@@ -12,6 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { chooseVoice, offeredVoices, resolveVoice } from '../src/api/wyoming/voices.js';
 import { loadConfig } from '../src/config/load.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, type TestServer } from './helpers/server.js';
@@ -138,6 +139,18 @@ test('describe answers info within 1 s: one TTS program, every voice once, BCP-4
   }
   assert.deepEqual(voices.find((v) => v.name === 'espeak-en-us')?.languages, ['en-US']);
   client.close();
+
+  // A synthesize looks up only the voice it names: the same voice on the same model as the list says.
+  const { services } = server.app;
+  const caller = await services.gate.authenticate(org.key, { address: '127.0.0.1' });
+  const offered = await offeredVoices(services, caller);
+  for (const voice of offered) {
+    const resolved = await resolveVoice(services, caller, { name: voice.name });
+    assert.deepEqual([resolved.model.id, resolved.voice.id], [voice.model.id, voice.voice.id], voice.name);
+  }
+  const byDefault = await resolveVoice(services, caller, {});
+  assert.deepEqual([byDefault.name, byDefault.model.id], [chooseVoice(offered, {}).name, chooseVoice(offered, {}).model.id]);
+  await assert.rejects(resolveVoice(services, caller, { name: 'gepard-1.0/sarah' }), /voice gepard-1.0\/sarah does not exist/);
 
   // Another organisation's key is not offered this one's voice.
   await speakAs();

@@ -24,7 +24,7 @@ import { TextTurn, type TurnInput, type TurnOutput, type TurnPiece } from '../..
 import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
 import { EventDecoder, FramingError, type WyomingEvent } from './framing.js';
 import { audioChunk, audioStart, audioStop, errorEvent, infoEvent, pongEvent, synthesizeStopped } from './events.js';
-import { chooseVoice, offeredVoices, type VoiceChoice } from './voices.js';
+import { offeredVoices, resolveVoice, type VoiceChoice } from './voices.js';
 
 /** How long a connection whose framing broke may take to close before it is destroyed. */
 const CLOSE_AFTER_ERROR_MS = 1000;
@@ -302,7 +302,7 @@ export class WyomingConnection {
     try {
       if (this.draining) throw new ApiError('not_ready');
       const caller = await this.caller(session);
-      const chosen = chooseVoice(await offeredVoices(this.services, caller), voiceChoice(voice));
+      const chosen = await resolveVoice(this.services, caller, voiceChoice(voice));
       const engine = this.services.engines.get(chosen.model.engine);
       const rate = outputRate(engine?.sampleRate ?? 22050, chosen.model.stream.sampleRates);
       const input: SpeechInput = {

@@ -62,12 +62,7 @@ export function offeredModels(services: Services): ModelProfile[] {
  * models is offered only those.
  */
 export async function offeredVoices(services: Services, caller: Caller): Promise<OfferedVoice[]> {
-  let models = offeredModels(services);
-  if (caller.keyId && services.accounts) {
-    const key = await services.accounts.store.keys.get(caller.keyId);
-    const allowed = key?.models;
-    if (allowed) models = models.filter((m) => allowed.includes(m.id));
-  }
+  const models = await allowedModels(services, caller);
   // A stored mix is listed without its parts: it is looked up whole, as resolving it would be.
   const listed = await services.voices.list(caller.orgId);
   const voices = (await Promise.all(listed.map((v) => (storedMix(v) ? services.voices.get(v.id, caller.orgId) : v)))).filter((v): v is Voice => v !== null);
@@ -84,6 +79,62 @@ export async function offeredVoices(services: Services, caller: Caller): Promise
     }
   }
   return offered;
+}
+
+/** How long a key's model list is kept for naming voices (its admission checks the list as it stands). */
+const KEY_MODELS_TTL_MS = 500;
+const keyModels = new WeakMap<Services, Map<string, { at: number; models: readonly string[] | null }>>();
+
+/** The offered models the caller's key may use (read from the store at most every 500 ms per key). */
+async function allowedModels(services: Services, caller: Caller): Promise<ModelProfile[]> {
+  const models = offeredModels(services);
+  if (!caller.keyId || !services.accounts) return models;
+  let cache = keyModels.get(services);
+  if (!cache) keyModels.set(services, (cache = new Map()));
+  const now = performance.now();
+  let entry = cache.get(caller.keyId);
+  if (!entry || now - entry.at > KEY_MODELS_TTL_MS) {
+    const key = await services.accounts.store.keys.get(caller.keyId);
+    entry = { at: now, models: key?.models ?? null };
+    if (cache.size > 1000) cache.clear();
+    cache.set(caller.keyId, entry);
+  }
+  const allowed = entry.models;
+  return allowed ? models.filter((m) => allowed.includes(m.id)) : models;
+}
+
+/**
+ * The voice a `synthesize` asks for, as `chooseVoice` would pick it from `offeredVoices`, but
+ * looking up only the voice named (or the default) rather than listing every voice: a request
+ * pays for one lookup. A language alone is chosen from the whole list.
+ */
+export async function resolveVoice(services: Services, caller: Caller, choice: VoiceChoice): Promise<OfferedVoice> {
+  if (!choice.name && choice.language) return chooseVoice(await offeredVoices(services, caller), choice);
+  const models = await allowedModels(services, caller);
+  const spoken = (model: ModelProfile, voice: Voice) => {
+    const engine = services.engines.get(model.engine);
+    return engine !== undefined && speaks(engine, voice);
+  };
+  const offer = (model: ModelProfile, voice: Voice, name: string): OfferedVoice => ({ name, model, voice, language: bcp47(voice.language) });
+  const name = choice.name;
+  if (name) {
+    const slash = name.indexOf('/');
+    const onModel = slash > 0 ? models.find((m) => m.id === name.slice(0, slash)) : undefined;
+    if (onModel) {
+      // `<model id>/<voice id>` names the voice on a model other than the first that speaks it.
+      const voice = await services.voices.get(name.slice(slash + 1), caller.orgId);
+      if (voice && spoken(onModel, voice) && models.find((m) => spoken(m, voice)) !== onModel) return offer(onModel, voice, name);
+    }
+    const voice = await services.voices.get(name, caller.orgId);
+    const model = voice ? models.find((m) => spoken(m, voice)) : undefined;
+    if (!voice || !model || voice.id !== name) throw new ApiError('voice_not_found', { id: name });
+    return offer(model, voice, name);
+  }
+  const id = models[0]?.defaultVoice ?? models.find((m) => m.defaultVoice)?.defaultVoice;
+  const voice = id ? await services.voices.get(id, caller.orgId) : null;
+  const model = voice ? models.find((m) => spoken(m, voice)) : undefined;
+  if (voice && model) return offer(model, voice, voice.id);
+  return chooseVoice(await offeredVoices(services, caller), {});
 }
 
 export interface VoiceChoice {
