@@ -376,6 +376,18 @@ test('broken framing gets at most one error and a close within 5 s, never a cras
   bystander.close();
   assert.equal(await chargedCharacters(org.orgId, 19), 19);
   assert.equal((await charges(org.orgId)).length, 1, 'only the good request is charged');
+
+  // Garbage in the middle of a one-shot's audio: its audio stops, one error, the close.
+  const midway = await WyomingClient.connect(port);
+  midway.send('synthesize', { text: 'A long text to speak. '.repeat(100) });
+  assert.equal((await midway.next())!.type, 'audio-start');
+  const cutAt = performance.now();
+  midway.sendRaw('garbage\n');
+  const rest = await midway.until((e) => e.type === 'error', 5000);
+  assert.ok(rest.every((e) => e.type === 'audio-chunk' || e.type === 'error'), types(rest).join());
+  assert.equal(rest.at(-1)!.data.code, 'invalid_message');
+  assert.equal(await midway.next(5000), null);
+  assert.ok(performance.now() - cutAt < 5000);
 });
 
 test('a stream cut off mid-way is charged what it was sent once its audio had begun, and nothing before', { timeout: 60_000 }, async () => {

@@ -132,6 +132,8 @@ export class WyomingConnection {
   private queue: Promise<void> = Promise.resolve();
   private queued = 0;
   private stream: OpenRequest | typeof REFUSED | null = null;
+  /** The one-shot `synthesize` being spoken. */
+  private current: OpenRequest | null = null;
   /** A synthesis (one-shot or stream) is under way. */
   private active = 0;
   private readonly closed = new AbortController();
@@ -231,6 +233,7 @@ export class WyomingConnection {
     this.broken = true;
     this.options.socket.pause();
     if (this.stream && this.stream !== REFUSED) this.stream.turn.cancel();
+    this.current?.turn.cancel();
     void this.write(errorEvent(error)).then(() => this.end());
   }
 
@@ -364,6 +367,7 @@ export class WyomingConnection {
       } catch (err) {
         return await this.reject(err);
       }
+      this.current = request;
       try {
         await this.feed(request, text, true);
       } catch (err) {
@@ -371,6 +375,7 @@ export class WyomingConnection {
       }
       await request.output.ended_;
     } finally {
+      this.current = null;
       this.active--;
     }
   }
