@@ -1,7 +1,7 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, the ElevenLabs dialect, tracing cost, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
+ * overhead, streaming latency, the ElevenLabs dialect, Wyoming, tracing cost, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
  * without underruns, usage summaries, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
@@ -23,12 +23,14 @@ import { runStreamingLatency } from './streaming-latency.js';
 import { runStreamsBench } from './streams.js';
 import { runTracingBench } from './tracing.js';
 import { runUsageSummaryBench } from './usage-summary.js';
+import { runWyomingBench } from './wyoming.js';
 
 const started = performance.now();
 const serving = await runServingEfficiency();
 const gateway = await runGatewayOverhead();
 const streaming = await runStreamingLatency();
 const elevenlabs = await runElevenLabsBench();
+const wyoming = await runWyomingBench();
 const tracing = await runTracingBench();
 const mixed = await runMixedLatency();
 const cold = await runColdStart();
@@ -54,6 +56,8 @@ console.log(
     '',
     streaming.markdown,
     elevenlabs.markdown,
+    '',
+    wyoming.markdown,
     '',
     tracing.markdown,
     '',

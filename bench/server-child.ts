@@ -3,8 +3,8 @@
  * A Voicegate server for the benchmarks, run as a child process: takes config
  * overrides as a JSON argument, keeps its state in a fresh temporary data
  * directory, listens on an ephemeral loopback port with silent logs, prints
- * `{"url", "pid", "engines", "apiKey"}` as one JSON line (apiKey: the key
- * made on first start when accounts are on), and closes cleanly on SIGTERM
+ * `{"url", "pid", "engines", "apiKey", "wyomingPort"}` as one JSON line (apiKey: the
+ * key made on first start when accounts are on; wyomingPort: with `wyoming.port` set), and closes cleanly on SIGTERM
  * (so `--cpu-prof` profiles get written).
  *
  * With `BENCH_FIRST_AUDIO=1` it also times every synthesis's first audio on
@@ -56,7 +56,7 @@ process.once('SIGTERM', () => {
 
 // Read loosely: the bootstrap key only exists when accounts are on.
 const bootstrap = (app as unknown as { bootstrap?: { key?: string } | null }).bootstrap;
-reportReady({ url, pid: process.pid, engines: app.services.engines.list().map((engine) => engine.info()), apiKey: bootstrap?.key ?? null, firstAudioUrl });
+reportReady({ url, pid: process.pid, engines: app.services.engines.list().map((engine) => engine.info()), apiKey: bootstrap?.key ?? null, firstAudioUrl, wyomingPort: app.wyomingAddress?.port ?? null });
 
 /** Records first audio as the server sees it; resolves with the URL its samples are read from. */
 async function timeFirstAudio(): Promise<string> {

@@ -46,6 +46,7 @@ import { startTracing } from './tracing/tracing.js';
 import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
 import { registerRoutes } from './routes.js';
+import { WyomingListener } from './api/wyoming/listener.js';
 import { warmUp } from './warm-up.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
@@ -70,6 +71,8 @@ export interface App {
   bootstrap: Bootstrap | null;
   /** Set after `listen()` when metrics have a port of their own (`metrics.port`): the URL of `/metrics` there. */
   metricsUrl: string | null;
+  /** Set after `listen()` when the Wyoming listener is on (`wyoming.port`): where it listens. */
+  wyomingAddress: { host: string; port: number } | null;
   /**
    * Marks the server as leaving: `/readyz` answers 503 from now on, while requests are still served,
    * each with `Connection: close`; keep-alive connections idle for at least `idleMs` (1 s) are
@@ -166,7 +169,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         cache: cache?.store ?? null,
         jobs: config.jobs.enabled ? store.jobs : null,
         // Read at scrape time, once the server below exists.
-        lifecycle: { draining: () => draining || closing, connections: () => connections.counts() },
+        lifecycle: { draining: () => draining || closing, connections: () => connections.counts(), ...(config.wyoming.port !== null ? { wyoming: () => services.wyoming?.status() ?? null } : {}) },
       })
     : null;
   const metricsServer = metrics && config.metrics.port !== null ? new MetricsServer(metrics) : null;
@@ -212,6 +215,21 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const connections = new HttpConnections(http.server, config.server.shutdownGraceMs);
   const tracing = startTracing({ instanceId, version: VERSION, server: http.server, models, logger });
   const websockets = registerRoutes(http, services, () => closing, () => draining);
+  const wyoming =
+    config.wyoming.port !== null
+      ? new WyomingListener(
+          services,
+          {
+            host: config.wyoming.host ?? config.server.host,
+            port: config.wyoming.port,
+            maxConnections: config.wyoming.maxConnections,
+            idleTimeoutMs: config.wyoming.idleTimeoutMs,
+            shutdownGraceMs: config.server.shutdownGraceMs,
+          },
+          logger,
+        )
+      : null;
+  services.wyoming = wyoming;
   // With the limit counters shared in Redis, each gateway's card lets any gateway's console show them all.
   const gatewayId = accounts?.limits.gatewayId;
   const roster = (services.roster =
@@ -222,6 +240,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     services,
     bootstrap: null,
     metricsUrl: null,
+    wyomingAddress: null,
     async listen() {
       if (accounts) app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
       else if (!(await store.orgs.get(LOCAL_ORG_ID))) {
@@ -239,6 +258,11 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       webhooks?.start();
       alertWebhooks?.start();
       await tracing.ready;
+      // Before the HTTP port, so a server that reports ready serves Wyoming too.
+      if (wyoming) {
+        app.wyomingAddress = await wyoming.listen();
+        logger.info(app.wyomingAddress, 'wyoming listening');
+      }
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       roster?.start(gatewayId!, () => ({ ...gatewayState(services, () => closing || draining), cache: cache?.store.stats() ?? null }));
       if (metricsServer) {
@@ -251,17 +275,18 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       draining = true;
       const closed = connections.drain(idleMs);
       void websockets.drain(idleMs);
+      wyoming?.drain();
       logger.info({ closed, ...connections.counts() }, 'draining: idle keep-alive connections closed, the others answered with Connection: close; WebSockets close with 1001 after their turn');
     },
     progress() {
-      return { http: connections.counts(), websockets: websockets.open };
+      return { http: connections.counts(), websockets: websockets.open, ...(wyoming ? { wyoming: wyoming.status().connections } : {}) };
     },
     async close() {
       closing = true;
       const force = setTimeout(() => http.server.closeAllConnections(), config.server.shutdownGraceMs);
       force.unref();
       try {
-        await Promise.all([http.close(), metricsServer?.close()]);
+        await Promise.all([http.close(), metricsServer?.close(), wyoming?.close()]);
       } finally {
         clearTimeout(force);
         // Runs stop before the engines they use; their leases are handed back for another server to resume.

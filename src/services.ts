@@ -43,4 +43,6 @@ export interface Services extends SynthesisServices {
   jobs: JobService | null;
   /** Every gateway's card in Redis (engines, cache, status); absent without shared limit counters. */
   roster?: GatewayRoster | null;
+  /** The Wyoming listener's state, for `/readyz` and the metrics; absent or null when it is off. */
+  wyoming?: { status(): { listening: boolean; port: number | null; connections: number } } | null;
 }

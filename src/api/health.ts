@@ -21,9 +21,12 @@ export function registerHealth(app: FastifyInstance, services: Services, isClosi
     if (isClosing() || !services.engines.allReady()) {
       return sendError(reply, request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
     }
+    // A Wyoming listener that is configured but not accepting leaves Home Assistant without speech.
+    const wyoming = services.wyoming?.status();
+    if (wyoming && !wyoming.listening) return sendError(reply, request, new ApiError('not_ready', {}, { 'retry-after': '1' }));
     const failed = services.engines.failures();
     const limits = services.accounts?.limits.status?.().state;
     const degraded = failed.length > 0 || limits === 'degraded' || limits === 'unavailable';
-    return { status: degraded ? 'degraded' : 'ready', engines, ...(failed.length ? { failed } : {}), ...(limits ? { limits } : {}) };
+    return { status: degraded ? 'degraded' : 'ready', engines, ...(failed.length ? { failed } : {}), ...(limits ? { limits } : {}), ...(wyoming ? { wyoming: { port: wyoming.port, connections: wyoming.connections } } : {}) };
   });
 }

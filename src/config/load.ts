@@ -108,6 +108,10 @@ export function loadConfig(
     throw new ConfigError(`invalid configuration at ${issue.path.join('.') || '(root)'}: ${issue.message}`);
   }
   const { jobs, ...rest } = result.data;
+  // Wyoming has no authentication: the listener speaks as one key, which accounts need to charge.
+  if (rest.wyoming.port !== null && rest.accounts.enabled && !rest.wyoming.apiKey) {
+    throw new ConfigError('invalid configuration at wyoming.port: with accounts on, the Wyoming listener needs an API key to speak as: set VOICEGATE_WYOMING_API_KEY (wyoming.apiKey)');
+  }
   // Jobs on `auto` run when their storage is shared by construction: a bucket.
   return { ...rest, jobs: { ...jobs, enabled: jobs.enabled === 'auto' ? rest.storage.kind === 's3' : jobs.enabled } };
 }

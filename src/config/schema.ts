@@ -23,6 +23,7 @@ import { serverSection } from './sections/server.js';
 import { storeSection } from './sections/store.js';
 import { storageSection } from './sections/storage.js';
 import { voicesSection } from './sections/voices.js';
+import { wyomingSection } from './sections/wyoming.js';
 
 const containers = z.enum(['raw', 'wav', 'mp3', 'opus']);
 const encodings = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
@@ -89,6 +90,7 @@ export const SECTIONS = [
   cacheSection,
   jobsSection,
   storageSection,
+  wyomingSection,
   defineSection('engines', z.record(z.string(), engineConfigSchema).default({})),
   defineSection('models', z.record(z.string(), modelConfigSchema).default({})),
 ] as const;

@@ -179,6 +179,11 @@ export const ERRORS = {
     title: 'Too many contexts',
     message: 'this connection already has {max} open contexts; finish or cancel one first',
   },
+  too_many_connections: {
+    status: 503,
+    title: 'Too many connections',
+    message: 'the Wyoming listener already has {max} connections open; retry later',
+  },
   not_ready: { status: 503, title: 'Not ready', message: 'the server is starting or shutting down; retry later' },
 } as const satisfies Record<string, ErrorDefinition>;
 

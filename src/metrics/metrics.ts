@@ -50,7 +50,12 @@ export interface MetricsSources {
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
   /** Whether the server is leaving (SIGTERM), and its HTTP connections, read at scrape time. */
-  lifecycle?: { draining(): boolean; connections(): { open: number; busy: number; closing: number } };
+  lifecycle?: {
+    draining(): boolean;
+    connections(): { open: number; busy: number; closing: number };
+    /** The Wyoming listener's state; null when it is off. */
+    wyoming?(): { listening: boolean; connections: number } | null;
+  };
 }
 
 const TTFA_BUCKETS = [0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10];
@@ -249,6 +254,24 @@ export class Metrics {
           this.set({ state: 'idle' }, open - busy - closing);
         },
       });
+      if (lifecycle.wyoming) {
+        new Gauge({
+          name: 'voicegate_wyoming_connections',
+          help: 'Open Wyoming protocol connections (the listener of wyoming.port).',
+          registers,
+          collect() {
+            this.set(lifecycle.wyoming?.()?.connections ?? 0);
+          },
+        });
+        new Gauge({
+          name: 'voicegate_wyoming_listening',
+          help: '1 while the Wyoming listener accepts connections.',
+          registers,
+          collect() {
+            this.set(lifecycle.wyoming?.()?.listening ? 1 : 0);
+          },
+        });
+      }
     }
     new Gauge({
       name: 'voicegate_websocket_connections',

@@ -15,7 +15,7 @@ export interface SynthesisStart {
   instance: string;
   requestId: string;
   clientRequestId: string | null;
-  transport: 'http' | 'websocket' | 'job';
+  transport: 'http' | 'websocket' | 'wyoming' | 'job';
   /** A WebSocket turn's connection (the id of its upgrade request, as in `voicegate:websocket:open`). */
   connectionId?: string;
 }
@@ -109,7 +109,7 @@ export interface SynthesisEnd {
   instance: string;
   requestId: string;
   clientRequestId: string | null;
-  transport: 'http' | 'websocket' | 'job';
+  transport: 'http' | 'websocket' | 'wyoming' | 'job';
   /** Null when the request ended before it was resolved to an endpoint's model. */
   endpoint: Endpoint | null;
   orgId: string | null;

@@ -58,6 +58,7 @@ export type Endpoint =
   | 'elevenlabs.tts.websocket'
   | 'elevenlabs.dialogue'
   | 'elevenlabs.dialogue.stream'
+  | 'tts.wyoming'
   | 'tts.jobs';
 
 export interface AdmitOptions {

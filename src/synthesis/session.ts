@@ -37,7 +37,7 @@ import type { SpeechInput } from './speech-input.js';
 export interface SessionOptions {
   services: SynthesisServices;
   /** `job`: a segment of a long-form job, made in the background (`admitSegment`). */
-  transport: 'http' | 'websocket' | 'job';
+  transport: 'http' | 'websocket' | 'wyoming' | 'job';
   /** Made by the server; the key of every charge this session makes. */
   requestId: string;
   /** The client's own `x-request-id`, if it sent one. */
@@ -107,7 +107,7 @@ export class SynthesisSession {
   /** Made when the signal is first asked for: a hit served from memory never needs one (it costs an EventTarget). */
   private controller: AbortController | null = null;
   private readonly services: SynthesisServices;
-  private readonly transport: 'http' | 'websocket' | 'job';
+  private readonly transport: 'http' | 'websocket' | 'wyoming' | 'job';
   private readonly startedAt = performance.now();
   private caller: Caller | null = null;
   private request: SynthesisRequest | null = null;

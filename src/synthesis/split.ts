@@ -7,6 +7,7 @@
  * single overlong clause is cut at a space (or, with none, mid-word).
  */
 import { takeClauses } from './clauses.js';
+import { cutAllowed } from './tags.js';
 
 const SENTENCE_END = /[.!?…]["'”’)\]]*\s+$|\n\s*$/;
 
@@ -66,3 +67,33 @@ export function splitText(text: string, max: number): string[] {
 }
 
 export { length as codePoints };
+
+/**
+ * Cuts `text` into consecutive slices of at most `max` code points that join back into exactly
+ * `text` (every character kept, so the slices' characters sum to the text's): each ends at the
+ * last sentence end that fits, else the last space, else at `max`; never inside a tag or a
+ * `<spell>` run (a tag longer than `max` is kept whole), nor between the halves of a surrogate pair.
+ */
+export function sliceText(text: string, max: number): string[] {
+  const slices: string[] = [];
+  let rest = text;
+  while (length(rest) > max) {
+    // `max` code points are at most 2·max code units: find the code unit where they end.
+    let end = 0;
+    for (let n = 0; n < max; n++) end += rest.codePointAt(end)! > 0xffff ? 2 : 1;
+    const head = rest.slice(0, end);
+    const allowed = (cut: number) => cut > 0 && cutAllowed(rest, cut);
+    let cut = -1;
+    for (const match of head.matchAll(/[.!?…]["'”’)\]]*\s+|\n+/g)) if (allowed(match.index! + match[0].length)) cut = match.index! + match[0].length;
+    if (cut <= 0) for (const match of head.matchAll(/\s+/g)) if (allowed(match.index! + match[0].length)) cut = match.index! + match[0].length;
+    if (cut <= 0) {
+      // No space outside a tag: at the limit, or past a tag that the limit would cut (longer than it).
+      cut = end;
+      while (cut < rest.length && !cutAllowed(rest, cut)) cut++;
+    }
+    slices.push(rest.slice(0, cut));
+    rest = rest.slice(cut);
+  }
+  if (rest) slices.push(rest);
+  return slices;
+}

@@ -52,6 +52,8 @@ export interface TurnOutput {
   words(turn: TextTurn, words: WordTiming[]): Promise<void>;
   /** A flush's text has all been spoken. */
   flushed(turn: TextTurn, id: number | string): Promise<void>;
+  /** One clause (or whole document) of the turn has been spoken, for a dialect that frames each clause's audio apart. */
+  spoken?(turn: TextTurn): Promise<void>;
   /** The turn ended normally: everything was spoken. */
   done(turn: TextTurn): Promise<void>;
   /** The turn ends with an error. */
@@ -309,6 +311,7 @@ export class TextTurn {
           this.speaking = true;
           try {
             await this.speak(item.text, item.ssml === true);
+            if (!this.over) await this.output.spoken?.(this);
           } finally {
             this.speaking = false;
           }
