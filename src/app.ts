@@ -47,6 +47,7 @@ import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
 import { registerRoutes } from './routes.js';
 import { WyomingListener } from './api/wyoming/listener.js';
+import { advertise, type Advertisement } from './api/wyoming/zeroconf.js';
 import { warmUp } from './warm-up.js';
 import type { AccountsServices, Services } from './services.js';
 import { openStore } from './store/open.js';
@@ -230,6 +231,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         )
       : null;
   services.wyoming = wyoming;
+  let zeroconf: Advertisement | null = null;
   // With the limit counters shared in Redis, each gateway's card lets any gateway's console show them all.
   const gatewayId = accounts?.limits.gatewayId;
   const roster = (services.roster =
@@ -262,6 +264,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       if (wyoming) {
         app.wyomingAddress = await wyoming.listen();
         logger.info(app.wyomingAddress, 'wyoming listening');
+        if (config.wyoming.zeroconf) zeroconf = await advertise({ name: config.wyoming.zeroconfName, port: app.wyomingAddress.port, logger });
       }
       const address = await http.listen({ host: config.server.host, port: config.server.port });
       roster?.start(gatewayId!, () => ({ ...gatewayState(services, () => closing || draining), cache: cache?.store.stats() ?? null }));
@@ -286,7 +289,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       const force = setTimeout(() => http.server.closeAllConnections(), config.server.shutdownGraceMs);
       force.unref();
       try {
-        await Promise.all([http.close(), metricsServer?.close(), wyoming?.close()]);
+        await Promise.all([http.close(), metricsServer?.close(), wyoming?.close(), zeroconf?.close()]);
       } finally {
         clearTimeout(force);
         // Runs stop before the engines they use; their leases are handed back for another server to resume.

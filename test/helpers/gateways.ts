@@ -35,8 +35,11 @@ export interface Gateway {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts a gateway with `config` (written to a file; `dataDir` and the port are its own). */
-export async function startGateway(config: Partial<ConfigInput>, timeoutMs = 30_000): Promise<Gateway> {
+/**
+ * Starts a gateway with `config` (written to a file; `dataDir` and the port are its own). `prefix` runs it
+ * under another command (`['ip', 'netns', 'exec', name]`: inside a network namespace of the test's own).
+ */
+export async function startGateway(config: Partial<ConfigInput>, timeoutMs = 30_000, prefix: string[] = []): Promise<Gateway> {
   const dir = mkdtempSync(join(tmpdir(), 'voicegate-gateway-'));
   const file = join(dir, 'config.json');
   // No warm-up before ready (test/warm-up.test.ts covers it): these tests start many gateways.
@@ -44,7 +47,8 @@ export async function startGateway(config: Partial<ConfigInput>, timeoutMs = 30_
   writeFileSync(file, JSON.stringify({ ...config, dataDir: join(dir, 'data'), server, log: { level: 'info' } }));
   // Only this gateway's own settings: none of the test runner's VOICEGATE_* variables.
   const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('VOICEGATE_'))), VOICEGATE_ESPEAK_WARM_UP_JOBS: '0' };
-  const child = spawn(process.execPath, [MAIN, 'serve', '--config', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = [...prefix, process.execPath, MAIN, 'serve', '--config', file];
+  const child = spawn(argv[0], argv.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const warnings: Record<string, unknown>[] = [];
   let stderr = '';

@@ -2,7 +2,7 @@
  * @module config/sections/wyoming
  * The Wyoming protocol listener (Home Assistant's speech servers): off unless
  * a port is set; its interface, the one API key it speaks as, the models it
- * offers, and its caps.
+ * offers, its caps, and its zeroconf advertisement.
  */
 import { z } from 'zod';
 import { defineSection } from '../section.js';
@@ -15,6 +15,8 @@ const WYOMING_DEFAULTS = {
   maxCharacters: 100_000,
   maxConnections: 64,
   idleTimeoutMs: 60_000,
+  zeroconf: false,
+  zeroconfName: null,
 };
 
 const wyomingSchema = z
@@ -33,6 +35,10 @@ const wyomingSchema = z
     maxConnections: z.number().int().min(1).default(WYOMING_DEFAULTS.maxConnections),
     /** A connection with no event and no synthesis under way for this long is closed. */
     idleTimeoutMs: z.number().int().min(1000).default(WYOMING_DEFAULTS.idleTimeoutMs),
+    /** Advertise the listener over mDNS as `_wyoming._tcp.local.`, so Home Assistant discovers it. */
+    zeroconf: z.boolean().default(WYOMING_DEFAULTS.zeroconf),
+    /** The advertised instance name; null: `voicegate-<hostname>`. */
+    zeroconfName: z.string().min(1).max(63).nullable().default(WYOMING_DEFAULTS.zeroconfName),
   })
   .strict();
 
@@ -44,6 +50,8 @@ export const wyomingSection = defineSection('wyoming', wyomingSchema.default(WYO
   VOICEGATE_WYOMING_MAX_CHARACTERS: ['maxCharacters', 'number'],
   VOICEGATE_WYOMING_MAX_CONNECTIONS: ['maxConnections', 'number'],
   VOICEGATE_WYOMING_IDLE_TIMEOUT_MS: ['idleTimeoutMs', 'number'],
+  VOICEGATE_WYOMING_ZEROCONF: ['zeroconf', 'boolean'],
+  VOICEGATE_WYOMING_ZEROCONF_NAME: ['zeroconfName', 'string'],
 });
 
 export type WyomingConfig = z.output<typeof wyomingSchema>;
