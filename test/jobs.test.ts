@@ -382,6 +382,58 @@ describe('long-form jobs', () => {
     }
   });
 
+  test('a job shows succeeded only once its charge is written, however long the removal of its segments takes', T, async () => {
+    // Deleting a segment waits until the test lets it go: the removal outlasts every read below.
+    let letGo!: () => void;
+    const removal = new Promise<void>((resolve) => (letGo = resolve));
+    let deletes = 0;
+    const slowDataDir = tempDataDir();
+    const slow = await startServer({
+      config: {
+        dataDir: slowDataDir,
+        accounts: { enabled: true },
+        engines: { tone8k: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+        models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone8k' } },
+        jobs: { pollMs: 50, segmentCharacters: 100 },
+      },
+      jobStorage: (storage) =>
+        new Proxy(storage, {
+          get(target, property) {
+            if (property === 'delete') return async (key: string) => (deletes++, await removal, target.delete(key));
+            const value = Reflect.get(target, property, target) as unknown;
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        }),
+    });
+    try {
+      const payer = await newOrg(slow, { credits: 10_000 });
+      const response = await slow.post('/tts/jobs', body({ transcript: prose(1_000) }), payer.auth);
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = (await response.json()) as { id: string };
+      let job: any;
+      assert.ok(
+        await eventually(async () => {
+          job = await json(await fetch(`${slow.url}/tts/jobs/${id}`, { headers: payer.auth }));
+          return ['succeeded', 'failed', 'cancelled'].includes(job.status);
+        }, 60_000, 20),
+        `job ended; last seen ${JSON.stringify(job)}`,
+      );
+      assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+      // Read at once, with the segments' removal still held up.
+      const { ledger } = slow.app.services.store;
+      const charges = (await ledger.list(payer.orgId, { limit: 100 })).data.filter((row) => row.chargeKey === id);
+      assert.equal(charges.length, 1, 'the charge is written when the job shows succeeded');
+      assert.equal(charges[0].credits, -1_000);
+      assert.equal(await ledger.sum(payer.orgId), 9_000);
+      letGo();
+      // The segments still go, after the charge.
+      assert.ok(await eventually(async () => deletes > 0 && readdirSync(join(slowDataDir, 'jobs', id)).join() === 'result', 10_000, 20), 'segments removed');
+    } finally {
+      letGo();
+      await slow.close();
+    }
+  });
+
   test('an organisation with jobs.maxQueuedPerOrg unfinished jobs gets 429 too_many_jobs', T, async () => {
     const paused = await startServer({ config: { jobs: { concurrency: 0, maxQueuedPerOrg: 2 } } });
     try {

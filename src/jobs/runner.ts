@@ -6,8 +6,9 @@
  * audio cache, the pipeline, the session's events) — at background priority
  * on the engine, so no waiting caller's first audio queues behind a book —
  * persists it, records the progress under the lease, and at the end stitches
- * the result, records the end and charges the job's hold once, under the job
- * id as the charge's key (the session's held policy).
+ * the result, charges the job's hold once, under the job id as the charge's
+ * key (the session's held policy), records the end, and only then removes the
+ * segments: a job never shows succeeded before its charge is written.
  *
  * A run holds its job only while its lease holds: a heartbeat that finds the
  * lease gone (it lapsed and another server took it, or the job was
@@ -221,6 +222,11 @@ export class JobRunner {
       }
       const result = await this.stored(job, 'result', signal, () => this.writeResult(job, spec));
       signal.throwIfAborted();
+      // The charge is written before the job shows succeeded, so a client that sees it succeeded
+      // sees its charge too (a failed write is left to the reconciler, as before). The lease is
+      // checked first, so a job cancelled meanwhile is not charged.
+      if (!(await this.jobs.heartbeat(job.id, token, this.now(), this.config.leaseMs))) throw new Error('lease lost');
+      await this.bill({ ...job, status: 'succeeded' });
       const finishedAt = this.now();
       const ended = await this.jobs.finish(job.id, token, {
         status: 'succeeded',
@@ -230,10 +236,10 @@ export class JobRunner {
         now: finishedAt,
       });
       if (!ended) throw new Error('lease lost');
-      await removeSegments(this.blobs, job.id).catch((err) => this.logger.warn({ err, job_id: job.id }, 'could not remove segments'));
-      await this.bill({ ...job, status: 'succeeded' });
       outcome = 'succeeded';
       this.ended(job, 'succeeded', null);
+      // Last, as it may take seconds on a bucket: nobody waits for it.
+      await removeSegments(this.blobs, job.id).catch((err) => this.logger.warn({ err, job_id: job.id }, 'could not remove segments'));
     } catch (err) {
       if (signal.aborted) {
         this.logger.info({ job_id: job.id, reason: String((signal.reason as Error)?.message ?? signal.reason) }, 'job run stopped');
@@ -254,11 +260,11 @@ export class JobRunner {
         now: finishedAt,
       });
       if (!ended) return;
-      await removeSegments(this.blobs, job.id).catch(() => {});
       await this.bill({ ...job, status: 'failed' });
       outcome = 'failed';
       errorCode = error.code;
       this.ended(job, 'failed', error.code);
+      await removeSegments(this.blobs, job.id).catch(() => {});
     } finally {
       clearInterval(heartbeat);
       publishJob(jobDiagnostics.runEnd, { instance: this.services.instanceId, jobId: job.id, outcome, errorCode } satisfies JobRunEnded);
