@@ -659,6 +659,23 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     paths['/admin/orgs/{id}/voices/{item}'] = {
       delete: admin('Delete an organisation’s cloned voice', { '204': ok('Deleted.'), ...errors([400, 404]) }, { parameters: [orgId, item('voice')] }),
     };
+    // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
+    paths['/admin/voices'] = {
+      get: admin('The built-in voices', { '200': ok('A page of the built-in voices every organisation sees.', 'VoiceList'), ...errors([400]) }, { parameters: [...cursorParams] }),
+    };
+    paths['/admin/voices/{id}/preview'] = {
+      post: admin(
+        'Preview a built-in voice',
+        {
+          '200': { description: 'A WAV clip (16-bit, 24 kHz) of the voice saying “Hello, this is <name>.” with the model given; charged to no organisation.', content: { 'audio/wav': { schema: binary } } },
+          ...errors([400, 404, 503]),
+        },
+        {
+          parameters: [idParam('voice')],
+          body: { required: true, content: json(inline(z.object({ model_id: z.string().describe('The model to speak with.') }).strict())) },
+        },
+      ),
+    };
     paths['/admin/orgs/{id}/pronunciation-dicts'] = {
       get: admin('An organisation’s pronunciation dictionaries', { '200': ok('A page, newest first, with their entries.', 'PronunciationDictList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
     };

@@ -58,7 +58,9 @@ export type Endpoint =
   | 'elevenlabs.tts.websocket'
   | 'elevenlabs.dialogue'
   | 'elevenlabs.dialogue.stream'
-  | 'tts.jobs';
+  | 'tts.jobs'
+  /** The operator's preview of a built-in voice (`/admin/voices/{id}/preview`): charged to no organisation. */
+  | 'admin.voice_preview';
 
 export interface AdmitOptions {
   endpoint: Endpoint;
