@@ -20,6 +20,8 @@ import { parseWav } from '../src/audio/wav.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { eventually } from './helpers/redis.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
 
 const T = { timeout: 120_000 };
 const WORDS = ['river', 'stone', 'garden', 'window', 'silver', 'morning', 'quiet', 'harbour', 'lantern', 'meadow'];
@@ -431,6 +433,54 @@ describe('long-form jobs', () => {
     } finally {
       letGo();
       await slow.close();
+    }
+  });
+
+  test('a cancel that comes once the job is being charged is too late: the job succeeds, charged once', T, async () => {
+    // The client's DELETE arrives in the last moment of the run: after its charge, before it records the end.
+    const real = openSqliteStore(join(tempDataDir(), 'voicegate.sqlite'));
+    let late = null as { status: number; body: any } | null;
+    let target: { url: string; auth: Record<string, string> } | null = null;
+    const store: Store = {
+      ...real,
+      jobs: {
+        ...real.jobs,
+        finish: async (id, token, end) => {
+          if (end.status === 'succeeded' && target && !late) {
+            const response = await fetch(`${target.url}/tts/jobs/${id}`, { method: 'DELETE', headers: target.auth });
+            late = { status: response.status, body: response.status === 204 ? null : await response.json() };
+          }
+          return real.jobs.finish(id, token, end);
+        },
+      },
+    };
+    const racing = await startServer({
+      store,
+      config: {
+        accounts: { enabled: true },
+        engines: { tone8k: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+        models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone8k' } },
+        jobs: { pollMs: 50, segmentCharacters: 100 },
+      },
+    });
+    try {
+      const payer = await newOrg(racing, { credits: 10_000 });
+      target = { url: racing.url, auth: payer.auth };
+      const response = await racing.post('/tts/jobs', body({ transcript: prose(500) }), payer.auth);
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = (await response.json()) as { id: string };
+      const job = await waitFor(racing, id, payer.auth, ['succeeded', 'failed', 'cancelled'], 60_000);
+      assert.ok(late, 'the DELETE was sent');
+      assert.equal(late!.status, 200);
+      assert.equal(late!.body.status, 'running', 'the DELETE answers the job as it is: it runs to its end');
+      assert.equal(job.status, 'succeeded', JSON.stringify(job));
+      const charges = (await store.ledger.list(payer.orgId, { limit: 100 })).data.filter((row) => row.kind === 'charge');
+      assert.deepEqual(charges.map((row) => [row.chargeKey, row.credits]), [[id, -500]]);
+      assert.equal(await store.ledger.sum(payer.orgId), 9_500);
+      assert.equal(await store.ledger.reserved(payer.orgId), 0);
+      assert.equal((await store.jobs.get(id))?.billing, 'charged');
+    } finally {
+      await racing.close();
     }
   });
 

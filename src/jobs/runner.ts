@@ -223,10 +223,10 @@ export class JobRunner {
       const result = await this.stored(job, 'result', signal, () => this.writeResult(job, spec));
       signal.throwIfAborted();
       // The charge is written before the job shows succeeded, so a client that sees it succeeded
-      // sees its charge too (a failed write is left to the reconciler, as before). The lease is
-      // checked first, so a job cancelled meanwhile is not charged.
-      if (!(await this.jobs.heartbeat(job.id, token, this.now(), this.config.leaseMs))) throw new Error('lease lost');
-      await this.bill({ ...job, status: 'succeeded' });
+      // sees its charge too. The job is first marked as being charged, fenced by the lease: a job
+      // cancelled before that is not charged, and from then on a cancel is refused.
+      if (!(await this.jobs.charging(job.id, token))) throw new Error('lease lost');
+      await this.charge(job, signal);
       const finishedAt = this.now();
       const ended = await this.jobs.finish(job.id, token, {
         status: 'succeeded',
@@ -367,24 +367,47 @@ export class JobRunner {
   }
 
   /**
-   * Charges a succeeded job's hold, or releases a failed or cancelled one's, and records it. The
-   * charge's key is the job id, so doing this again (after a crash in between) charges nothing more.
+   * Writes the charge of a job marked `charged` (`JobRepository.charging`), tried again until the
+   * store takes it, the lease held meanwhile: so marked, it is no longer the reconciler's. A run that
+   * takes the job over after a crash writes it again, which charges nothing more.
    */
-  async bill(job: Pick<JobRecord, 'id' | 'orgId' | 'keyId' | 'model' | 'characters' | 'status' | 'spec'>): Promise<void> {
+  private async charge(job: BilledJob, signal: AbortSignal): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await settleHold(this.services, this.heldCharge(job));
+        this.options.holds.delete(job.id);
+        return;
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const ms = Math.min(RETRY_BASE_MS * 2 ** (attempt - 1), this.config.storageRetryMaxMs);
+        this.logger.warn({ err, job_id: job.id, attempt, retry_in_ms: ms }, 'could not charge a job yet; trying again');
+        await pause(ms, signal);
+      }
+    }
+  }
+
+  private heldCharge(job: BilledJob) {
+    return {
+      id: job.id,
+      orgId: job.orgId,
+      keyId: job.keyId,
+      model: job.model,
+      creditMultiplier: this.services.models.get(job.model)?.creditMultiplier ?? 1,
+      characters: job.characters,
+      endpoint: 'tts.jobs' as const,
+      requestId: (job.spec as JobSpec).requestId,
+    };
+  }
+
+  /**
+   * Charges a succeeded job's hold, or releases a failed or cancelled one's, and records it: for
+   * jobs that ended with their billing undone. The charge's key is the job id, so doing this again
+   * (after a crash in between) charges nothing more.
+   */
+  async bill(job: BilledJob): Promise<void> {
     try {
       if (job.status === 'succeeded') {
-        const model = this.services.models.get(job.model);
-        const spec = job.spec as JobSpec;
-        await settleHold(this.services, {
-          id: job.id,
-          orgId: job.orgId,
-          keyId: job.keyId,
-          model: job.model,
-          creditMultiplier: model?.creditMultiplier ?? 1,
-          characters: job.characters,
-          endpoint: 'tts.jobs',
-          requestId: spec.requestId,
-        });
+        await settleHold(this.services, this.heldCharge(job));
         await this.jobs.setBilling(job.id, 'charged');
       } else {
         await releaseHold(this.services, job.id);
@@ -401,6 +424,8 @@ export class JobRunner {
   async reconcile(now = this.now()): Promise<void> {
     for (const job of await this.jobs.unbilled(100)) await this.bill(job);
     for (const id of [...this.options.holds]) {
+      // A job running here holds its hold until its own run charges or releases it.
+      if (this.runs.has(id)) continue;
       const job = await this.jobs.get(id);
       if (!job || job.billing !== 'held') {
         await releaseHold(this.services, id).catch(() => {});
@@ -416,6 +441,8 @@ export class JobRunner {
     }
   }
 }
+
+type BilledJob = Pick<JobRecord, 'id' | 'orgId' | 'keyId' | 'model' | 'characters' | 'status' | 'spec'>;
 
 /** Resolves after `ms`, or at once when `signal` fires. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {
