@@ -409,7 +409,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
               token: true,
               auth: 'key',
               parameters: [idParam('job')],
-              responses: { '200': ok('Cancelled: the job.', 'Job'), '204': ok('Removed with its audio.'), ...errors([404, 414, ...KEY_ERRORS]) },
+              responses: { '200': ok('Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', 'Job'), '204': ok('Removed with its audio.'), ...errors([404, 414, ...KEY_ERRORS]) },
             },
           },
           '/tts/jobs/{id}/audio': {
@@ -651,7 +651,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         body: { required: true, content: json(ref('UsageAlertCreate')) },
       }),
     };
-    // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing.
+    // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
     const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
     paths['/admin/orgs/{id}/voices'] = {
       get: admin('An organisation’s cloned voices', { '200': ok('A page of its own voices, newest first (no built-ins).', 'VoiceList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
@@ -684,7 +684,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         get: admin('An organisation’s long-form jobs', { '200': ok('A page, newest first.', 'JobList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams.slice(0, 2)] }),
       };
       paths['/admin/orgs/{id}/jobs/{item}'] = {
-        delete: admin('Cancel an organisation’s queued or running job, or remove a finished one', { '200': ok('Cancelled: the job.', 'Job'), '204': ok('Removed with its audio.'), ...errors([404]) }, { parameters: [orgId, item('job')] }),
+        delete: admin('Cancel an organisation’s queued or running job, or remove a finished one', { '200': ok('Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', 'Job'), '204': ok('Removed with its audio.'), ...errors([404]) }, { parameters: [orgId, item('job')] }),
       };
     }
     paths['/admin/alerts/{id}'] = { delete: admin('Delete a usage alert', { '200': ok('The deleted alert.', 'UsageAlert'), ...errors([404]) }, { parameters: [idParam('usage alert')] }) };
