@@ -484,6 +484,46 @@ describe('long-form jobs', () => {
     }
   });
 
+  test('a charged job whose end cannot be recorded is not failed: a later run records it succeeded, charged once', T, async () => {
+    const real = openSqliteStore(join(tempDataDir(), 'voicegate.sqlite'));
+    let refused = 0;
+    const store: Store = {
+      ...real,
+      jobs: {
+        ...real.jobs,
+        finish: async (id, token, end) => {
+          // The store is away for the first end the run records.
+          if (refused++ === 0) throw new Error('database unreachable');
+          return real.jobs.finish(id, token, end);
+        },
+      },
+    };
+    const flaky = await startServer({
+      store,
+      config: {
+        accounts: { enabled: true },
+        engines: { tone8k: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+        models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone8k' } },
+        jobs: { pollMs: 50, segmentCharacters: 100, leaseMs: 1_000, heartbeatMs: 200 },
+      },
+    });
+    try {
+      const payer = await newOrg(flaky, { credits: 10_000 });
+      const response = await flaky.post('/tts/jobs', body({ transcript: prose(300) }), payer.auth);
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = (await response.json()) as { id: string };
+      const job = await waitFor(flaky, id, payer.auth, ['succeeded', 'failed', 'cancelled'], 60_000);
+      assert.equal(job.status, 'succeeded', JSON.stringify(job));
+      assert.ok(refused >= 2, 'the end was recorded by a later attempt');
+      const charges = (await store.ledger.list(payer.orgId, { limit: 100 })).data.filter((row) => row.kind === 'charge');
+      assert.deepEqual(charges.map((row) => [row.chargeKey, row.credits]), [[id, -300]]);
+      assert.equal(await store.ledger.sum(payer.orgId), 9_700);
+      assert.equal(await store.ledger.reserved(payer.orgId), 0);
+    } finally {
+      await flaky.close();
+    }
+  });
+
   test('an organisation with jobs.maxQueuedPerOrg unfinished jobs gets 429 too_many_jobs', T, async () => {
     const paused = await startServer({ config: { jobs: { concurrency: 0, maxQueuedPerOrg: 2 } } });
     try {

@@ -194,6 +194,7 @@ export class JobRunner {
     this.logger.info({ job_id: job.id, from_segment: job.segmentsDone, segments: job.segmentsTotal, attempt: job.attempts }, job.segmentsDone > 0 ? 'job resumed' : 'job started');
     let outcome: JobRunEnded['outcome'] = 'stopped';
     let errorCode: string | null = null;
+    let charging = false;
     try {
       let charactersDone = job.charactersDone;
       let audioSeconds = job.audioSeconds;
@@ -226,6 +227,7 @@ export class JobRunner {
       // sees its charge too. The job is first marked as being charged, fenced by the lease: a job
       // cancelled before that is not charged, and from then on a cancel is refused.
       if (!(await this.jobs.charging(job.id, token))) throw new Error('lease lost');
+      charging = true;
       await this.charge(job, signal);
       const finishedAt = this.now();
       const ended = await this.jobs.finish(job.id, token, {
@@ -247,6 +249,11 @@ export class JobRunner {
       }
       if ((err as Error)?.message === 'lease lost') {
         this.logger.warn({ job_id: job.id }, 'job lease lost; another run holds it or it was cancelled');
+        return;
+      }
+      if (charging) {
+        // Charged, or being charged: it cannot fail now. Its lease lapses and the next run records its end.
+        this.logger.warn({ err, job_id: job.id }, 'could not record the end of a charged job; a later run will');
         return;
       }
       const error = toApiError(err);
@@ -382,6 +389,7 @@ export class JobRunner {
         const ms = Math.min(RETRY_BASE_MS * 2 ** (attempt - 1), this.config.storageRetryMaxMs);
         this.logger.warn({ err, job_id: job.id, attempt, retry_in_ms: ms }, 'could not charge a job yet; trying again');
         await pause(ms, signal);
+        signal.throwIfAborted();
       }
     }
   }
