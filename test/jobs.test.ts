@@ -48,7 +48,7 @@ async function waitFor(server: TestServer, id: string, auth: Record<string, stri
   const ok = await eventually(async () => {
     job = await json(await fetch(`${server.url}/tts/jobs/${id}`, { headers: auth }));
     if (!statuses.includes(job.status)) return false;
-    // A job is shown ended a moment before its charge (or release) is written: the books are read after both.
+    // A failed or cancelled job is shown ended a moment before its hold is released: the books are read after both.
     return !['succeeded', 'failed', 'cancelled'].includes(job.status) || (await server.app.services.store.jobs.get(id))?.billing !== 'held';
   }, withinMs, 50);
   assert.ok(ok, `job ${id} reached ${statuses.join('/')}; last seen ${JSON.stringify(job)}`);
