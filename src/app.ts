@@ -25,7 +25,7 @@ import { join, resolve } from 'node:path';
 import { AudioCache } from './cache/audio-cache.js';
 import { SharedTier } from './cache/shared-tier.js';
 import type { SynthesisCache } from './synthesis/services.js';
-import { FileBlobStorage } from './cache/blob-storage.js';
+import { FileBlobStorage, type BlobStorage } from './cache/blob-storage.js';
 import { LOCAL_ORG_ID, localGate, type RequestGate } from './synthesis/gate.js';
 import { HttpConnections } from './http/connections.js';
 import { buildHttpServer } from './http/server.js';
@@ -96,6 +96,8 @@ export interface AppOptions {
   limits?: LimitCounters;
   /** Engines to use instead of the configured ones of the same id (tests bind a model to an engine of their own). */
   engines?: Record<string, Engine>;
+  /** Wraps the configured storage of long-form jobs (tests slow it down or make it fail). */
+  jobStorage?: (storage: BlobStorage) => BlobStorage;
 }
 
 export async function createApp(config: Config, logger: Logger, options: AppOptions = {}): Promise<App> {
@@ -194,7 +196,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     : null;
   const stopAlerts = accounts ? watchCharges(instanceId, accounts.alerts) : () => {};
   const jobsDir = config.jobs.dir ?? join(config.dataDir, 'jobs');
-  const jobBlobs = config.jobs.enabled ? openJobStorage(config.storage, jobsDir) : null;
+  const opened = config.jobs.enabled ? openJobStorage(config.storage, jobsDir) : null;
+  const jobBlobs = opened && options.jobStorage ? options.jobStorage(opened) : opened;
   if (jobBlobs) logger.info({ storage: describeStorage(config.storage, jobsDir) }, 'job storage');
   const jobs = jobBlobs
     ? new JobService({

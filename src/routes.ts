@@ -13,6 +13,7 @@ import { registerAccessToken } from './api/access-token.js';
 import { registerAdmin } from './api/admin.js';
 import { registerAdminEngines } from './api/admin-engines.js';
 import { registerAdminOrgData } from './api/admin-org-data.js';
+import { registerAdminVoices } from './api/admin-voices.js';
 import { registerConsole } from './api/console.js';
 import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
@@ -72,6 +73,7 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     registerUsageReports(app, services.gate, new UsageReports(services.accounts.store, pricing), services.config.accounts.adminToken);
     registerAdminEngines(app, services, () => isClosing() || isDraining());
     registerAdminOrgData(app, admin, services);
+    registerAdminVoices(app, services);
   }
   registerJobs(app, services);
   const websockets = registerWebSockets(app, services, isClosing);

@@ -9,9 +9,9 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { EspeakPool } from '../src/engines/espeak/pool.js';
 import { balanceOf, newOrg } from './helpers/accounts.js';
+import { until } from './helpers/poll.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -100,8 +100,11 @@ test('a client that disconnects while downloading a clip is charged', async () =
     req.on('error', reject);
     req.end(JSON.stringify(ttsBody({ model_id: 'omnivoice', transcript })));
   });
-  await sleep(50);
-  const { balance, sum } = await balanceOf(server, org.orgId);
+  // A clip is charged before its first byte is sent; the books are read once the charge shows.
+  const { balance, sum } = await until(async () => {
+    const books = await balanceOf(server, org.orgId);
+    return books.balance !== 100_000 && books;
+  }, { what: 'the clip charged' });
   assert.equal(balance, 100_000 - [...transcript].length);
   assert.equal(sum, balance);
 });
@@ -110,13 +113,13 @@ test('a failed generation is not charged and returns no audio', async () => {
   const org = await newOrg(server, { credits: 100_000 });
   const pool = server.app.services.engines.get('espeak') as EspeakPool;
   const pending = server.post('/tts/bytes', ttsBody({ model_id: 'omnivoice', transcript: 'Keep the engine busy for a while. '.repeat(100) }), org.auth);
-  for (let i = 0; i < 200 && !pool.crashBusyWorker(); i++) await sleep(5);
+  await until(() => pool.crashBusyWorker(), { timeoutMs: 5_000, intervalMs: 5, what: 'a busy worker to crash' });
   const response = await pending;
   assert.equal(response.status, 502);
   assert.equal(response.headers.get('content-type'), 'application/json; charset=utf-8');
   await response.arrayBuffer();
   assert.deepEqual(await balanceOf(server, org.orgId), { balance: 100_000, sum: 100_000 });
-  for (let i = 0; i < 100 && !pool.isReady(); i++) await sleep(20);
+  await until(() => pool.isReady(), { timeoutMs: 10_000, what: 'the pool ready again' });
 });
 
 test('a stream is charged once its first audio is out, with cost headers on the response', async () => {

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Cartesia from '@cartesia/cartesia-js';
 import { newOrg } from './helpers/accounts.js';
+import { until } from './helpers/poll.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -20,8 +20,8 @@ const LONG = ttsBody({ model_id: 'omnivoice', transcript: 'A longer text that ta
 
 async function waitForSlots(orgId: string, expected: number): Promise<void> {
   const limits = server.app.services.accounts!.limits;
-  for (let i = 0; i < 200 && (await limits.active(orgId)) !== expected; i++) await sleep(10);
-  assert.equal(await limits.active(orgId), expected);
+  let active = -1;
+  await until(async () => (active = await limits.active(orgId)) === expected, { timeoutMs: 2_000, intervalMs: 10, what: () => `${expected} slots held (${active} now)` });
 }
 
 test('over the concurrency limit → 429 overloaded with Retry-After; the slot frees when the first ends', async () => {

@@ -14,7 +14,7 @@ import { countTranscriptCharacters } from '../src/synthesis/tags.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 import { engineJobs, fresh, headsSplit } from './helpers/cache.js';
-import { eventually } from './helpers/redis.js';
+import { until } from './helpers/poll.js';
 
 const ADMIN = 'admin-token-for-cache-tests';
 const RAW = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 };
@@ -27,11 +27,6 @@ async function get(server: TestServer, body: unknown, headers: Record<string, st
 async function charges(server: TestServer, orgId: string) {
   const page = await server.app.services.accounts!.store.ledger.list(orgId, { limit: 1000 });
   return page.data.filter((e) => e.kind === 'charge');
-}
-
-/** Waits, bounded, for `check`; fails naming `what`. */
-async function until(check: () => boolean, what: string, ms = 10_000): Promise<void> {
-  assert.ok(await eventually(check, ms, 5), `timed out waiting for ${what}`);
 }
 
 describe('audio cache with accounts', () => {
@@ -86,7 +81,7 @@ describe('audio cache with accounts', () => {
     await reader.read();
     const followersBefore = cache.followers;
     const followers = Array.from({ length: 4 }, () => get(server, body, org.auth));
-    await until(() => cache.followers === followersBefore + 4, 'four followers');
+    await until(() => cache.followers === followersBefore + 4, { timeoutMs: 10_000, intervalMs: 5, what: 'four followers' });
     leaving.abort();
     await reader.cancel().catch(() => {});
     const heard = await Promise.all(followers);
@@ -112,7 +107,7 @@ describe('audio cache with accounts', () => {
     const emma = { ...body, voice: { mode: 'id', id: 'emma' } };
     await get(server, body, org.auth);
     await get(server, emma, org.auth);
-    await until(() => server.app.services.cache!.store.inFlight === 0, 'the entries to be kept');
+    await until(() => server.app.services.cache!.store.inFlight === 0, { timeoutMs: 10_000, intervalMs: 5, what: 'the entries to be kept' });
     const purge = (what: unknown, token = ADMIN) => server.post('/admin/cache/purge', what, { authorization: `Bearer ${token}` });
     assert.equal((await purge({}, 'wrong')).status, 401);
     assert.equal((await purge({ voice_id: 7 })).status, 400);
@@ -131,7 +126,7 @@ describe('audio cache with accounts', () => {
   test('voicegate cache purge asks the server, with the admin token', async () => {
     const body = ttsBody({ transcript: fresh(), output_format: RAW });
     await get(server, body, org.auth);
-    await until(() => server.app.services.cache!.store.inFlight === 0, 'the entry to be kept');
+    await until(() => server.app.services.cache!.store.inFlight === 0, { timeoutMs: 10_000, intervalMs: 5, what: 'the entry to be kept' });
     const config = server.app.services.config;
     const lines: string[] = [];
     await runCacheCommand(config, ['cache', 'purge', '--org', org.orgId, '--url', server.url], (line) => lines.push(line));

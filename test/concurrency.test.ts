@@ -14,6 +14,7 @@ import { InProcessLimits } from '../src/limits/in-process.js';
 import { newOrg } from './helpers/accounts.js';
 import { startServer, ttsBody } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
+import { until } from './helpers/poll.js';
 
 type Concurrency = { tts_requests: { active: number; limit: number | null }; tts_websockets: { active: number; limit: number | null } };
 
@@ -25,13 +26,15 @@ async function concurrency(url: string, headers: Record<string, string> = {}): P
   return { tts_requests, tts_websockets };
 }
 
-async function until(read: () => Promise<Concurrency>, check: (c: Concurrency) => boolean): Promise<Concurrency> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const value = await read();
-    if (check(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+/** The counts `read` answers once `check` holds (bounded). */
+function countsWhen(read: () => Promise<Concurrency>, check: (c: Concurrency) => boolean): Promise<Concurrency> {
+  return until(
+    async () => {
+      const counts = await read();
+      return check(counts) && counts;
+    },
+    { timeoutMs: 10_000, what: 'the counts awaited' },
+  );
 }
 
 const open = (contextId: string) => ({
@@ -68,16 +71,16 @@ test('the caller’s organisation: its limit, syntheses in flight and open WebSo
     sockets[2].send(open('b'));
     await sockets[2].waitFor((e) => e.type === 'chunk' && e.context_id === 'b');
 
-    const busy = await until(() => concurrency(server.url, limited.auth), (c) => c.tts_requests.active === 1 && c.tts_websockets.active === 2);
+    const busy = await countsWhen(() => concurrency(server.url, limited.auth), (c) => c.tts_requests.active === 1 && c.tts_websockets.active === 2);
     assert.deepEqual(busy, { tts_requests: { active: 1, limit: 3 }, tts_websockets: { active: 2, limit: null } });
-    const other = await until(() => concurrency(server.url, unlimited.auth), (c) => c.tts_requests.active === 1);
+    const other = await countsWhen(() => concurrency(server.url, unlimited.auth), (c) => c.tts_requests.active === 1);
     assert.deepEqual(other, { tts_requests: { active: 1, limit: null }, tts_websockets: { active: 1, limit: null } });
 
     sockets[0].send({ ...open('a'), transcript: 'goodbye.', continue: false });
     await sockets[0].waitFor((e) => e.type === 'done' && e.context_id === 'a');
     for (const socket of sockets) socket.ws.close();
-    assert.deepEqual(await until(() => concurrency(server.url, limited.auth), (c) => c.tts_requests.active === 0 && c.tts_websockets.active === 0), idle);
-    assert.deepEqual((await until(() => concurrency(server.url, unlimited.auth), (c) => c.tts_requests.active === 0)).tts_requests, { active: 0, limit: null });
+    assert.deepEqual(await countsWhen(() => concurrency(server.url, limited.auth), (c) => c.tts_requests.active === 0 && c.tts_websockets.active === 0), idle);
+    assert.deepEqual((await countsWhen(() => concurrency(server.url, unlimited.auth), (c) => c.tts_requests.active === 0)).tts_requests, { active: 0, limit: null });
   } finally {
     await server.close();
   }
@@ -90,9 +93,9 @@ test('without accounts it reports for org_local, without a key', { timeout: 30_0
     const socket = await TestSocket.open(server.url);
     socket.send(open('x'));
     await socket.waitFor((e) => e.type === 'chunk');
-    assert.deepEqual(await until(() => concurrency(server.url), (c) => c.tts_requests.active === 1), { tts_requests: { active: 1, limit: null }, tts_websockets: { active: 1, limit: null } });
+    assert.deepEqual(await countsWhen(() => concurrency(server.url), (c) => c.tts_requests.active === 1), { tts_requests: { active: 1, limit: null }, tts_websockets: { active: 1, limit: null } });
     socket.ws.close();
-    assert.deepEqual(await until(() => concurrency(server.url), (c) => c.tts_websockets.active === 0 && c.tts_requests.active === 0), {
+    assert.deepEqual(await countsWhen(() => concurrency(server.url), (c) => c.tts_websockets.active === 0 && c.tts_requests.active === 0), {
       tts_requests: { active: 0, limit: null },
       tts_websockets: { active: 0, limit: null },
     });

@@ -13,7 +13,8 @@
  * cancel another, and find another organisation's data 404 in the API and
  * in the page; with the admin token again, list that organisation's voices,
  * dictionaries and jobs, cancel its job and delete its voice; a tampered or expired token returns to
- * sign-in. Every asset carries the CSP and a cache header; the browser
+ * sign-in; a failed sign-in shows the sign-in card alone with the error of the token given; with the
+ * admin token, every built-in voice is listed and previewed, charged to no organisation. Every asset carries the CSP and a cache header; the browser
  * console has no errors beyond the refusals the steps ask for; screenshots
  * at 375 and 1,440 px are saved under the OS temp folder (their paths are
  * printed). The tests share one browser page and run in order: each starts
@@ -478,6 +479,87 @@ test('a tampered or expired token is sent back to sign-in', T, async () => {
   await page.getByText(/The token was refused \(401\)/).waitFor(WAIT);
   assert.equal(await page.evaluate(() => sessionStorage.getItem('voicegate.console.token')), null);
   await screenshot('sign-in');
+});
+
+test('a failed sign-in shows the sign-in card alone, with the error of the token given', T, async () => {
+  const attempt = async (token: string, code: string) => {
+    await page.getByLabel('Token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#sign-in-error', { hasText: `401 ${code}` }).waitFor(WAIT);
+    // Nothing of the signed-in console is drawn: no navigation, no main area, no Sign out.
+    assert.equal(await page.getByRole('navigation').isVisible(), false, 'no navigation');
+    assert.equal(await page.locator('#app').isVisible(), false, 'no app');
+    assert.equal(await page.getByRole('button', { name: 'Sign out' }).isVisible(), false);
+    assert.equal(await page.locator('#sign-in').isVisible(), true);
+    return (await page.locator('#sign-in-error').textContent()) ?? '';
+  };
+  // A tampered organisation key: the key's error, not the admin token's.
+  const key = await attempt(orgB.key.slice(0, -2) + 'xx', 'invalid_api_key');
+  assert.match(key, /^401 invalid_api_key\b/);
+  assert.doesNotMatch(key, /admin/);
+  await screenshot('sign-in-failed');
+  // A wrong admin token: the admin token's error.
+  assert.match(await attempt(ADMIN + 'x', 'invalid_admin_token'), /^401 invalid_admin_token\b/);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('voicegate.console.token')), null);
+});
+
+test('admin: the built-in voices are listed and previewed, charged to no organisation', T, async () => {
+  // The API first: a preview needs the admin token, renders a built-in voice only, and writes no ledger row.
+  const sums = async () => Promise.all([orgA, orgB].map((org) => server.app.services.store.ledger.sum(org.orgId)));
+  const before = await sums();
+  const listed = (await (await fetch(`${server.url}/admin/voices?limit=100`, { headers: admin })).json()) as { data: { id: string; name: string; is_owner: boolean }[] };
+  assert.ok(['sarah', 'michael', 'emma', 'oliver'].every((id) => listed.data.some((v) => v.id === id)), JSON.stringify(listed.data.map((v) => v.id)));
+  const preview = (headers: Record<string, string>, voice = 'sarah', body: Record<string, unknown> = { model_id: 'gepard-1.0' }) =>
+    fetch(`${server.url}/admin/voices/${voice}/preview`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const heard = await preview(admin);
+  assert.equal(heard.status, 200, await heard.clone().text());
+  assert.equal(heard.headers.get('content-type'), 'audio/wav');
+  const wav = Buffer.from(await heard.arrayBuffer());
+  assert.equal(wav.subarray(0, 4).toString(), 'RIFF');
+  assert.ok(wav.length > 24_000, `a second of audio or so: ${wav.length} bytes`);
+  assert.equal(heard.headers.get('x-request-credits'), null, 'no cost headers: nobody is charged');
+  assert.equal(((await (await preview(orgA.auth)).json()) as { error_code: string }).error_code, 'invalid_admin_token');
+  assert.equal((await preview({})).status, 401);
+  const refused = async (response: Response) => [response.status, ((await response.json()) as { error_code: string }).error_code];
+  assert.deepEqual(await refused(await preview(admin, 'no-such-voice')), [404, 'voice_not_found']);
+  // An organisation's cloned voice is its own, heard with its key: the admin token does not preview it.
+  const form = new FormData();
+  form.append('clip', new Blob([readFileSync(join(artefacts, 'clip.wav'))], { type: 'audio/wav' }), 'clip.wav');
+  form.append('name', 'Kept clone');
+  form.append('language', 'en');
+  const cloned = await fetch(`${server.url}/voices/clone`, { method: 'POST', headers: orgA.auth, body: form });
+  assert.equal(cloned.status, 200, await cloned.clone().text());
+  assert.deepEqual(await refused(await preview(admin, ((await cloned.json()) as { id: string }).id)), [404, 'voice_not_found']);
+  assert.deepEqual(await refused(await preview(admin, 'sarah', { model_id: 'no-such-model' })), [404, 'model_not_found']);
+  assert.deepEqual(await refused(await preview(admin, 'sarah', { model_id: 'gepard-1.0', transcript: 'Anything at all, for free.' })), [400, 'invalid_request']);
+  assert.deepEqual(await sums(), before, 'no organisation is charged');
+
+  // The page: the built-in voices beside the chosen organisation's own, each with Play.
+  await signIn(ADMIN);
+  await go('Voices');
+  const builtIn = page.getByRole('region', { name: 'Built-in voices' });
+  await builtIn.getByRole('cell', { name: 'sarah', exact: true }).waitFor(WAIT);
+  assert.equal(await page.getByText(/Previews and cloning are done with/).count(), 0);
+  // Every one, past the first page of the API's list.
+  let all = 0;
+  for (let after = '', more = true; more; ) {
+    const page = (await (await fetch(`${server.url}/admin/voices?limit=100${after && `&starting_after=${after}`}`, { headers: admin })).json()) as { data: { id: string }[]; has_more: boolean };
+    all += page.data.length;
+    after = page.data.at(-1)?.id ?? '';
+    more = page.has_more;
+  }
+  assert.ok(all > 100, `${all} built-in voices`);
+  assert.equal(await builtIn.locator('tbody tr').count(), all);
+  await builtIn.getByLabel('Model').selectOption('gepard-1.0');
+  await builtIn.getByRole('button', { name: 'Play Sarah' }).click();
+  await builtIn.getByText(/^Playing \d+ KiB/).waitFor(WAIT);
+  await page.waitForFunction(() => {
+    const audio = document.querySelector('#builtin-voice-player');
+    return audio && audio.duration > 0.5 && audio.currentTime > 0;
+  }, undefined, WAIT);
+  await screenshot('admin-voices');
+  assert.deepEqual(await sums(), before, 'no organisation is charged');
+  await signOut();
 });
 
 test('with Redis, the engines page lists every gateway alive, with each one\'s engines; the cache page each one\'s cache', T, async () => {

@@ -17,6 +17,7 @@ import * as elevenlabs from '@livekit/agents-plugin-elevenlabs';
 import type { AudioFrame } from '@livekit/rtc-node';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { until } from './helpers/poll.js';
 
 // The plugin logs through the agents' process-wide logger and throws if it was never made.
 // Its warnings and errors are kept here (and not printed) so a test can show and assert them.
@@ -65,32 +66,23 @@ function printable(text: string, length = 160): string {
   return text.replace(/[^\x20-\x7e]+/g, '…').slice(0, length);
 }
 
-/** Polls `check` until it holds (bounded). */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
 /** Waits for the ledger to settle `expected` characters below `before`; the balance is the ledger's sum throughout. */
 async function charged(before: number, expected: number): Promise<void> {
   let spent = 0;
-  await until(`${expected} characters charged`, async () => {
+  await until(async () => {
     const { balance, sum } = await balanceOf(server, org.orgId);
     assert.equal(balance, sum, 'the balance is the sum of the ledger');
     spent = before - balance;
     return spent >= expected;
-  }).catch(() => {});
+  }, { timeoutMs: 10_000, intervalMs: 0, what: `${expected} characters charged` }).catch(() => {});
   assert.equal(spent, expected, 'charged characters');
 }
 
 /** Nothing of the organisation's is being spoken or reserved. */
 async function idle(): Promise<void> {
   const { activity, store } = server.app.services;
-  await until('no synthesis in flight', () => activity.syntheses(org.orgId) === 0);
-  await until('no reservation', async () => (await store.ledger.reserved(org.orgId)) === 0);
+  await until(() => activity.syntheses(org.orgId) === 0, { timeoutMs: 10_000, intervalMs: 0, what: 'no synthesis in flight' });
+  await until(async () => (await store.ledger.reserved(org.orgId)) === 0, { timeoutMs: 10_000, intervalMs: 0, what: 'no reservation' });
 }
 
 function seconds(frames: AudioFrame[]): number {
@@ -257,7 +249,7 @@ describe('the LiveKit ElevenLabs plugin', () => {
     let first: IteratorResult<unknown> | undefined;
     void stream.next().then((result) => (first = result));
     try {
-      await until('the first audio', () => first !== undefined, 30_000);
+      await until(() => first !== undefined, { timeoutMs: 30_000, intervalMs: 0, what: 'the first audio' });
     } finally {
       if (!first) await tts.close();
     }
@@ -267,8 +259,8 @@ describe('the LiveKit ElevenLabs plugin', () => {
     await tts.close();
     await drain(stream); // ends: the plugin aborted it
     await idle();
-    await until('the socket closed', () => server.app.services.activity.websockets(org.orgId) === 0);
-    await until('the turn charged', async () => (await balanceOf(server, org.orgId)).balance < before);
+    await until(() => server.app.services.activity.websockets(org.orgId) === 0, { timeoutMs: 10_000, intervalMs: 0, what: 'the socket closed' });
+    await until(async () => (await balanceOf(server, org.orgId)).balance < before, { timeoutMs: 10_000, intervalMs: 0, what: 'the turn charged' });
     const { balance, sum } = await balanceOf(server, org.orgId);
     assert.equal(balance, sum);
     // The turn had spoken, so what the server took in of it is charged (as any turn that spoke); never more than the plugin sent.

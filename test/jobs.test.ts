@@ -20,6 +20,8 @@ import { parseWav } from '../src/audio/wav.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { eventually } from './helpers/redis.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { openSqliteStore } from '../src/store/sqlite/sqlite-store.js';
+import type { Store } from '../src/store/store.js';
 
 const T = { timeout: 120_000 };
 const WORDS = ['river', 'stone', 'garden', 'window', 'silver', 'morning', 'quiet', 'harbour', 'lantern', 'meadow'];
@@ -46,7 +48,7 @@ async function waitFor(server: TestServer, id: string, auth: Record<string, stri
   const ok = await eventually(async () => {
     job = await json(await fetch(`${server.url}/tts/jobs/${id}`, { headers: auth }));
     if (!statuses.includes(job.status)) return false;
-    // A job is shown ended a moment before its charge (or release) is written: the books are read after both.
+    // A failed or cancelled job is shown ended a moment before its hold is released: the books are read after both.
     return !['succeeded', 'failed', 'cancelled'].includes(job.status) || (await server.app.services.store.jobs.get(id))?.billing !== 'held';
   }, withinMs, 50);
   assert.ok(ok, `job ${id} reached ${statuses.join('/')}; last seen ${JSON.stringify(job)}`);
@@ -379,6 +381,146 @@ describe('long-form jobs', () => {
       assert.equal((await fetch(`${fragile.url}/tts/jobs/${job.id}/audio`, { headers: payer.auth })).status, 409);
     } finally {
       await fragile.close();
+    }
+  });
+
+  test('a job shows succeeded only once its charge is written, however long the removal of its segments takes', T, async () => {
+    // Deleting a segment waits until the test lets it go: the removal outlasts every read below.
+    let letGo!: () => void;
+    const removal = new Promise<void>((resolve) => (letGo = resolve));
+    let deletes = 0;
+    const slowDataDir = tempDataDir();
+    const slow = await startServer({
+      config: {
+        dataDir: slowDataDir,
+        accounts: { enabled: true },
+        engines: { tone8k: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+        models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone8k' } },
+        jobs: { pollMs: 50, segmentCharacters: 100 },
+      },
+      jobStorage: (storage) =>
+        new Proxy(storage, {
+          get(target, property) {
+            if (property === 'delete') return async (key: string) => (deletes++, await removal, target.delete(key));
+            const value = Reflect.get(target, property, target) as unknown;
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        }),
+    });
+    try {
+      const payer = await newOrg(slow, { credits: 10_000 });
+      const response = await slow.post('/tts/jobs', body({ transcript: prose(1_000) }), payer.auth);
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = (await response.json()) as { id: string };
+      let job: any;
+      assert.ok(
+        await eventually(async () => {
+          job = await json(await fetch(`${slow.url}/tts/jobs/${id}`, { headers: payer.auth }));
+          return ['succeeded', 'failed', 'cancelled'].includes(job.status);
+        }, 60_000, 20),
+        `job ended; last seen ${JSON.stringify(job)}`,
+      );
+      assert.equal(job.status, 'succeeded', JSON.stringify(job.error));
+      // Read at once, with the segments' removal still held up.
+      const { ledger } = slow.app.services.store;
+      const charges = (await ledger.list(payer.orgId, { limit: 100 })).data.filter((row) => row.chargeKey === id);
+      assert.equal(charges.length, 1, 'the charge is written when the job shows succeeded');
+      assert.equal(charges[0].credits, -1_000);
+      assert.equal(await ledger.sum(payer.orgId), 9_000);
+      letGo();
+      // The segments still go, after the charge.
+      assert.ok(await eventually(async () => deletes > 0 && readdirSync(join(slowDataDir, 'jobs', id)).join() === 'result', 10_000, 20), 'segments removed');
+    } finally {
+      letGo();
+      await slow.close();
+    }
+  });
+
+  test('a cancel that comes once the job is being charged is too late: the job succeeds, charged once', T, async () => {
+    // The client's DELETE arrives in the last moment of the run: after its charge, before it records the end.
+    const real = openSqliteStore(join(tempDataDir(), 'voicegate.sqlite'));
+    let late = null as { status: number; body: any } | null;
+    let target: { url: string; auth: Record<string, string> } | null = null;
+    const store: Store = {
+      ...real,
+      jobs: {
+        ...real.jobs,
+        finish: async (id, token, end) => {
+          if (end.status === 'succeeded' && target && !late) {
+            const response = await fetch(`${target.url}/tts/jobs/${id}`, { method: 'DELETE', headers: target.auth });
+            late = { status: response.status, body: response.status === 204 ? null : await response.json() };
+          }
+          return real.jobs.finish(id, token, end);
+        },
+      },
+    };
+    const racing = await startServer({
+      store,
+      config: {
+        accounts: { enabled: true },
+        engines: { tone8k: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+        models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone8k' } },
+        jobs: { pollMs: 50, segmentCharacters: 100 },
+      },
+    });
+    try {
+      const payer = await newOrg(racing, { credits: 10_000 });
+      target = { url: racing.url, auth: payer.auth };
+      const response = await racing.post('/tts/jobs', body({ transcript: prose(500) }), payer.auth);
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = (await response.json()) as { id: string };
+      const job = await waitFor(racing, id, payer.auth, ['succeeded', 'failed', 'cancelled'], 60_000);
+      assert.ok(late, 'the DELETE was sent');
+      assert.equal(late!.status, 200);
+      assert.equal(late!.body.status, 'running', 'the DELETE answers the job as it is: it runs to its end');
+      assert.equal(job.status, 'succeeded', JSON.stringify(job));
+      const charges = (await store.ledger.list(payer.orgId, { limit: 100 })).data.filter((row) => row.kind === 'charge');
+      assert.deepEqual(charges.map((row) => [row.chargeKey, row.credits]), [[id, -500]]);
+      assert.equal(await store.ledger.sum(payer.orgId), 9_500);
+      assert.equal(await store.ledger.reserved(payer.orgId), 0);
+      assert.equal((await store.jobs.get(id))?.billing, 'charged');
+    } finally {
+      await racing.close();
+    }
+  });
+
+  test('a charged job whose end cannot be recorded is not failed: a later run records it succeeded, charged once', T, async () => {
+    const real = openSqliteStore(join(tempDataDir(), 'voicegate.sqlite'));
+    let refused = 0;
+    const store: Store = {
+      ...real,
+      jobs: {
+        ...real.jobs,
+        finish: async (id, token, end) => {
+          // The store is away for the first end the run records.
+          if (refused++ === 0) throw new Error('database unreachable');
+          return real.jobs.finish(id, token, end);
+        },
+      },
+    };
+    const flaky = await startServer({
+      store,
+      config: {
+        accounts: { enabled: true },
+        engines: { tone8k: { type: 'tone', sampleRate: 8000, secondsPerChar: 0.01, chunkSeconds: 0.5 } } as never,
+        models: { 'tone-jobs': { extends: 'omnivoice', engine: 'tone8k' } },
+        jobs: { pollMs: 50, segmentCharacters: 100, leaseMs: 1_000, heartbeatMs: 200 },
+      },
+    });
+    try {
+      const payer = await newOrg(flaky, { credits: 10_000 });
+      const response = await flaky.post('/tts/jobs', body({ transcript: prose(300) }), payer.auth);
+      assert.equal(response.status, 202, await response.clone().text());
+      const { id } = (await response.json()) as { id: string };
+      const job = await waitFor(flaky, id, payer.auth, ['succeeded', 'failed', 'cancelled'], 60_000);
+      assert.equal(job.status, 'succeeded', JSON.stringify(job));
+      assert.ok(refused >= 2, 'the end was recorded by a later attempt');
+      const charges = (await store.ledger.list(payer.orgId, { limit: 100 })).data.filter((row) => row.kind === 'charge');
+      assert.deepEqual(charges.map((row) => [row.chargeKey, row.credits]), [[id, -300]]);
+      assert.equal(await store.ledger.sum(payer.orgId), 9_700);
+      assert.equal(await store.ledger.reserved(payer.orgId), 0);
+    } finally {
+      await flaky.close();
     }
   });
 

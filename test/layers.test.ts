@@ -33,7 +33,7 @@ const LAYERS: readonly (readonly string[])[] = [
   // Warm before ready: requests through the synthesis routes, in-process, before listening.
   ['warm-up'],
   ['routes'],
-  // The OpenAPI document, generated from the routes' own schemas.
+  // The OpenAPI document: hand-written zod schemas and a table of paths.
   ['openapi'],
   // Routes per dialect: parse into a SpeechInput, frame what comes out.
   ['api'],

@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, afterEach, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { EspeakPool } from '../src/engines/espeak/pool.js';
 import type { LedgerEntry } from '../src/store/store.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
@@ -18,6 +17,7 @@ import { startFakeUpstream, type FakeUpstream } from './helpers/fake-upstream.js
 import { faultyLimits, faultyStore } from './helpers/faults.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
+import { until } from './helpers/poll.js';
 
 const store = faultyStore();
 const limits = faultyLimits();
@@ -71,18 +71,10 @@ async function atRest(org: TestOrg): Promise<void> {
     busy: pool().info().busy as number,
   });
   let now = await state();
-  for (let i = 0; i < 300 && (now.slots || now.reserved || now.busy); i++) {
-    await sleep(10);
-    now = await state();
-  }
+  await until(async () => ((now = await state()), !now.slots && !now.reserved && !now.busy), { timeoutMs: 3_000, intervalMs: 10 }).catch(() => {});
   assert.deepEqual(now, { slots: 0, reserved: 0, busy: 0 }, 'no slot, reservation or worker left held');
   const orgRow = await real.orgs.get(org.orgId);
   assert.equal(orgRow!.balance, await real.ledger.sum(org.orgId), 'balance = Σ ledger');
-}
-
-async function until(check: () => boolean, ms = 5000): Promise<void> {
-  for (const start = Date.now(); !check() && Date.now() - start < ms; ) await sleep(5);
-  assert.ok(check(), 'condition reached in time');
 }
 
 async function sseEvents(response: Response): Promise<Record<string, any>[]> {
@@ -255,7 +247,7 @@ describe('clients that leave', { timeout: 60_000 }, () => {
     const reserves = store.faults.done('ledger.reserve');
     await leavingRequest('/tts/bytes', ttsBody({ model_id: 'remote' }), org.auth, 'at-once');
     // The admission finishes after the client left; the server must notice.
-    await until(() => store.faults.done('ledger.reserve') > reserves);
+    await until(() => store.faults.done('ledger.reserve') > reserves, { intervalMs: 5 });
     await atRest(org);
     assert.equal((await charges(org.orgId)).length, 0);
     assert.equal(upstream.requests.length, before, 'no engine work for nobody');
@@ -368,7 +360,7 @@ describe('engine faults', { timeout: 60_000 }, () => {
     }
     assert.match(text, /"error_code":"engine_error"/);
     await atRest(org);
-    for (let i = 0; i < 300 && !pool().isReady(); i++) await sleep(10);
+    await until(() => pool().isReady(), { timeoutMs: 3_000, intervalMs: 10, what: 'the pool ready again' });
     const next = await server.post('/tts/bytes', ttsBody({ transcript: 'Back again.' }), org.auth);
     assert.equal(next.status, 200);
     await next.arrayBuffer();
@@ -384,9 +376,9 @@ describe('WebSocket turns', { timeout: 60_000 }, () => {
     const reserves = store.faults.done('ledger.reserve');
     const socket = await TestSocket.open(server.url, org.auth);
     socket.send({ ...WS, context_id: 'late', transcript: 'Nobody will hear this.' });
-    await until(() => store.faults.count('ledger.reserve') > reserves);
+    await until(() => store.faults.count('ledger.reserve') > reserves, { intervalMs: 5 });
     socket.ws.terminate();
-    await until(() => store.faults.done('ledger.reserve') > reserves);
+    await until(() => store.faults.done('ledger.reserve') > reserves, { intervalMs: 5 });
     await atRest(org);
     assert.equal((await charges(org.orgId)).length, 0);
   });
@@ -400,7 +392,7 @@ describe('WebSocket turns', { timeout: 60_000 }, () => {
     // The client stops reading: the server has the close frame but the connection stays half-open,
     // so the turn runs on a socket that is CLOSING and can deliver nothing.
     (socket.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    await until(() => store.faults.done('ledger.reserve') > turns);
+    await until(() => store.faults.done('ledger.reserve') > turns, { intervalMs: 5 });
     await atRest(org);
     assert.equal((await charges(org.orgId)).length, 0, 'no audio reached the client');
     socket.ws.terminate();

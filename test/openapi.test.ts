@@ -4,7 +4,7 @@
  * validator, every schema compiled as JSON Schema 2020-12), served without a
  * key; every route the server registered is in it (or is a 405 answer for
  * another method); every registry code is in the error envelope; real
- * responses, errors and stream events of both dialects match the documented
+ * responses, errors and stream events of the native and OpenAI dialects match the documented
  * schemas; it follows the configuration; `/docs` renders it.
  */
 import assert from 'node:assert/strict';

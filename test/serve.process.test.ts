@@ -17,17 +17,13 @@ import { startGateway, type Gateway } from './helpers/gateways.js';
 import { removeRunDir, standInArchive, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { ttsBody } from './helpers/server.js';
 import { readAtPace } from './helpers/slow-reader.js';
-import { closedPort, eventually } from './helpers/redis.js';
+import { closedPort } from './helpers/redis.js';
+import { until } from './helpers/poll.js';
 
 after(() => removeRunDir());
 
 const post = (gateway: Gateway, path: string, body: unknown) =>
   fetch(gateway.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-
-/** Polls, bounded, until `check` holds; fails naming `what`. */
-async function until(check: () => boolean | Promise<boolean>, ms: number, what: string): Promise<void> {
-  assert.ok(await eventually(check, ms, 25), `not within ${ms} ms: ${what}`);
-}
 
 test('SIGTERM: readyz 503 at once, new requests served during the drain delay, the open stream finishes, exit 0', { timeout: 60_000 }, async () => {
   const gateway = await startGateway({ accounts: { enabled: false }, server: { drainDelayMs: 1500, shutdownGraceMs: 20_000 } });
@@ -41,7 +37,7 @@ test('SIGTERM: readyz 503 at once, new requests served during the drain delay, t
     const reader = stream.body!.getReader();
     let bytes = (await reader.read()).value!.length;
     gateway.process.kill('SIGTERM');
-    await until(async () => (await fetch(gateway.url + '/readyz')).status === 503, 1000, 'readyz 503 after SIGTERM');
+    await until(async () => (await fetch(gateway.url + '/readyz')).status === 503, { timeoutMs: 1000, intervalMs: 25, what: 'readyz 503 after SIGTERM' });
     const during = await post(gateway, '/tts/bytes', ttsBody({ transcript: 'Still served while draining.' }));
     assert.equal(during.status, 200, 'a request during the drain delay is served');
     assert.ok((await during.arrayBuffer()).byteLength > 44);
@@ -74,7 +70,7 @@ test('keep-alive clients: answers during the drain say Connection: close; with o
     assert.ok(answers.every((a) => a.headers.connection === 'keep-alive'));
     const sent = performance.now();
     gateway.process.kill('SIGTERM');
-    await until(async () => (await get('/readyz')).statusCode === 503, 1000, 'readyz 503 after SIGTERM');
+    await until(async () => (await get('/readyz')).statusCode === 503, { timeoutMs: 1000, intervalMs: 25, what: 'readyz 503 after SIGTERM' });
     const during = await get('/healthz');
     assert.equal(during.headers.connection, 'close', 'an answer during the drain closes its connection');
     await gateway.exited;
@@ -134,7 +130,7 @@ test('a second signal ends a draining server at once', { timeout: 60_000 }, asyn
     const reader = stream.body!.getReader();
     await reader.read(); // audio is flowing; a reader that pauses keeps the stream open
     gateway.process.kill('SIGTERM');
-    await until(async () => (await fetch(gateway.url + '/readyz').catch(() => null))?.status !== 200, 2000, 'draining');
+    await until(async () => (await fetch(gateway.url + '/readyz').catch(() => null))?.status !== 200, { timeoutMs: 2000, intervalMs: 25, what: 'draining' });
     const second = Date.now();
     gateway.process.kill('SIGTERM');
     await gateway.exited;

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EspeakPool } from '../src/engines/espeak/pool.js';
 import { diagnostics, type SynthesisEnd } from '../src/synthesis/diagnostics.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
+import { until } from './helpers/poll.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
 
@@ -142,8 +143,7 @@ describe('generation', () => {
     await sleep(300);
     assert.equal(socket.of('long').length, count, 'nothing more for the cancelled context');
     assert.ok(!socket.of('long').some((e) => e.type === 'done'));
-    for (let i = 0; i < 100 && (pool.info().busy as number) > 0; i++) await sleep(10);
-    assert.equal(pool.info().busy, 0);
+    await until(() => pool.info().busy === 0, { timeoutMs: 1_000, what: 'the engine freed' });
     // A cancel for a context that just ended is not an error.
     socket.send({ context_id: 'long', cancel: true });
     socket.send({ ...BASE, context_id: 'after', transcript: 'Still usable.' });
@@ -238,8 +238,15 @@ describe('billing per turn', () => {
     for (let i = 0; i < 5; i++) socket.send({ ...BASE, model_id: 'omnivoice', context_id: 'turn', transcript: piece, continue: true });
     socket.send({ ...BASE, model_id: 'omnivoice', context_id: 'turn', transcript: '', continue: false });
     await socket.waitFor((e) => e.type === 'done' && e.context_id === 'turn', 30_000);
-    await sleep(50);
-    const rows = (await server.app.services.accounts!.store.ledger.list(payer.orgId, { limit: 10 })).data.filter((r) => r.kind === 'charge');
+    // The last batch is charged once its audio has gone out: read the ledger once it holds all three.
+    const { ledger } = server.app.services.accounts!.store;
+    const rows = await until(
+      async () => {
+        const charges = (await ledger.list(payer.orgId, { limit: 10 })).data.filter((r) => r.kind === 'charge');
+        return charges.length >= 3 && charges;
+      },
+      { what: "the turn's three charges" },
+    );
     assert.deepEqual(rows.map((r) => r.characters).reverse(), [1000, 1000, 500]);
     assert.ok(rows.every((r) => r.endpoint === 'tts.websocket'));
     assert.deepEqual(await balanceOf(server, payer.orgId), { balance: 100_000 - 2500, sum: 100_000 - 2500 });
@@ -257,7 +264,8 @@ describe('billing per turn', () => {
     const error = await socket.waitFor((e) => e.context_id === 'broke' && e.type === 'error');
     assert.equal(error.error_code, 'insufficient_credits');
     assert.equal(error.status_code, 402);
-    await sleep(50);
+    // Settled or dropped, no reservation is left once the turn's books are written.
+    await until(async () => (await server.app.services.accounts!.store.ledger.reserved(payer.orgId)) === 0, { what: "the turn's reservation settled" });
     const { balance, sum } = await balanceOf(server, payer.orgId);
     assert.equal(balance, sum);
     assert.equal(balance, 900 - 624, 'billed for the text it accepted, not the refused message');

@@ -8,7 +8,6 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { CartesiaUpstreamEngine } from '../src/engines/upstream/cartesia-engine.js';
 import { OpenAIUpstreamEngine } from '../src/engines/upstream/openai-engine.js';
 import { createLogger } from '../src/log/logger.js';
@@ -16,6 +15,7 @@ import { engineContract } from './helpers/engine-contract.js';
 import { startFakeUpstream, type Behaviour, type FakeUpstream } from './helpers/fake-upstream.js';
 import { startServer, ttsBody, type TestServer } from './helpers/server.js';
 import { TestSocket } from './helpers/ws-client.js';
+import { until } from './helpers/poll.js';
 
 let contractUpstream: FakeUpstream;
 before(async () => (contractUpstream = await startFakeUpstream()));
@@ -93,11 +93,6 @@ describe('a model served by a pool of two inference servers', () => {
     b.requests.length = 0;
   };
 
-  async function until(check: () => boolean, ms = 3000): Promise<void> {
-    for (const start = Date.now(); !check() && Date.now() - start < ms; ) await sleep(20);
-    assert.ok(check(), 'condition reached');
-  }
-
   test('speech comes back at the requested rate; GET /models names the engine and its health', async () => {
     reset();
     const response = await server.post('/tts/bytes', body({ transcript: 'Hello from the GPU pool.', output_format: { container: 'wav', encoding: 'pcm_s16le', sample_rate: 16000 } }));
@@ -137,7 +132,7 @@ describe('a model served by a pool of two inference servers', () => {
   test('a failure before any audio is retried once on the other server; the client never notices', async () => {
     for (const behaviour of ['reset', 'status-500', 'json'] as const) {
       // Earlier failures may have ejected A; wait until a probe has re-admitted it.
-      await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2);
+      await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2, { timeoutMs: 3000 });
       reset();
       // Server A fails once; a request that lands there is retried on B.
       a.script = [behaviour];
@@ -167,9 +162,9 @@ describe('a model served by a pool of two inference servers', () => {
       assert.match(error.message, message);
       assert.ok(!JSON.stringify(error).includes('127.0.0.1') && !JSON.stringify(error).includes('secret'), JSON.stringify(error));
       assert.equal(a.requests.length + b.requests.length, 2, 'exactly one retry');
-      await until(() => a.requests.length + b.requests.length >= 2);
+      await until(() => a.requests.length + b.requests.length >= 2, { timeoutMs: 3000 });
       // Let the pool re-admit a server that the failures may have ejected.
-      await until(() => server.app.services.engines.get('gpu')!.info().upstreams !== undefined && (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2);
+      await until(() => server.app.services.engines.get('gpu')!.info().upstreams !== undefined && (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2, { timeoutMs: 3000 });
     }
   });
 
@@ -197,7 +192,7 @@ describe('a model served by a pool of two inference servers', () => {
     assert.equal(hung.status, 504);
     assert.equal(((await hung.json()) as any).error_code, 'upstream_timeout');
     assert.ok(Date.now() - started < 3000);
-    await until(() => a.aborted + b.aborted >= 1, 2000);
+    await until(() => a.aborted + b.aborted >= 1, { timeoutMs: 2000 });
   });
 
   test('tiny network chunks still give the whole clip', async () => {
@@ -214,7 +209,7 @@ describe('a model served by a pool of two inference servers', () => {
   test('a failing server is ejected, traffic avoids it, and a passing probe re-admits it', async () => {
     reset();
     a.healthy = false;
-    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 1);
+    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 1, { timeoutMs: 3000 });
     for (let i = 0; i < 4; i++) {
       const r = await server.post('/tts/bytes', body());
       assert.equal(r.status, 200);
@@ -222,19 +217,19 @@ describe('a model served by a pool of two inference servers', () => {
     }
     assert.equal(a.requests.length, 0, 'the ejected server got nothing');
     a.healthy = true;
-    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2);
+    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2, { timeoutMs: 3000 });
   });
 
   test('no healthy server → 503 model_offline', async () => {
     a.healthy = false;
     b.healthy = false;
-    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 0);
+    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 0, { timeoutMs: 3000 });
     const response = await server.post('/tts/bytes', body());
     assert.equal(response.status, 503);
     assert.equal(((await response.json()) as any).error_code, 'model_offline');
     a.healthy = true;
     b.healthy = true;
-    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2);
+    await until(() => (server.app.services.engines.get('gpu')!.info().upstreams as any).healthy === 2, { timeoutMs: 3000 });
   });
 
   test('SSE: a break after audio is an error event; a client disconnect aborts the upstream request', async () => {
@@ -254,7 +249,7 @@ describe('a model served by a pool of two inference servers', () => {
     const stream = await fetch(server.url + '/tts/sse', { method: 'POST', body: JSON.stringify(body({ transcript: 'A long answer nobody waits for. '.repeat(30) })), signal: controller.signal });
     await stream.body!.getReader().read();
     controller.abort();
-    await until(() => a.aborted + b.aborted > abortedBefore);
+    await until(() => a.aborted + b.aborted > abortedBefore, { timeoutMs: 3000 });
   });
 
   test('WebSocket: an upstream failure is an error event for its context', async () => {

@@ -7,6 +7,7 @@ import { AudioCache, entryId } from './audio-cache.js';
 import { FileBlobStorage } from './blob-storage.js';
 import { decodeEntry, encodeEntry, makeEntry } from './entry.js';
 import type { FlightPiece } from './flight.js';
+import { until } from '../../test/helpers/poll.js';
 
 const piece = (bytes: number, fill = 1): FlightPiece => ({ audio: Buffer.alloc(bytes, fill), seconds: bytes / 44100, stepTime: 1 });
 
@@ -134,20 +135,12 @@ function controlledSource() {
   };
   /** Lets the source make its next piece, once it is waiting to. */
   const step = async () => {
-    await until(() => state.next !== null, 'the source to wait');
+    await until(() => state.next !== null, { timeoutMs: 2000, intervalMs: 0, what: 'the source to wait' });
     const next = state.next!;
     state.next = null;
     next();
   };
   return { state, source, step };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 2000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setImmediate(resolve));
-  }
 }
 
 async function drain(pieces: AsyncIterable<FlightPiece>): Promise<Buffer> {
@@ -166,18 +159,18 @@ test('single flight: followers share one run, a leader that leaves does not stop
   const leader = (async () => {
     for await (const _ of first.flight.follow(leaderLeaves.signal)) leaderLeaves.abort(new Error('client left'));
   })();
-  await until(() => first.flight.following === 1, 'the leader to follow');
+  await until(() => first.flight.following === 1, { timeoutMs: 2000, intervalMs: 0, what: 'the leader to follow' });
   const followers = Array.from({ length: 3 }, () => {
     const joined = cache.flight(id, source);
     assert.equal(joined.leader, false);
     return drain(joined.flight.follow(new AbortController().signal));
   });
-  await until(() => first.flight.following === 4, 'three followers beside the leader');
+  await until(() => first.flight.following === 4, { timeoutMs: 2000, intervalMs: 0, what: 'three followers beside the leader' });
   await step();
   // The leader's client leaves with the first piece: the others go on.
   await assert.rejects(leader, /client left/);
   for (let i = 1; i < 5; i++) {
-    await until(() => state.made === i, `piece ${i}`);
+    await until(() => state.made === i, { timeoutMs: 2000, intervalMs: 0, what: `piece ${i}` });
     await step();
   }
   const heard = await Promise.all(followers);
@@ -186,7 +179,7 @@ test('single flight: followers share one run, a leader that leaves does not stop
   assert.equal(state.runs, 1);
   assert.equal(state.ended, 'done');
   await first.flight.completed;
-  await until(() => cache.inFlight === 0, 'the flight to end');
+  await until(() => cache.inFlight === 0, { timeoutMs: 2000, intervalMs: 0, what: 'the flight to end' });
   assert.deepEqual(Buffer.concat((await cache.lookup(id))!.pieces.map((p) => p.audio)), expected);
 });
 
@@ -198,7 +191,7 @@ test('single flight: when every follower leaves the run is aborted and nothing i
   const leaves = new AbortController();
   const reading = drain(flight.follow(leaves.signal));
   await abandoned.step();
-  await until(() => abandoned.state.made === 1, 'the first piece');
+  await until(() => abandoned.state.made === 1, { timeoutMs: 2000, intervalMs: 0, what: 'the first piece' });
   leaves.abort(new Error('gone'));
   await assert.rejects(reading, /gone/);
   assert.equal(await flight.completed, false);
@@ -224,9 +217,9 @@ test('single flight: a run larger than an entry may be is neither joined once it
   const reading = drain(flight.follow(new AbortController().signal));
   for (let i = 0; i < 3; i++) {
     await big.step();
-    await until(() => big.state.made === i + 1, `piece ${i + 1}`);
+    await until(() => big.state.made === i + 1, { timeoutMs: 2000, intervalMs: 0, what: `piece ${i + 1}` });
   }
-  await until(() => flight.oversize, 'the run to outgrow an entry');
+  await until(() => flight.oversize, { timeoutMs: 2000, intervalMs: 0, what: 'the run to outgrow an entry' });
   assert.equal(cache.flight(id, controlledSource().source).leader, true, 'a new request runs on its own');
   for (let i = 3; i < 5; i++) await big.step();
   assert.equal((await reading).length, 500, 'its follower still hears all of it');

@@ -6,8 +6,9 @@
  * audio cache, the pipeline, the session's events) — at background priority
  * on the engine, so no waiting caller's first audio queues behind a book —
  * persists it, records the progress under the lease, and at the end stitches
- * the result, records the end and charges the job's hold once, under the job
- * id as the charge's key (the session's held policy).
+ * the result, charges the job's hold once, under the job id as the charge's
+ * key (the session's held policy), records the end, and only then removes the
+ * segments: a job never shows succeeded before its charge is written.
  *
  * A run holds its job only while its lease holds: a heartbeat that finds the
  * lease gone (it lapsed and another server took it, or the job was
@@ -193,6 +194,7 @@ export class JobRunner {
     this.logger.info({ job_id: job.id, from_segment: job.segmentsDone, segments: job.segmentsTotal, attempt: job.attempts }, job.segmentsDone > 0 ? 'job resumed' : 'job started');
     let outcome: JobRunEnded['outcome'] = 'stopped';
     let errorCode: string | null = null;
+    let charging = false;
     try {
       let charactersDone = job.charactersDone;
       let audioSeconds = job.audioSeconds;
@@ -221,6 +223,12 @@ export class JobRunner {
       }
       const result = await this.stored(job, 'result', signal, () => this.writeResult(job, spec));
       signal.throwIfAborted();
+      // The charge is written before the job shows succeeded, so a client that sees it succeeded
+      // sees its charge too. The job is first marked as being charged, fenced by the lease: a job
+      // cancelled before that is not charged, and from then on a cancel is refused.
+      if (!(await this.jobs.charging(job.id, token))) throw new Error('lease lost');
+      charging = true;
+      await this.charge(job, signal);
       const finishedAt = this.now();
       const ended = await this.jobs.finish(job.id, token, {
         status: 'succeeded',
@@ -230,10 +238,10 @@ export class JobRunner {
         now: finishedAt,
       });
       if (!ended) throw new Error('lease lost');
-      await removeSegments(this.blobs, job.id).catch((err) => this.logger.warn({ err, job_id: job.id }, 'could not remove segments'));
-      await this.bill({ ...job, status: 'succeeded' });
       outcome = 'succeeded';
       this.ended(job, 'succeeded', null);
+      // Last, as it may take seconds on a bucket: nobody waits for it.
+      await removeSegments(this.blobs, job.id).catch((err) => this.logger.warn({ err, job_id: job.id }, 'could not remove segments'));
     } catch (err) {
       if (signal.aborted) {
         this.logger.info({ job_id: job.id, reason: String((signal.reason as Error)?.message ?? signal.reason) }, 'job run stopped');
@@ -241,6 +249,11 @@ export class JobRunner {
       }
       if ((err as Error)?.message === 'lease lost') {
         this.logger.warn({ job_id: job.id }, 'job lease lost; another run holds it or it was cancelled');
+        return;
+      }
+      if (charging) {
+        // Charged, or being charged: it cannot fail now. Its lease lapses and the next run records its end.
+        this.logger.warn({ err, job_id: job.id }, 'could not record the end of a charged job; a later run will');
         return;
       }
       const error = toApiError(err);
@@ -254,11 +267,11 @@ export class JobRunner {
         now: finishedAt,
       });
       if (!ended) return;
-      await removeSegments(this.blobs, job.id).catch(() => {});
       await this.bill({ ...job, status: 'failed' });
       outcome = 'failed';
       errorCode = error.code;
       this.ended(job, 'failed', error.code);
+      await removeSegments(this.blobs, job.id).catch(() => {});
     } finally {
       clearInterval(heartbeat);
       publishJob(jobDiagnostics.runEnd, { instance: this.services.instanceId, jobId: job.id, outcome, errorCode } satisfies JobRunEnded);
@@ -361,24 +374,48 @@ export class JobRunner {
   }
 
   /**
-   * Charges a succeeded job's hold, or releases a failed or cancelled one's, and records it. The
-   * charge's key is the job id, so doing this again (after a crash in between) charges nothing more.
+   * Writes the charge of a job marked `charged` (`JobRepository.charging`), tried again until the
+   * store takes it, the lease held meanwhile: so marked, it is no longer the reconciler's. A run that
+   * takes the job over after a crash writes it again, which charges nothing more.
    */
-  async bill(job: Pick<JobRecord, 'id' | 'orgId' | 'keyId' | 'model' | 'characters' | 'status' | 'spec'>): Promise<void> {
+  private async charge(job: BilledJob, signal: AbortSignal): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await settleHold(this.services, this.heldCharge(job));
+        this.options.holds.delete(job.id);
+        return;
+      } catch (err) {
+        if (signal.aborted) throw err;
+        const ms = Math.min(RETRY_BASE_MS * 2 ** (attempt - 1), this.config.storageRetryMaxMs);
+        this.logger.warn({ err, job_id: job.id, attempt, retry_in_ms: ms }, 'could not charge a job yet; trying again');
+        await pause(ms, signal);
+        signal.throwIfAborted();
+      }
+    }
+  }
+
+  private heldCharge(job: BilledJob) {
+    return {
+      id: job.id,
+      orgId: job.orgId,
+      keyId: job.keyId,
+      model: job.model,
+      creditMultiplier: this.services.models.get(job.model)?.creditMultiplier ?? 1,
+      characters: job.characters,
+      endpoint: 'tts.jobs' as const,
+      requestId: (job.spec as JobSpec).requestId,
+    };
+  }
+
+  /**
+   * Charges a succeeded job's hold, or releases a failed or cancelled one's, and records it: for
+   * jobs that ended with their billing undone. The charge's key is the job id, so doing this again
+   * (after a crash in between) charges nothing more.
+   */
+  async bill(job: BilledJob): Promise<void> {
     try {
       if (job.status === 'succeeded') {
-        const model = this.services.models.get(job.model);
-        const spec = job.spec as JobSpec;
-        await settleHold(this.services, {
-          id: job.id,
-          orgId: job.orgId,
-          keyId: job.keyId,
-          model: job.model,
-          creditMultiplier: model?.creditMultiplier ?? 1,
-          characters: job.characters,
-          endpoint: 'tts.jobs',
-          requestId: spec.requestId,
-        });
+        await settleHold(this.services, this.heldCharge(job));
         await this.jobs.setBilling(job.id, 'charged');
       } else {
         await releaseHold(this.services, job.id);
@@ -395,6 +432,8 @@ export class JobRunner {
   async reconcile(now = this.now()): Promise<void> {
     for (const job of await this.jobs.unbilled(100)) await this.bill(job);
     for (const id of [...this.options.holds]) {
+      // A job running here holds its hold until its own run charges or releases it.
+      if (this.runs.has(id)) continue;
       const job = await this.jobs.get(id);
       if (!job || job.billing !== 'held') {
         await releaseHold(this.services, id).catch(() => {});
@@ -410,6 +449,8 @@ export class JobRunner {
     }
   }
 }
+
+type BilledJob = Pick<JobRecord, 'id' | 'orgId' | 'keyId' | 'model' | 'characters' | 'status' | 'spec'>;
 
 /** Resolves after `ms`, or at once when `signal` fires. */
 function pause(ms: number, signal: AbortSignal): Promise<void> {

@@ -216,7 +216,8 @@ export class JobService {
 
   /**
    * Cancels a queued or running job (its run stops at its next step, nothing is charged and its
-   * hold is released), or removes a finished one with its audio. Answers the job as it was left
+   * hold is released), or removes a finished one with its audio. A job whose charge has begun is
+   * past cancelling: it is answered as it is, and ends succeeded. Answers the job as it was left
    * (null when it was removed).
    */
   async cancelOrRemove(id: string, caller: Caller): Promise<JobRecord | null> {
@@ -231,6 +232,9 @@ export class JobService {
         this.options.webhookDue?.();
         return cancelled;
       }
+      // Its charge has begun (all its audio is made): too late to cancel, it runs to its end.
+      const finishing = await jobs.get(id);
+      if (finishing && !FINISHED.has(finishing.status)) return finishing;
       // It ended meanwhile: removed like any finished job.
     }
     const current = await jobs.get(id);

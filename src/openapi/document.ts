@@ -1,7 +1,8 @@
 /**
  * @module openapi/document
- * The OpenAPI 3.1 document of this server: every route of both dialects,
- * generated from the zod schemas in `schemas.ts` (zod's JSON Schema output),
+ * The OpenAPI 3.1 document of this server: every route of the three dialects
+ * (native, OpenAI, ElevenLabs) and the rest, a table of paths kept by hand
+ * here, with the zod schemas of `schemas.ts` as JSON Schema (zod's output),
  * the error envelope with every registry code (one response per status,
  * naming the codes sent with it), the cost and retry headers, and the
  * stream event shapes. It follows the configuration: the account routes
@@ -408,7 +409,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
               token: true,
               auth: 'key',
               parameters: [idParam('job')],
-              responses: { '200': ok('Cancelled: the job.', 'Job'), '204': ok('Removed with its audio.'), ...errors([404, 414, ...KEY_ERRORS]) },
+              responses: { '200': ok('Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', 'Job'), '204': ok('Removed with its audio.'), ...errors([404, 414, ...KEY_ERRORS]) },
             },
           },
           '/tts/jobs/{id}/audio': {
@@ -650,13 +651,30 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         body: { required: true, content: json(ref('UsageAlertCreate')) },
       }),
     };
-    // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing.
+    // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
     const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
     paths['/admin/orgs/{id}/voices'] = {
       get: admin('An organisation’s cloned voices', { '200': ok('A page of its own voices, newest first (no built-ins).', 'VoiceList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
     };
     paths['/admin/orgs/{id}/voices/{item}'] = {
       delete: admin('Delete an organisation’s cloned voice', { '204': ok('Deleted.'), ...errors([400, 404]) }, { parameters: [orgId, item('voice')] }),
+    };
+    // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
+    paths['/admin/voices'] = {
+      get: admin('The built-in voices', { '200': ok('A page of the built-in voices every organisation sees.', 'VoiceList'), ...errors([400]) }, { parameters: [...cursorParams] }),
+    };
+    paths['/admin/voices/{id}/preview'] = {
+      post: admin(
+        'Preview a built-in voice',
+        {
+          '200': { description: 'A WAV clip (16-bit, 24 kHz) of the voice saying “Hello, this is <name>.” with the model given; charged to no organisation.', content: { 'audio/wav': { schema: binary } } },
+          ...errors([400, 404, 503]),
+        },
+        {
+          parameters: [idParam('voice')],
+          body: { required: true, content: json(inline(z.object({ model_id: z.string().describe('The model to speak with.') }).strict())) },
+        },
+      ),
     };
     paths['/admin/orgs/{id}/pronunciation-dicts'] = {
       get: admin('An organisation’s pronunciation dictionaries', { '200': ok('A page, newest first, with their entries.', 'PronunciationDictList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
@@ -666,7 +684,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         get: admin('An organisation’s long-form jobs', { '200': ok('A page, newest first.', 'JobList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams.slice(0, 2)] }),
       };
       paths['/admin/orgs/{id}/jobs/{item}'] = {
-        delete: admin('Cancel an organisation’s queued or running job, or remove a finished one', { '200': ok('Cancelled: the job.', 'Job'), '204': ok('Removed with its audio.'), ...errors([404]) }, { parameters: [orgId, item('job')] }),
+        delete: admin('Cancel an organisation’s queued or running job, or remove a finished one', { '200': ok('Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', 'Job'), '204': ok('Removed with its audio.'), ...errors([404]) }, { parameters: [orgId, item('job')] }),
       };
     }
     paths['/admin/alerts/{id}'] = { delete: admin('Delete a usage alert', { '200': ok('The deleted alert.', 'UsageAlert'), ...errors([404]) }, { parameters: [idParam('usage alert')] }) };

@@ -22,7 +22,8 @@
  * - Every write of a run is fenced by `id`, its lease token and status
  *   `running`, and reports whether a row changed. Ending a run (finish) or a
  *   job (cancel) clears the lease; a job with a webhook URL then has its
- *   webhook pending, due at once.
+ *   webhook pending, due at once. A run marks its job `charged` (fenced)
+ *   before it writes the charge; a job so marked is no longer cancelled.
  * - Listing is newest first by (`created_at`, `id`); `startingAfter` names a
  *   job of the same organisation and the page starts after its position. An id
  *   that names no job of that organisation (unknown, another organisation's,

@@ -253,9 +253,10 @@ export type JobStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancell
 export const JOB_STATUSES: readonly JobStatus[] = ['queued', 'running', 'succeeded', 'failed', 'cancelled'];
 
 /**
- * Where a job's money stands: `held` (its reservation) from submit until it ends, then `charged`
- * (succeeded) or `released` (failed, cancelled). A finished job still `held` is one whose server
- * stopped between its end and its charge: the reconciler finishes the billing (idempotently).
+ * Where a job's money stands: `held` (its reservation) from submit; `charged` once its run begins to
+ * charge it, just before it succeeds (`charging`); `released` when it failed or was cancelled. A
+ * finished job still `held` is one whose server stopped between its end and its release (or, from
+ * an older release, its charge): the reconciler finishes the billing (idempotently).
  */
 export type JobBilling = 'held' | 'charged' | 'released';
 
@@ -357,7 +358,17 @@ export interface JobRepository {
   progress(id: string, token: string, progress: { segmentsDone: number; charactersDone: number; audioSeconds: number }): Promise<boolean>;
   /** Ends a run (fenced): succeeded with its result or failed with its error; the lease is cleared and a webhook becomes pending. False when the lease is lost. */
   finish(id: string, token: string, end: JobEnd): Promise<boolean>;
-  /** A queued or running job becomes cancelled (its lease cleared, so its run's next fenced write fails); null when it was neither. */
+  /**
+   * A run about to charge its job marks it so (billing `charged`), fenced by the lease: from then on
+   * the job cannot be cancelled, so a charge is never written for a cancelled job. True again for a
+   * run that took the job over after one that marked it (its charge is keyed by the job, so it is
+   * written once); false when `token` does not hold a running job.
+   */
+  charging(id: string, token: string): Promise<boolean>;
+  /**
+   * A queued or running job whose charge has not begun becomes cancelled (its lease cleared, so its
+   * run's next fenced write fails); null when it was none of those.
+   */
   cancel(id: string, at: { finishedAt: string; expiresAt: string; now: number }): Promise<JobRecord | null>;
   /** held → `billing`; a no-op for a job no longer held. */
   setBilling(id: string, billing: 'charged' | 'released'): Promise<void>;

@@ -59,7 +59,9 @@ export type Endpoint =
   | 'elevenlabs.dialogue'
   | 'elevenlabs.dialogue.stream'
   | 'tts.wyoming'
-  | 'tts.jobs';
+  | 'tts.jobs'
+  /** The operator's preview of a built-in voice (`/admin/voices/{id}/preview`): charged to no organisation. */
+  | 'admin.voice_preview';
 
 export interface AdmitOptions {
   endpoint: Endpoint;

@@ -14,7 +14,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { eventually } from './redis.js';
+import { until as poll } from './poll.js';
 
 export const REPO = fileURLToPath(new URL('../../..', import.meta.url));
 export const BASE_IMAGE = 'docker.io/library/debian:trixie-slim';
@@ -113,11 +113,12 @@ export async function publishedPort(container: string, port: number): Promise<nu
   return Number(match[1]);
 }
 
-/** Polls, bounded, until `check` gives a value (a check that throws counts as not yet); fails naming `what`. */
-export async function until<T>(check: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
-  let value: T | null | undefined | false = null;
-  if (!(await eventually(async () => Boolean((value = await check().catch(() => null))), ms, 250))) throw new Error(`not within ${ms} ms: ${what}`);
-  return value as T;
+/**
+ * The shared bounded poll (`poll.ts`) for a container coming up: a check that throws (a port not
+ * answering yet) counts as not yet; resolves with the value `check` gives, fails naming `what`.
+ */
+export function until<T>(check: () => Promise<T | null | undefined | false>, ms: number, what: string): Promise<T> {
+  return poll(() => check().catch(() => null), { timeoutMs: ms, intervalMs: 250, what }) as Promise<T>;
 }
 
 /** Follows a container's logs as they come (for the bootstrap key and progress lines). */

@@ -21,6 +21,7 @@ import { offersStaging, type StageCursor, type StagedChunk } from '../../src/eng
 import { ApiError } from '../../src/errors/api-error.js';
 import { NAMED_VOICES } from '../../src/voices/builtin.js';
 import type { Voice } from '../../src/voices/voice.js';
+import { until } from './poll.js';
 
 export interface ContractOptions {
   /** Whether the engine reads text (tone engines only count characters). */
@@ -293,15 +294,6 @@ async function within<T>(ms: number, what: string, work: (signal: AbortSignal) =
   }
 }
 
-/** Polls until `check` holds, failing after `ms`. */
-async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!check()) {
-    if (performance.now() > deadline) assert.fail(`${what} did not happen within ${ms} ms`);
-    await sleep(5);
-  }
-}
-
 const busy = (engine: Engine) => engine.info().busy as number;
 const isCode = (code: string) => (err: unknown) => err instanceof ApiError && err.code === code;
 
@@ -326,7 +318,7 @@ export function workerContract(name: string, create: (limits: WorkerLimits) => W
     async function workerIsFree(target: Engine = engine): Promise<void> {
       const next = await within(3000, 'the next request', (signal) => collect(target, 'Next one, please.', { signal }));
       assert.ok(next.seconds > 0.3);
-      await until(() => busy(target) === 0, 'busy returning to 0');
+      await until(() => busy(target) === 0, { timeoutMs: 3000, intervalMs: 5, what: 'busy returning to 0' });
     }
 
     test('aborting after the first chunk frees the worker', { timeout: 20_000 }, async () => {
@@ -343,7 +335,7 @@ export function workerContract(name: string, create: (limits: WorkerLimits) => W
       const stream = start(engine, controller.signal);
       await stream.next();
       controller.abort(new Error('client left'));
-      await until(() => busy(engine) === 0, 'busy returning to 0 without another read');
+      await until(() => busy(engine) === 0, { timeoutMs: 3000, intervalMs: 5, what: 'busy returning to 0 without another read' });
       await assert.rejects(stream.next(), /client left/);
       await workerIsFree();
     });
@@ -392,7 +384,7 @@ export function workerContract(name: string, create: (limits: WorkerLimits) => W
         // Stop reading: a reader that leaves its audio unread past the deadline loses the job too.
         const stalled = start(own);
         await stalled.next();
-        await until(() => busy(own) === 0, 'the stalled job being cancelled', 5000);
+        await until(() => busy(own) === 0, { timeoutMs: 5000, intervalMs: 5, what: 'the stalled job being cancelled' });
         await assert.rejects(
           (async () => {
             for (let r = await stalled.next(); !r.done; r = await stalled.next());
@@ -432,7 +424,7 @@ export function workerContract(name: string, create: (limits: WorkerLimits) => W
         })(),
         isCode('engine_error'),
       );
-      await until(() => engine.isReady(), 'a replacement worker', 10_000);
+      await until(() => engine.isReady(), { timeoutMs: 10_000, intervalMs: 5, what: 'a replacement worker' });
       await workerIsFree();
     });
   });

@@ -451,6 +451,42 @@ export function jobStoreContract(name: string, open: () => Promise<OpenedJobStor
       });
     });
 
+    test('charging: fenced by the lease, again after a takeover; once it has begun the job cannot be cancelled', T, async () => {
+      await fresh(async ({ store }) => {
+        const orgId = await org(store);
+        const job = await create(newJob(orgId), store);
+        const run1 = await store.jobs.claim(uid('run'), T0, LEASE, NO_BOUND);
+        assert.equal(run1?.id, job.id);
+        assert.equal(await store.jobs.charging(job.id, uid('run')), false, 'a wrong token');
+        assert.equal(await store.jobs.charging(uid('job'), run1!.leaseToken!), false, 'a wrong job');
+        assert.equal((await store.jobs.get(job.id))?.billing, 'held');
+        assert.equal(await store.jobs.charging(job.id, run1!.leaseToken!), true);
+        assert.equal((await store.jobs.get(job.id))?.billing, 'charged');
+        assert.equal(await store.jobs.cancel(job.id, { finishedAt: at(10), expiresAt: at(20), now: T0 + 10 }), null, 'no cancel once the charge has begun');
+        assert.equal((await store.jobs.get(job.id))?.status, 'running');
+        // The run stops before it ends the job; the next run resumes and charges again (the charge is keyed by the job).
+        const run2 = await store.jobs.claim(uid('run'), T0 + LEASE + 1, LEASE, NO_BOUND);
+        assert.equal(run2?.id, job.id);
+        assert.equal(run2?.billing, 'charged');
+        assert.equal(await store.jobs.charging(job.id, run1!.leaseToken!), false, 'the stale run');
+        assert.equal(await store.jobs.charging(job.id, run2!.leaseToken!), true);
+        const end = { status: 'succeeded' as const, result: { contentType: 'audio/wav', bytes: 100, durationSeconds: 1, timestamps: false }, finishedAt: at(30), expiresAt: at(1000), now: T0 + LEASE + 2 };
+        assert.equal(await store.jobs.finish(job.id, run2!.leaseToken!, end), true);
+        assert.equal((await store.jobs.get(job.id))?.billing, 'charged');
+        assert.deepEqual(ids(await store.jobs.unbilled(10)), [], 'charged before it ended: nothing left to bill');
+
+        // A cancelled job is never charged: its run's charging is refused and its hold stays to be released.
+        const other = await create(newJob(orgId), store);
+        const run3 = await store.jobs.claim(uid('run'), T0 + LEASE + 3, LEASE, NO_BOUND);
+        assert.equal(run3?.id, other.id);
+        assert.equal((await store.jobs.cancel(other.id, { finishedAt: at(40), expiresAt: at(1000), now: T0 + LEASE + 4 }))?.status, 'cancelled');
+        assert.equal(await store.jobs.charging(other.id, run3!.leaseToken!), false);
+        assert.equal((await store.jobs.get(other.id))?.billing, 'held');
+        // A finished job is not charged by this step either.
+        assert.equal(await store.jobs.charging(job.id, run2!.leaseToken!), false);
+      });
+    });
+
     test('billing: set only from held; unbilled lists finished jobs still held, oldest first', T, async () => {
       await fresh(async ({ store }) => {
         const orgId = await org(store);

@@ -48,12 +48,5 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-/** Polls `check` every `everyMs` until it returns true; false if `withinMs` passes first. */
-export async function eventually(check: () => boolean | Promise<boolean>, withinMs: number, everyMs = 20): Promise<boolean> {
-  const deadline = performance.now() + withinMs;
-  for (;;) {
-    if (await check()) return true;
-    if (performance.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
+/** The tests' bounded poll as a boolean, kept here too for the many tests that import it from here. */
+export { eventually } from './poll.js';

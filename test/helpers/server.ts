@@ -32,6 +32,8 @@ export interface TestServerOptions {
   limits?: AppOptions['limits'];
   /** Engine instances for configured engine ids (see `AppOptions.engines`). */
   engines?: AppOptions['engines'];
+  /** Wraps the jobs' storage (see `AppOptions.jobStorage`). */
+  jobStorage?: AppOptions['jobStorage'];
   logDestination?: DestinationStream;
   logLevel?: string;
 }
@@ -59,7 +61,7 @@ export async function startServer(options: TestServerOptions = {}): Promise<Test
     },
   });
   const logger = createLogger(options.logLevel ?? (options.logDestination ? 'info' : 'silent'), options.logDestination);
-  const app = await createApp(config, logger, { gate: options.gate, store: options.store, limits: options.limits, engines: options.engines });
+  const app = await createApp(config, logger, { gate: options.gate, store: options.store, limits: options.limits, engines: options.engines, jobStorage: options.jobStorage });
   const url = await app.listen();
   const tls = config.server.tls;
   return {

@@ -66,17 +66,19 @@
   // ---- sign-in -------------------------------------------------------------------------------
   async function whoIs(token) {
     const headers = { authorization: 'Bearer ' + token };
-    // API keys look like sk_…; anything else is tried as the admin token first, so no request is made that must fail.
-    const asKey = /^sk_/.test(token);
-    const order = asKey ? ['org', 'admin'] : ['admin', 'org'];
-    let last = null;
+    // An API key (sk_…) is only ever an organisation's, so it is tried as nothing else and a refusal
+    // names the key's error. Anything else is tried as the admin token first, then as an
+    // organisation's credential; a refusal then names the admin token's error.
+    const order = /^sk_/.test(token) ? ['org'] : ['admin', 'org'];
+    let first = null;
     for (const role of order) {
       const response = await fetch(role === 'admin' ? '/admin/orgs' : '/usage?limit=1', { headers });
       if (response.ok) return role === 'admin' ? { role } : { role, org: (await response.json()).org };
-      last = await failureOf(response);
-      if (response.status !== 401 && response.status !== 403) break;
+      const failure = await failureOf(response);
+      first = first || failure;
+      if (response.status !== 401 && response.status !== 403) throw failure;
     }
-    throw last;
+    throw first;
   }
   async function signIn(token) {
     const who = await whoIs(token);
@@ -546,8 +548,47 @@
       h('h2', {}, 'Clone a voice'), form];
   }
 
-  /** The admin token's view of one organisation's cloned voices: listed and deleted (previews are spoken with a key). */
+  /**
+   * The admin token's Voices page: one organisation's cloned voices (listed and deleted), and the
+   * built-in voices every organisation has, each previewed through `/admin/voices/{id}/preview`,
+   * which charges no organisation.
+   */
   async function orgVoices(orgId) {
+    const [builtIn, own] = await Promise.all([builtInVoices(), orgClonedVoices(orgId)]);
+    return [...own, builtIn];
+  }
+  async function builtInVoices() {
+    const everyVoice = async () => {
+      const all = [];
+      for (let page = { has_more: true }; page.has_more;) {
+        page = await json('/admin/voices?limit=100' + (all.length ? '&starting_after=' + encodeURIComponent(all[all.length - 1].id) : ''));
+        all.push(...page.data);
+        if (!page.data.length) break;
+      }
+      return all;
+    };
+    const [data, model] = await Promise.all([everyVoice(), modelPicker('builtin-voice-model')]);
+    const player = h('audio', { controls: true, hidden: true, id: 'builtin-voice-player', 'aria-label': 'Built-in voice preview' });
+    const status = h('p', { role: 'status' });
+    const play = async (v) => {
+      status.className = ''; status.textContent = 'Speaking…';
+      try {
+        const audio = await blob(`/admin/voices/${encodeURIComponent(v.id)}/preview`, { method: 'POST', body: { model_id: model.value } });
+        if (player.src) URL.revokeObjectURL(player.src);
+        player.src = URL.createObjectURL(audio); player.hidden = false;
+        await player.play().catch(() => {});
+        status.className = 'ok'; status.textContent = `Playing ${Math.round(audio.size / 1024)} KiB of audio.`;
+      } catch (err) { status.className = 'error'; status.textContent = err.message; }
+    };
+    const rows = data.map((v) => h('tr', {}, h('td', {}, v.name), h('td', {}, h('code', {}, v.id)), h('td', {}, v.language || ''),
+      h('td', {}, h('button', { type: 'button', class: 'quiet', 'aria-label': `Play ${v.name}`, onclick: () => play(v) }, 'Play'))));
+    return h('section', { 'aria-labelledby': 'builtin-voices' }, h('h2', { id: 'builtin-voices' }, 'Built-in voices'),
+      h('p', { class: 'muted' }, 'Every organisation has these. A preview is spoken for the operator and charged to no organisation.'),
+      h('div', { class: 'toolbar' }, h('label', { for: 'builtin-voice-model' }, 'Preview with'), model), status, player,
+      h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Id', 'Language', ''].map((t) => h('th', {}, t)))),
+        h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 4, class: 'empty' }, 'No built-in voices.'))))));
+  }
+  async function orgClonedVoices(orgId) {
     const picked = await pickOrg('voices', orgId);
     if (!picked) return noOrgs('Voices');
     const { data } = await json(`${adminBase(picked.org)}/voices?limit=100`);
@@ -561,7 +602,7 @@
     return [h('h1', {}, 'Voices'), picked.picker, status,
       h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Name', 'Id', 'Language', 'Created', ''].map((t) => h('th', {}, t)))),
         h('tbody', {}, rows.length ? rows : h('tr', {}, h('td', { colspan: 5, class: 'empty' }, `${picked.org.name} has cloned no voices.`))))),
-      h('p', { class: 'muted' }, 'The built-in voices are every organisation\'s. Previews and cloning are done with the organisation\'s API key.')];
+      h('p', { class: 'muted' }, 'Cloning is done with the organisation\'s API key.')];
   }
 
   // ---- Dictionaries --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import { createLogger } from '../../log/logger.js';
 import { WorkerPool, type SubmitOptions, type WorkerPoolOptions } from './pool.js';
 import type { ChunkDecoder } from './stream.js';
 import type { TestJob } from './stand-in-worker.js';
+import { until } from '../../../test/helpers/poll.js';
 
 const WORKER_URL = new URL('./stand-in-worker.js', import.meta.url);
 
@@ -58,15 +59,6 @@ async function drainAll<T>(iterator: AsyncIterable<T>): Promise<T[]> {
   const items: T[] = [];
   for await (const item of iterator) items.push(item);
   return items;
-}
-
-/** Polls until `check` holds, failing after `ms`. */
-async function until(check: () => boolean, what: string, ms = 3000): Promise<void> {
-  const deadline = performance.now() + ms;
-  while (!check()) {
-    if (performance.now() > deadline) assert.fail(`${what} did not happen within ${ms} ms`);
-    await sleep(5);
-  }
 }
 
 /** Every test is bounded, so a pool that loses a job fails instead of hanging. */
@@ -153,7 +145,7 @@ describe('worker pool', () => {
     await withPool({ jobTimeoutMs: 200 }, async (pool) => {
       const slow = submit(pool, { chunks: 100, samples: 10, blockMs: 20 }); // 2 s of work
       await assert.rejects(drain(slow), (err: unknown) => isCode('engine_timeout')(err) && /within 0\.2 s$/.test((err as Error).message));
-      await until(() => pool.stats().busy === 0, 'the worker stopping');
+      await until(() => pool.stats().busy === 0, { timeoutMs: 3000, intervalMs: 5, what: 'the worker stopping' });
       assert.equal(pool.stats().jobs.jobTimeouts, 1);
       assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2);
     });
@@ -176,7 +168,7 @@ describe('worker pool', () => {
     await withPool({ jobTimeoutMs: 200 }, async (pool) => {
       const stalled = submit(pool, { chunks: 1000, samples: 10 });
       await stalled.next();
-      await until(() => pool.stats().busy === 0, 'the stalled job being cancelled');
+      await until(() => pool.stats().busy === 0, { timeoutMs: 3000, intervalMs: 5, what: 'the stalled job being cancelled' });
       await assert.rejects(stalled.next(), (err: unknown) => isCode('engine_timeout')(err) && /not read/.test((err as Error).message));
       assert.equal(pool.stats().jobs.jobTimeouts, 1);
     });
@@ -188,7 +180,7 @@ describe('worker pool', () => {
       const stream = submit(pool, { chunks: 100_000, samples: 10, blockMs: 1 }, controller.signal);
       await stream.next();
       controller.abort(new Error('gone'));
-      await until(() => pool.stats().busy === 0, 'the worker stopping');
+      await until(() => pool.stats().busy === 0, { timeoutMs: 3000, intervalMs: 5, what: 'the worker stopping' });
       await assert.rejects(stream.next(), /gone/);
       assert.equal(pool.stats().jobs.cancelled, 1);
     });
@@ -203,7 +195,7 @@ describe('worker pool', () => {
       await queued.return();
       assert.equal(pool.stats().queued, 0, 'a job returned before its first read leaves the queue');
       await running.return();
-      await until(() => pool.stats().busy === 0, 'the worker stopping');
+      await until(() => pool.stats().busy === 0, { timeoutMs: 3000, intervalMs: 5, what: 'the worker stopping' });
       assert.equal(pool.stats().jobs.cancelled, 2);
       assert.deepEqual(await running.next(), { done: true, value: undefined });
     });
@@ -230,7 +222,7 @@ describe('worker pool', () => {
       await until(() => {
         gc();
         return pool.stats().busy === 0;
-      }, 'the dropped job being cancelled');
+      }, { timeoutMs: 3000, intervalMs: 5, what: 'the dropped job being cancelled' });
       assert.equal(pool.stats().jobs.cancelled, 1);
     });
   });
@@ -240,8 +232,8 @@ describe('worker pool', () => {
       const stuck = submit(pool, { chunks: 10_000, samples: 10, blockMs: 5, ignoreCancel: true }); // 50 s
       await stuck.next();
       await stuck.return();
-      await until(() => pool.stats().workersTerminated === 1, 'the stuck worker being terminated');
-      await until(() => pool.isReady() && pool.stats().busy === 0, 'a replacement worker');
+      await until(() => pool.stats().workersTerminated === 1, { timeoutMs: 3000, intervalMs: 5, what: 'the stuck worker being terminated' });
+      await until(() => pool.isReady() && pool.stats().busy === 0, { timeoutMs: 3000, intervalMs: 5, what: 'a replacement worker' });
       assert.equal(pool.stats().workerExits, 0, 'a termination is not counted as a crash');
       assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2);
     });
@@ -252,7 +244,7 @@ describe('worker pool', () => {
       const stuck = submit(pool, { chunks: 40, samples: 10, blockMs: 10, ignoreCancel: true }); // ~400 ms
       await stuck.next();
       await stuck.return();
-      await until(() => pool.stats().busy === 0, 'the stuck call returning');
+      await until(() => pool.stats().busy === 0, { timeoutMs: 3000, intervalMs: 5, what: 'the stuck call returning' });
       assert.equal(pool.stats().workersTerminated, 0, 'not terminated past its grace period');
       assert.equal(pool.stats().workerExits, 0);
       assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2, 'the same worker serves the next job');
@@ -291,7 +283,7 @@ describe('worker pool', () => {
       // Wrapped: an async function returning the promise would wait for the job to end.
       const busy = async (chunks: number) => {
         const speaking = run('speaking', { chunks, samples: 10, blockMs: 20 });
-        await until(() => order.includes('speaking'), 'the first job starting');
+        await until(() => order.includes('speaking'), { timeoutMs: 3000, intervalMs: 5, what: 'the first job starting' });
         return { speaking };
       };
 
@@ -315,7 +307,7 @@ describe('worker pool', () => {
       ({ speaking } = await busy(20)); // ~400 ms
       const queuedAt = performance.now();
       const overdue = run('continuation', { chunks: 1, samples: 10 }, { continuation: true, dueAt: queuedAt + 60_000 });
-      await until(() => performance.now() - queuedAt > 150 + 20, 'the continuation being overdue');
+      await until(() => performance.now() - queuedAt > 150 + 20, { timeoutMs: 3000, intervalMs: 5, what: 'the continuation being overdue' });
       const late = run('first piece', { chunks: 1, samples: 10 });
       await Promise.all([speaking, overdue, late]);
       assert.deepEqual(order, ['speaking', 'continuation', 'first piece']);
@@ -326,7 +318,7 @@ describe('worker pool', () => {
     await withPool({ workers: 2, queueLimit: 8 }, async (pool) => {
       const background = Array.from({ length: 4 }, () => pool.submit({ chunks: 4, samples: 10, blockMs: 20 }, new AbortController().signal, decoder(), { background: true }));
       const drained = background.map((stream) => drain(stream));
-      await until(() => pool.stats().backgroundRunning === 1, 'one background job running');
+      await until(() => pool.stats().backgroundRunning === 1, { timeoutMs: 3000, intervalMs: 5, what: 'one background job running' });
       assert.equal(pool.stats().backgroundRunning, 1, 'the second worker stays idle');
       assert.equal(pool.stats().backgroundQueued, 3);
       const startedAt = performance.now();
@@ -350,7 +342,7 @@ describe('worker pool', () => {
         })();
       };
       const first = run('background 1', { chunks: 5, samples: 10, blockMs: 20 }, { background: true });
-      await until(() => order.includes('background 1'), 'background work starting on an idle pool');
+      await until(() => order.includes('background 1'), { timeoutMs: 3000, intervalMs: 5, what: 'background work starting on an idle pool' });
       const second = run('background 2', { chunks: 1, samples: 10 }, { background: true });
       const request = run('request', { chunks: 1, samples: 10 });
       await Promise.all([first, second, request]);
@@ -366,7 +358,7 @@ describe('worker pool', () => {
       const controller = new AbortController();
       const waiting = pool.submit({ chunks: 1, samples: 10 }, controller.signal, decoder(), { background: true });
       const kept = drain(pool.submit({ chunks: 1, samples: 10 }, new AbortController().signal, decoder(), { background: true }));
-      await until(() => pool.stats().jobs.queueTimeouts >= 1, 'the foreground job timing out in the queue');
+      await until(() => pool.stats().jobs.queueTimeouts >= 1, { timeoutMs: 3000, intervalMs: 5, what: 'the foreground job timing out in the queue' });
       assert.equal(pool.stats().backgroundQueued, 2, 'background work is still queued past the queue timeout');
       controller.abort(new Error('cancelled'));
       await assert.rejects(drain(waiting));
@@ -396,7 +388,7 @@ describe('worker pool', () => {
       await assert.rejects(drain(victim), (err: unknown) => isCode('engine_error')(err) && /stopped unexpectedly/.test((err as Error).message));
       assert.equal(pool.stats().workerExits, 1);
       assert.equal((await drain(submit(pool, { chunks: 2, samples: 10 }))).length, 2, 'the other worker serves meanwhile');
-      await until(() => pool.stats().workers === 2, 'a replacement worker');
+      await until(() => pool.stats().workers === 2, { timeoutMs: 3000, intervalMs: 5, what: 'a replacement worker' });
       assert.deepEqual({ ...pool.stats().jobs, submitted: 0 }, { submitted: 0, completed: 1, failed: 2, cancelled: 0, queueTimeouts: 0, jobTimeouts: 0, refused: 0 });
     });
   });

@@ -66,8 +66,9 @@ const SQL = {
       lease_token = NULL, lease_expires_at = NULL, ${webhookDue('$8')}
     WHERE id = $1 AND lease_token = $2 AND status = 'running' RETURNING id`,
   cancel: `UPDATE jobs SET status = 'cancelled', finished_at = $2, expires_at = $3, lease_token = NULL, lease_expires_at = NULL, ${webhookDue('$4')}
-    WHERE id = $1 AND status IN ('queued', 'running') RETURNING *`,
+    WHERE id = $1 AND status IN ('queued', 'running') AND billing = 'held' RETURNING *`,
   setBilling: "UPDATE jobs SET billing = $2 WHERE id = $1 AND billing = 'held'",
+  charging: "UPDATE jobs SET billing = 'charged' WHERE id = $1 AND lease_token = $2 AND status = 'running' AND billing IN ('held', 'charged') RETURNING id",
   unbilled: `SELECT * FROM jobs WHERE billing = 'held' AND status IN ${FINISHED} ORDER BY finished_at, id LIMIT $1`,
   expired: `SELECT * FROM jobs WHERE expires_at <= $1::timestamptz AND status IN ${FINISHED} ORDER BY expires_at, id LIMIT $2`,
   delete: 'DELETE FROM jobs WHERE id = $1 RETURNING id',
@@ -155,6 +156,9 @@ export function postgresJobs(query: Run): JobRepository {
       checkWhole('now', at.now);
       const [row] = await query<JobRow>(SQL.cancel, [id, at.finishedAt, at.expiresAt, at.now]);
       return row ? job(row) : null;
+    },
+    async charging(id, token) {
+      return (await query(SQL.charging, [id, token])).length > 0;
     },
     async setBilling(id, billing) {
       await query(SQL.setBilling, [id, billing]);

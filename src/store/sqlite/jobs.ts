@@ -75,9 +75,10 @@ export function sqliteJobs(db: Database.Database, writes: SqliteJobWrites): JobR
       `UPDATE jobs SET status = 'cancelled', finished_at = @finished_at, expires_at = @expires_at, lease_token = NULL, lease_expires_at = NULL,
        webhook_state = CASE WHEN webhook_url IS NOT NULL THEN 'pending' ELSE webhook_state END,
        webhook_next_at = CASE WHEN webhook_url IS NOT NULL THEN @now ELSE webhook_next_at END
-       WHERE id = @id AND status IN ('queued', 'running') RETURNING *`,
+       WHERE id = @id AND status IN ('queued', 'running') AND billing = 'held' RETURNING *`,
     ),
     setBilling: db.prepare("UPDATE jobs SET billing = ? WHERE id = ? AND billing = 'held'"),
+    charging: db.prepare("UPDATE jobs SET billing = 'charged' WHERE id = @id AND lease_token = @token AND status = 'running' AND billing IN ('held', 'charged')"),
     unbilled: db.prepare(`SELECT * FROM jobs WHERE billing = 'held' AND status IN ${FINISHED} ORDER BY finished_at, id LIMIT ?`),
     expired: db.prepare(`SELECT * FROM jobs WHERE expires_at IS NOT NULL AND expires_at <= ? AND status IN ${FINISHED} ORDER BY expires_at, id LIMIT ?`),
     delete: db.prepare('DELETE FROM jobs WHERE id = ?'),
@@ -195,6 +196,9 @@ export function sqliteJobs(db: Database.Database, writes: SqliteJobWrites): JobR
       checkWhole('now', at.now);
       const row = await writes.durable(() => s.cancel.get({ id, finished_at: at.finishedAt, expires_at: at.expiresAt, now: at.now }) as JobRow | undefined);
       return row ? job(row) : null;
+    },
+    async charging(id, token) {
+      return (await writes.durable(() => s.charging.run({ id, token }))).changes > 0;
     },
     async setBilling(id, billing) {
       await writes.durable(() => s.setBilling.run(billing, id));

@@ -5,7 +5,6 @@
  * with a balance, and the ledger entries the suites write.
  */
 import { randomBytes } from 'node:crypto';
-import { eventually } from '../redis.js';
 import type { NewLedgerEntry, OrgLimits, RequestFailure, Store } from '../../../src/store/store.js';
 
 /** A row written straight into the database at a chosen time (the rollup's triggers still run; balances do not move). */
@@ -26,11 +25,6 @@ export const T = { timeout: 20_000 };
 
 export function uid(prefix: string): string {
   return `${prefix}_${randomBytes(6).toString('hex')}`;
-}
-
-/** Waits, by the suites' shared bounded poll, for `check` to hold; fails after `ms`. */
-export async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
-  if (!(await eventually(check, ms, 5))) throw new Error(`condition not met within ${ms} ms`);
 }
 
 export function charge(orgId: string, credits: number, chargeKey: string | null, extra: Partial<NewLedgerEntry> = {}): NewLedgerEntry {

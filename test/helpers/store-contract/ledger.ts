@@ -5,7 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Store } from '../../../src/store/store.js';
-import { uid, until, charge, credit, T, type Subject } from './common.js';
+import { until } from '../poll.js';
+import { uid, charge, credit, T, type Subject } from './common.js';
 
 export function ledgerContract(subject: Subject): void {
   test('ledger: every row keeps its fields; the balance is the sum of the rows; pages newest first', T, async () => {
@@ -199,7 +200,7 @@ export function ledgerContract(subject: Subject): void {
     const id = `req_${uid('r')}/0`;
     const held = await subject.store.ledger.reserve({ id, orgId, credits: 10, ttlMs: 40 });
     assert.equal(held.ok, true);
-    await until(async () => (await subject.store.ledger.reserved(orgId)) === 0);
+    await until(async () => (await subject.store.ledger.reserved(orgId)) === 0, { intervalMs: 5, what: 'no reservation left' });
     const next = await subject.store.ledger.reserve({ id: uid('res'), orgId, credits: 4, ttlMs: 60_000 });
     assert.equal(next.ok, true, 'the lapsed hold no longer blocks');
     assert.equal(next.reserved, 0);
@@ -265,7 +266,7 @@ export function ledgerContract(subject: Subject): void {
       assert.equal((await second.ledger.reserve({ id: uid('res'), orgId, credits: 10, ttlMs: 500 })).ok, true);
       assert.ok((await subject.store.ledger.reserved(orgId)) >= 10);
       // The second server goes quiet (as a crashed one would): what it holds lapses shortly after its hold.
-      await until(async () => (await subject.store.ledger.reserved(orgId)) === 0);
+      await until(async () => (await subject.store.ledger.reserved(orgId)) === 0, { intervalMs: 5, what: 'no reservation left' });
     } finally {
       await second.close();
     }

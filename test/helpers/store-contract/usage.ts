@@ -10,7 +10,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LedgerEntry, NewLedgerEntry, RequestFailure, Store, UsageGroup, UsageQuery, UsageRow } from '../../../src/store/store.js';
-import { charge, credit, uid, until, T, type Subject, type TimedRow } from './common.js';
+import { until } from '../poll.js';
+import { charge, credit, uid, T, type Subject, type TimedRow } from './common.js';
 
 const HOUR = 3_600_000;
 const START = Date.UTC(2025, 2, 30, 22, 0, 0); // across a day's and a month's end
@@ -191,15 +192,15 @@ export function usageContract(subject: Subject): void {
     try {
       const t0 = iso(Date.now());
       const writers = Array.from({ length: 6 }, write);
-      await until(async () => written >= 30);
+      await until(async () => written >= 30, { intervalMs: 5 });
       const t1 = iso(Date.now()); // from now on, a moment in the past
       exported.push(...(await all(subject.store.usage.entries({ from: t0, to: t1, orgId, pageSize: 7 }))));
       const before = written;
-      await until(async () => written >= before + 30);
+      await until(async () => written >= before + 30, { intervalMs: 5 });
       // The range ends at the next millisecond: every row counted so far was stamped before it (one stamped
       // in the millisecond `Date.now()` reads here would belong to the next range, not this one).
       const end = Date.now() + 1;
-      await until(async () => Date.now() >= end);
+      await until(async () => Date.now() >= end, { intervalMs: 5 });
       const t2 = iso(end);
       exported.push(...(await all(subject.store.usage.entries({ from: t1, to: t2, orgId, pageSize: 7 }))));
       stop = true;
