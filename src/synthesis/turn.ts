@@ -310,8 +310,8 @@ export class TextTurn {
 
   private async speak(text: string, ssml: boolean): Promise<void> {
     // Billing counts the text as received (in accept); tags and the dictionary change only what is spoken.
-    const { model, settings, streaming, pronunciation, voiceGain, normalize } = this.template;
-    const context = { model, settings, streaming, pronunciation, voiceGain, normalize };
+    const { model, settings, streaming, pronunciation, voiceGain, normalize, spokenLanguage } = this.template;
+    const context = { model, settings, streaming, pronunciation, voiceGain, normalize, ...(spokenLanguage ? { language: spokenLanguage } : {}) };
     const reading = ssml ? readSsml(text) : null;
     const segments = reading ? segmentsOf(reading.segments, context) : speechSegments(text, context);
     // Every piece of text joins the turn's words, in order, whether or not it has anything to speak.
