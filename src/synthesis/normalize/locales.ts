@@ -79,7 +79,8 @@ const card = (lib: { toCardinal(v: bigint): string }) => (value: bigint) => lib.
 /** A Romance ordinal made feminine: every "-o" ending becomes "-a" ("vigésimo primero" → "vigésima primera"). */
 const feminineO = (words: string) => words.replace(/o\b/gu, 'a').replace(/primer\b/gu, 'primera').replace(/tercer\b/gu, 'tercera');
 
-const lower = (names: string[]) => names.map((n) => [n, n.slice(0, 3) + '.', ...(n.length > 4 ? [n.slice(0, 4) + '.'] : [])]);
+/** Month names and their abbreviations ("sept."); a name of three letters has none (its full stop ends the sentence). */
+const lower = (names: string[]) => names.map((n) => [n, ...(n.length > 3 ? [n.slice(0, 3) + '.'] : []), ...(n.length > 4 ? [n.slice(0, 4) + '.'] : [])]);
 
 // ---------------------------------------------------------------- German
 
@@ -130,7 +131,7 @@ const GERMAN: Locale = {
   fractionAsNumber: false,
   year: germanYear,
   months: DE_MONTHS,
-  monthForms: DE_MONTHS.map((n) => [n, n.slice(0, 3) + '.', ...(n === 'September' ? ['Sept.'] : [])]),
+  monthForms: DE_MONTHS.map((n) => [n, ...(n.length > 3 ? [n.slice(0, 3) + '.'] : []), ...(n === 'September' ? ['Sept.'] : [])]),
   date(day, month, year, before) {
     const ending = DE_ENDINGS[before.toLowerCase()] ?? 'er';
     return `${germanOrdinal(big(day), ending)} ${DE_MONTHS[month]}${year === null ? '' : ` ${germanYear(year)}`}`;
@@ -149,7 +150,7 @@ const GERMAN: Locale = {
   },
   abbreviations: [
     ['z. B.', 'zum Beispiel'], ['z.B.', 'zum Beispiel'], ['d. h.', 'das heißt'], ['d.h.', 'das heißt'], ['u. a.', 'unter anderem'], ['u.a.', 'unter anderem'],
-    ['usw.', 'und so weiter'], ['bzw.', 'beziehungsweise'], ['ca.', 'circa'], ['evtl.', 'eventuell'], ['inkl.', 'inklusive'], ['vgl.', 'vergleiche'],
+    ['usw.', 'und so weiter'], ['bzw.', 'beziehungsweise'], ['ca.', 'circa'], ['Ca.', 'Circa'], ['evtl.', 'eventuell'], ['inkl.', 'inklusive'], ['vgl.', 'vergleiche'],
     ['Nr.', 'Nummer'], ['Str.', 'Straße'], ['Dr.', 'Doktor'], ['Prof.', 'Professor'], ['Hr.', 'Herr'], ['Fr.', 'Frau', 'name'], ['Mio.', 'Millionen'], ['Mrd.', 'Milliarden'],
   ],
   phonePairs: false,
@@ -246,7 +247,8 @@ function spanish(lib: typeof esES, tag: string, decimal: ',' | '.', groups: stri
     date: (day, month, year) => `${day === 1 ? firstOfMonth : lib.toCardinal(day)} de ${ES_MONTHS[month]}${year === null ? '' : ` de ${lib.toCardinal(year)}`}`,
     time: (h, m) => {
       const hour = lib.toCardinal(h, { gender: 'feminine' });
-      return m ? `${hour} y ${lib.toCardinal(m)}` : `${hour} ${h === 1 ? 'hora' : 'horas'}`;
+      // "a la una", "a las catorce horas"
+      return m ? `${hour} y ${lib.toCardinal(m)}` : h === 1 ? hour : `${hour} horas`;
     },
     currencies,
     moneyJoin: 'con',
@@ -330,7 +332,7 @@ const ITALIAN: Locale = {
   },
   abbreviations: [
     ['Sig.ra', 'signora'], ['Sig.na', 'signorina'], ['Sig.', 'signor'], ['Dott.ssa', 'dottoressa'], ['Dott.', 'dottor'], ['Dr.', 'dottor'], ['Prof.ssa', 'professoressa'], ['Prof.', 'professor'],
-    ['ecc.', 'eccetera'], ['p. es.', 'per esempio'], ['pag.', 'pagina'], ['tel.', 'telefono'], ['n.', 'numero', 'name'],
+    ['ecc.', 'eccetera'], ['p. es.', 'per esempio'], ['pag.', 'pagina'], ['Pag.', 'Pagina'], ['tel.', 'telefono'], ['n.', 'numero', 'name'],
   ],
   phonePairs: false,
   range: 'a',

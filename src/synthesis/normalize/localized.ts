@@ -57,7 +57,7 @@ class LocalNormalizer {
     const D = escape(L.decimal);
     const NUM = String.raw`\d{1,3}(?:${G}\d{3})+(?:${D}\d+)?|\d+(?:${D}\d+)?`;
     this.num = NUM;
-    const B = String.raw`(?<![\p{L}\p{N}_.,'’])`;
+    const B = String.raw`(?<![\p{L}\p{N}_.,])`;
     const E = String.raw`(?![\p{L}\p{N}_])`;
     const NOT_AFTER = String.raw`(?![\p{N}]|[.,]\d)`;
     const months = new Map<string, number>();
