@@ -142,6 +142,8 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         }
         continue;
       }
+      // Words handed out from here on carry what the engine was given for them (normalised, aliased).
+      if (track) track.aligner.addSpoken(segment.source, track.textAt);
       // A dialogue's turn is spoken in its speaker's voice.
       const speaker = segment.speaker !== undefined && speakers ? speakers[segment.speaker] : null;
       const input: EngineInput = { text: segment.text, voice: speaker?.voice ?? request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: segment.language ?? request.language ?? undefined, wordTimings: request.wordTimestamps, ...(request.background ? { background: true } : {}) };

@@ -134,21 +134,21 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     if (!context || context.final) return true;
     const alignment = this.alignment(context, piece.words);
     if (piece.audio.length === 0 && !alignment) return true;
-    return this.send(this.withContext(context, { audio: piece.audio.length > 0 ? piece.audio.toString('base64') : null, isFinal: false, normalizedAlignment: alignment, alignment }));
+    return this.send(this.withContext(context, { audio: piece.audio.length > 0 ? piece.audio.toString('base64') : null, isFinal: false, normalizedAlignment: alignment?.normalized ?? null, alignment: alignment?.characters ?? null }));
   }
 
   async words(turn: TextTurn, words: WordTiming[]): Promise<void> {
     const context = this.byTurn.get(turn);
     if (!context || context.final) return;
     const alignment = this.alignment(context, words);
-    if (alignment) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: alignment, alignment }));
+    if (alignment) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: alignment.normalized, alignment: alignment.characters }));
   }
 
   /** The alignment of `words`, its times counted from where the last one ended; null for none. */
   private alignment(context: Context, words: WordTiming[] | undefined) {
     if (!words || words.length === 0) return null;
     const times = context.characters.next(words);
-    const aligned = socketAlignment(times, context.alignedTo);
+    const aligned = { characters: socketAlignment(times, context.alignedTo), normalized: socketAlignment(times.normalized, context.alignedTo) };
     context.alignedTo = times.ends.length > 0 ? Math.max(context.alignedTo, times.ends[times.ends.length - 1]) : context.alignedTo;
     return aligned;
   }
