@@ -146,6 +146,27 @@ describe('what was spoken is visible in ElevenLabs’ normalized_alignment', () 
   });
 });
 
+describe('a dialogue reads each turn in its own language', () => {
+  test('each turn’s voice’s language, or the turn’s own language, decides (ElevenLabs’ normalized_alignment; the tone engine’s audio is as long as its text)', { timeout: 30_000 }, async () => {
+    const response = await server.post('/v1/text-to-dialogue/with-timestamps?output_format=pcm_16000', {
+      model_id: 'tone-normalized',
+      inputs: [{ text: 'Ich habe 21 Äpfel.', voice_id: 'espeak-de' }, { text: 'I have 21 apples.', voice_id: 'sarah' }],
+    });
+    const json = (await response.json()) as { normalized_alignment: { characters: string[] } };
+    assert.equal(response.status, 200, JSON.stringify(json));
+    assert.equal(json.normalized_alignment.characters.join(''), 'Ich habe einundzwanzig Äpfel. I have twenty-one apples.');
+    // A Cartesia dialogue turn's own language: the audio is that of the words written out in it.
+    const bytes = async (inputs: unknown[]) => {
+      const answer = await server.post('/tts/dialogue', { model_id: 'tone-normalized', inputs, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 } });
+      assert.equal(answer.status, 200, await answer.clone().text());
+      return (await answer.arrayBuffer()).byteLength;
+    };
+    const asked = await bytes([{ transcript: 'Il y a 21 chats.', voice: 'sarah', language: 'fr' }, { transcript: 'I have 21 cats.', voice: 'sarah' }]);
+    const written = await bytes([{ transcript: 'Il y a vingt et un chats.', voice: 'sarah' }, { transcript: 'I have twenty-one cats.', voice: 'sarah' }]);
+    assert.equal(asked, written);
+  });
+});
+
 describe('scoped like /tts/bytes, never charged', () => {
   let accounts: TestServer;
   let org: TestOrg;
