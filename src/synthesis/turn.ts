@@ -169,7 +169,7 @@ export class TextTurn {
       this.enqueuePending();
       this.queue.push({ kind: 'flush', id: input.flushId ?? ++this.flushes });
     } else if (input.continue) {
-      const { clauses, rest } = takeClauses(this.pending);
+      const { clauses, rest } = takeClauses(this.pending, this.template.spokenLanguage);
       for (const text of clauses) this.queue.push({ kind: 'text', text });
       this.pending = rest;
       // The text the timer waited for is spoken now: what is left starts its own wait.
