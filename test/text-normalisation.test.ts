@@ -13,6 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { LOCALE_FIXTURES } from '../src/synthesis/normalize/locale-fixtures.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
 import { startServer, type TestServer } from './helpers/server.js';
+import { TestSocket } from './helpers/ws-client.js';
 
 let server: TestServer;
 before(async () => {
@@ -143,6 +144,23 @@ describe('what was spoken is visible in ElevenLabs’ normalized_alignment', () 
     const chars = (key: string) => messages.flatMap((m) => ((m[key] as { chars: string[] } | null)?.chars ?? [])).join('');
     assert.equal(chars('alignment'), 'Es kostet 3,50 €.');
     assert.equal(squeeze(chars('normalizedAlignment')), squeeze('Es kostet drei Euro fünfzig.'));
+  });
+});
+
+describe('the WebSocket, text arriving in pieces', () => {
+  // Buffered to clause boundaries (no max_buffer_delay_ms: 0, which speaks what has arrived at once).
+  test('German in pieces is read as the whole message is: an ordinal and its month, a sum, an abbreviation', { timeout: 30_000 }, async () => {
+    const socket = await TestSocket.open(server.url);
+    const ctx = { model_id: 'tone-normalized', voice: 'sarah', language: 'de', output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 }, add_timestamps: true };
+    socket.send({ ...ctx, context_id: 'whole', transcript: 'Am 4. Mai kostet es z. B. 3,50 €. ' });
+    await socket.waitFor((e) => e.type === 'done' && e.context_id === 'whole');
+    for (const piece of ['Am 4. ', 'Mai kostet es z. ', 'B. 3,', '50 €. ']) socket.send({ ...ctx, context_id: 'pieces', transcript: piece, continue: true });
+    socket.send({ ...ctx, context_id: 'pieces', transcript: '', continue: false });
+    await socket.waitFor((e) => e.type === 'done' && e.context_id === 'pieces');
+    assert.equal(socket.audio('pieces').length, socket.audio('whole').length);
+    const words = socket.of('pieces', 'timestamps').flatMap((e) => e.word_timestamps.words);
+    assert.deepEqual(words, ['Am', '4.', 'Mai', 'kostet', 'es', 'z.', 'B.', '3,50', '€.']);
+    socket.close();
   });
 });
 
