@@ -113,6 +113,19 @@ describe('what was spoken is visible in ElevenLabs’ normalized_alignment', () 
     assert.deepEqual(wrong, []);
   });
 
+  test('an audio cache hit spells what its miss spoke', { timeout: 20_000 }, async () => {
+    const body = { text: 'Ich zahle am 4. Mai 3,50 € für 21 Äpfel.', model_id: 'tone-normalized', language_code: 'de' };
+    const answers = [];
+    for (let i = 0; i < 2; i++) {
+      const response = await server.post('/v1/text-to-speech/sarah/with-timestamps?output_format=pcm_16000', body);
+      assert.equal(response.status, 200);
+      answers.push({ cache: response.headers.get('x-cache'), json: (await response.json()) as Record<string, { characters: string[] }> });
+    }
+    assert.equal(answers[1].cache, 'hit');
+    assert.equal(answers[1].json.normalized_alignment.characters.join(''), 'Ich zahle am vierten Mai drei Euro fünfzig für einundzwanzig Äpfel.');
+    assert.deepEqual(answers[1].json.normalized_alignment, answers[0].json.normalized_alignment);
+  });
+
   test('word timestamps name the words sent, in every language', { timeout: 20_000 }, async () => {
     for (const [language, text] of [['de', 'Ich habe 21 Äpfel für 3,50 € am 4. Mai gekauft.'], ['fr', 'Le 1er mai à 14h30, 25 % de 1 000 €.'], ['pt-BR', 'Custa R$ 3,50 e 5 km.']]) {
       const response = await server.post('/tts/sse', { model_id: 'tone-normalized', transcript: text, voice: 'sarah', language, add_timestamps: true, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 16000 } });
