@@ -57,6 +57,7 @@ export const LOCALE_FIXTURES: Readonly<Record<string, readonly (readonly [input:
     ["Nr. 5 bitte.", "Nummer fünf bitte."],
     ["Ca. 300 Leute kamen.", "Circa dreihundert Leute kamen."],
     ["Da ist 1 Kind.", "Da ist ein Kind."],
+    ["Kapitel 1 Absatz 2", "Kapitel eins Absatz zwei"],
   ],
   'de-ch': [
     ["Das kostet CHF 3.50.", "Das kostet drei Franken fünfzig."],
@@ -158,6 +159,7 @@ export const LOCALE_FIXTURES: Readonly<Record<string, readonly (readonly [input:
     ["Frutas, p. ej. manzanas.", "Frutas, por ejemplo manzanas."],
     ["Manzanas, peras, etc.", "Manzanas, peras, etcétera."],
     ["Tengo 1 libro.", "Tengo un libro."],
+    ["En la página 1 dice", "En la página uno dice"],
     ["Hay 31 días.", "Hay treinta y un días."],
   ],
   'es-mx': [
@@ -205,6 +207,7 @@ export const LOCALE_FIXTURES: Readonly<Record<string, readonly (readonly [input:
     ["Frutta, p. es. mele.", "Frutta, per esempio mele."],
     ["Mele, pere ecc.", "Mele, pere eccetera."],
     ["Ho 1 libro.", "Ho un libro."],
+    ["Al capitolo 1 dice", "Al capitolo uno dice"],
     ["Ho 21 libri.", "Ho ventun libri."],
     ["Pag. 5.", "Pagina cinque."],
     ["Sono 31 giorni.", "Sono trentun giorni."],

@@ -44,6 +44,9 @@ function endsSentence(text: string, end: number): boolean {
   return /^(?:\s*$|\s+["'“‘«(]?\p{Lu}|\s*\n)/u.test(text.slice(end));
 }
 
+/** Nouns a number labels rather than counts ("página 1", "capitolo 1"): the number after them is read as it is. */
+const LABELS = new Set(['capítulo', 'página', 'número', 'artículo', 'tomo', 'versión', 'sección', 'paso', 'fase', 'nivel', 'capitolo', 'pagina', 'numero', 'articolo', 'versione', 'sezione', 'livello', 'piano']);
+
 /** Abbreviations that often end a sentence: before a capital, their full stop is the sentence's. */
 const SENTENCE_ENDS = new Set(['usw.', 'etc.', 'ecc.']);
 
@@ -129,7 +132,7 @@ class LocalNormalizer {
         return `${this.number(m[1])} ${L.range} ${this.number(m[2])}`;
       }),
       // Any other number.
-      rule(String.raw`${B}(?:(?<=^|[\s(\[])[-−])?(?:${NUM})${NOT_AFTER}`, (m, text) => this.number(m[0], text.slice(m.index + m[0].length))),
+      rule(String.raw`${B}(?:(?<=^|[\s(\[])[-−])?(?:${NUM})${NOT_AFTER}`, (m, text) => this.number(m[0], text.slice(m.index + m[0].length), wordBefore(text, m.index))),
       // Abbreviations.
       rule(String.raw`(?<![\p{L}\p{N}_.])(${alternation(L.abbreviations.map(([w]) => w))})(?![\p{L}\p{N}_])`, (m, text) => {
         const entry = L.abbreviations.find(([w]) => w === m[1])!;
@@ -180,14 +183,19 @@ class LocalNormalizer {
     return parts.join(' ');
   }
 
-  /** A number on its own: a year when it looks like one, a count before a noun ("ein Apfel", "veintiún libros"). */
-  number(text: string, after = ''): string {
+  /**
+   * A number on its own: a year when it looks like one, a count before a noun ("ein Apfel",
+   * "veintiún libros") unless it labels the noun before it ("Kapitel 1 Absatz", "página 1 dice").
+   */
+  number(text: string, after = '', before = ''): string {
     const parsed = this.parse(text);
     if (!parsed) return text;
     const L = this.locale;
     if (parsed.fraction === undefined && !parsed.negative && !parsed.grouped && parsed.digits.length === 4 && parsed.whole >= 1100n && parsed.whole <= 2099n) return L.year(Number(parsed.whole));
     if (parsed.fraction === undefined && !parsed.negative && !(parsed.digits.length > 1 && parsed.digits.startsWith('0'))) {
-      const noun = L.tag.startsWith('de') ? /^[ \u00a0]\p{Lu}\p{Ll}/u.test(after) : /^[ \u00a0]\p{Ll}{3,}/u.test(after) && /^(?:es|it)/u.test(L.tag);
+      const noun = L.tag.startsWith('de')
+        ? /^[ \u00a0]\p{Lu}\p{Ll}/u.test(after) && !/^\p{Lu}/u.test(before)
+        : /^[ \u00a0]\p{Ll}{3,}/u.test(after) && /^(?:es|it)/u.test(L.tag) && !LABELS.has(before.toLowerCase());
       if (noun) return L.counted(parsed.whole, 'm');
     }
     return this.decimal(text);
