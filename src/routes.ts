@@ -18,6 +18,7 @@ import { registerConsole } from './api/console.js';
 import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
 import { registerTtsBytes } from './api/cartesia/bytes.js';
+import { registerTtsNormalize } from './api/cartesia/normalize.js';
 import { registerTtsSse } from './api/cartesia/sse.js';
 import { registerTtsDialogue } from './api/cartesia/dialogue.js';
 import { cartesiaWebSocket } from './api/cartesia/websocket.js';
@@ -109,6 +110,7 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     registerTtsBytes(tts, services);
     registerTtsSse(tts, services);
     registerTtsDialogue(tts, services);
+    registerTtsNormalize(tts, services);
   });
   app.register(async (openai) => {
     acceptRawBodies(openai, server.bodyLimitBytes);

@@ -346,9 +346,12 @@ test("an organisation's key: edit a dictionary's entries and speak with it", T, 
   const dictId = decodeURIComponent(new URL(page.url()).hash.replace('#/dictionaries/', ''));
   const stored = await fetch(`${server.url}/pronunciation-dicts/${dictId}`, { headers: orgA.auth });
   assert.deepEqual(((await stored.json()) as { items: unknown[] }).items, [{ text: 'Voicegate', alias: 'voice gate', case_sensitive: false }]);
-  await page.getByLabel('Sentence').fill('Voicegate speaks.');
+  await page.getByLabel('Sentence').fill('Voicegate speaks 21 words.');
+  await page.getByLabel('Language').fill('de');
   await page.getByRole('button', { name: 'Speak' }).click();
   await page.getByText(/^Playing \d+ KiB/).waitFor(WAIT);
+  // What the sentence was read as: the dictionary, then the normaliser in the language picked.
+  await page.getByText('Read as (de): voice gate speaks einundzwanzig words.').waitFor(WAIT);
 });
 
 test("an organisation's key: follow a job's progress to its end and download it; cancel another", T, async () => {

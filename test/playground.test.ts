@@ -120,4 +120,10 @@ test('speak: token, streamed audio that is not silent, word highlighting, cost, 
   await page.click('#speak');
   await page.waitForFunction(() => window.voicegate.status === 'error', undefined, { timeout: 10_000 });
   assert.match((await page.textContent('#error')) ?? '', /voice_not_found/);
+
+  // The language picked is sent with the request: one that is no language tag is refused.
+  await page.fill('#voice', 'sarah');
+  await page.fill('#language', 'not a language!');
+  await page.click('#speak');
+  await page.waitForFunction(() => /language must be a language code/.test(document.querySelector('#error')?.textContent ?? ''), undefined, { timeout: 10_000 });
 });

@@ -26,6 +26,12 @@ export interface WordTiming {
   voice?: string;
   /** The dialogue's turn the word is in (its index in the request's inputs). */
   turn?: number;
+  /**
+   * What the engine was given for the client's word, where that differs from the word: its
+   * normalised form ("einundzwanzig" for "21"), a dictionary alias, a spelled run; empty when the
+   * word was read as part of the word before it ("€" in "3,50 €"). Set by the word aligner.
+   */
+  spoken?: string;
 }
 
 export interface EngineChunk {

@@ -83,7 +83,7 @@ export const elevenLabsSpeechRequestSchema = component(
     .looseObject({
       text: z.string().min(1).describe('The text to speak.'),
       model_id: z.string().optional().describe('A model id, or an ElevenLabs model id mapped by `elevenlabs.modelAliases`; absent: `elevenlabs.defaultModel`.'),
-      language_code: z.string().nullable().optional(),
+      language_code: z.string().nullable().optional().describe('The language to read in, as `language` on `/tts/bytes`; absent: the voice’s.'),
       voice_settings: z
         .looseObject({ stability: z.number().optional(), similarity_boost: z.number().optional(), style: z.number().optional(), use_speaker_boost: z.boolean().optional(), speed: z.number().min(0.7).max(1.2).optional() })
         .nullable()
@@ -203,7 +203,7 @@ export const ttsRequestSchema = component(
       voice: body.voice.describe('The voice id: `"<voice-id>"`, `{"id": "<voice-id>"}` or `{"mode": "id", "id": "<voice-id>"}`.'),
       output_format: outputFormatSchema,
       generation_config: generationConfigSchema.optional(),
-      language: body.language.describe('Accepted; the voice decides the language.'),
+      language: body.language.describe('The language to read in (a BCP 47 tag such as `de`, `fr-CA`, `pt-BR`): numbers, dates, money and units are read as its speakers read them, and the engine speaks it; absent: the voice’s language (docs/api.md#text-normalisation).'),
       stream: body.stream.describe('`/tts/bytes`: send the body as it is generated.'),
       context_id: body.context_id.describe('Echoed in stream events (default: the request id).'),
       add_timestamps: body.add_timestamps.describe('Stream word timestamps (`timestamps` events).'),
@@ -225,6 +225,7 @@ export const dialogueRequestSchema = component(
             transcript: ttsRequestSchema.shape.transcript.describe('What this turn says: text with inline tags, or an SSML document, as a `/tts/bytes` transcript.'),
             voice: ttsRequestSchema.shape.voice,
             transcript_type: ttsRequestSchema.shape.transcript_type,
+            language: z.string().nullable().optional().describe('This turn’s language; absent: the request’s, else the turn’s voice’s.'),
           }),
         )
         .min(1)
@@ -274,8 +275,36 @@ export const openAISpeechRequestSchema = component(
       pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
       cache: z.boolean().nullable().optional().describe('As on `/tts/bytes`: `false` keeps this request out of the audio cache.'),
       transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`: `ssml` reads `input` as SSML.'),
+      language: z.string().nullable().optional().describe('Voicegate’s own, as on `/tts/bytes`: the language to read in; absent: the voice’s.'),
     })
     .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
+);
+
+export const normalizeRequestSchema = component(
+  'NormalizeRequest',
+  z
+    .looseObject({
+      transcript: z.string().describe('As on `/tts/bytes`; within the model’s limit (the default model’s without `model_id`).'),
+      language: z.string().nullable().optional().describe('As on `/tts/bytes`; absent: the voice’s.'),
+      voice: body.voice.nullable().optional().describe('As on `/tts/bytes`; absent: the model’s default voice, else a built-in voice in `language`.'),
+      model_id: z.string().nullable().optional().describe('A model id; absent: the default model.'),
+      pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`: applied before normalising.'),
+      transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`.'),
+    })
+    .describe('The body of `POST /tts/normalize`.'),
+);
+
+export const normalizeResponseSchema = component(
+  'NormalizeResponse',
+  z
+    .object({
+      text: z.string().describe('What the engine is given: tags and SSML read, the dictionary and the normaliser applied.'),
+      language: z.string().describe('The language the text is read in where SSML names none (lower case).'),
+      spans: z
+        .array(z.object({ text_from: z.int(), text_to: z.int(), source_from: z.int(), source_to: z.int() }))
+        .describe('Each stretch of `text`, in order, with the stretch of the transcript it came from; offsets in Unicode code points. A rewritten token stands for its source as a whole.'),
+    })
+    .describe('The answer of `POST /tts/normalize`.'),
 );
 
 // ---- stream events ----

@@ -40,6 +40,8 @@ export const PLAYGROUND_HTML = String.raw`<!doctype html>
   <label>Model <select id="model"></select></label>
   <label>Voice <input id="voice" list="voices" value="sarah" size="14"></label>
   <datalist id="voices"></datalist>
+  <label>Language <input id="language" list="languages" placeholder="the voice's" size="8"></label>
+  <datalist id="languages"><option value="en"><option value="de"><option value="fr"><option value="es"><option value="it"><option value="pt"><option value="nl"><option value="pt-BR"><option value="es-MX"><option value="fr-CA"><option value="de-CH"></datalist>
   <label>Sample rate <select id="rate"><option>16000</option><option>22050</option><option selected>24000</option><option>44100</option><option>48000</option></select></label>
   <label>Speed <input id="speed" type="number" min="0.6" max="1.5" step="0.1" value="1"></label>
 </fieldset>
@@ -93,7 +95,7 @@ export const PLAYGROUND_HTML = String.raw`<!doctype html>
       const models = await (await fetch('/models')).json();
       $('model').innerHTML = models.data.filter((m) => m.streaming).map((m) => '<option value="' + m.id + '">' + m.name + '</option>').join('');
       const voices = await fetch('/voices?limit=100', { headers: authHeaders(t) });
-      if (voices.ok) $('voices').innerHTML = (await voices.json()).data.map((v) => '<option value="' + v.id + '">' + v.name + '</option>').join('');
+      if (voices.ok) $('voices').innerHTML = (await voices.json()).data.map((v) => '<option value="' + v.id + '">' + v.name + ' (' + v.language + ')</option>').join('');
       const b = await balance();
       if (b) $('balance').textContent = b.credits.toLocaleString() + ' credits ($' + b.usd + ')';
       vg.status = 'connected';
@@ -139,6 +141,7 @@ export const PLAYGROUND_HTML = String.raw`<!doctype html>
       voice: { mode: 'id', id: $('voice').value.trim() },
       output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: rate },
       generation_config: { speed: Number($('speed').value) }, add_timestamps: true,
+      ...($('language').value.trim() ? { language: $('language').value.trim() } : {}),
     }));
     ws.onerror = () => showError('the WebSocket could not connect');
     ws.onmessage = async (message) => {

@@ -30,6 +30,15 @@ test('no cut after a title or an abbreviation that does not end a sentence', () 
   assert.deepEqual(takeClauses('See No. 5. Done'), { clauses: ['See No. 5. '], rest: 'Done' });
 });
 
+test('no cut inside the other languages’ abbreviations, nor after a German ordinal', () => {
+  assert.deepEqual(takeClauses('Obst, z. B. Äpfel. Dann', 'de'), { clauses: ['Obst, z. B. Äpfel. '], rest: 'Dann' });
+  assert.deepEqual(takeClauses('Le M. Dupont. Puis', 'fr'), { clauses: ['Le M. Dupont. '], rest: 'Puis' });
+  assert.deepEqual(takeClauses('Am 4. Mai. Dann', 'de'), { clauses: ['Am 4. Mai. '], rest: 'Dann' });
+  assert.deepEqual(takeClauses('Am 4. ', 'de'), { clauses: [], rest: 'Am 4. ' });
+  // English keeps its cut after a number that ends a sentence.
+  assert.deepEqual(takeClauses('See No. 5. Done', 'en'), { clauses: ['See No. 5. '], rest: 'Done' });
+});
+
 test('a number at the end of buffered text may still be arriving', () => {
   assert.equal(beforeUnfinishedNumber('It costs $1,2'), 'It costs '.length);
   assert.equal(beforeUnfinishedNumber('Pi is 3.'), 'Pi is '.length);

@@ -21,6 +21,8 @@ export interface DialogueTurn {
   voiceId: string;
   /** As `transcript_type` says; absent: SSML when the text starts with `<speak` (`ssml.ts`). */
   type?: 'text' | 'ssml';
+  /** The language the turn is read in, when the client named one (else the request's, else its voice's). */
+  language?: string;
 }
 
 /** A dialogue read once: each turn's SSML reading (null for text with inline tags), its characters and the markup of the joined transcript. */
@@ -46,6 +48,8 @@ export interface Speaker {
   gain: number;
   /** Where the turn's text starts in the request's transcript (UTF-16 code units). */
   at: number;
+  /** The language the turn is read in (`language.ts`); absent: the request's. */
+  language?: string;
 }
 
 /** Turns are joined by a line break: a word never runs from one turn into the next. */
@@ -98,7 +102,7 @@ export function dialogueSegments(turns: readonly DialogueTurn[], reading: Dialog
   turns.forEach((turn, index) => {
     const speaker = speakers[index];
     const ssml = reading.readings[index];
-    const turnContext = { ...context, voiceGain: speaker.gain };
+    const turnContext = { ...context, voiceGain: speaker.gain, ...(speaker.language ? { language: speaker.language } : {}) };
     const own = ssml ? segmentsOf(ssml.segments, turnContext) : speechSegments(turn.transcript, turnContext);
     if (!own.some((segment) => segment.kind === 'text')) throw new ApiError('empty_dialogue_turn', { index });
     if (index > 0 && pauseSeconds > 0) segments.push({ kind: 'silence', seconds: pauseSeconds });

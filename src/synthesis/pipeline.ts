@@ -142,10 +142,12 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
         }
         continue;
       }
+      // Words handed out from here on carry what the engine was given for them (normalised, aliased).
+      if (track) track.aligner.addSpoken(segment.source, track.textAt);
       // A dialogue's turn is spoken in its speaker's voice.
       const speaker = segment.speaker !== undefined && speakers ? speakers[segment.speaker] : null;
-      const input: EngineInput = { text: segment.text, voice: speaker?.voice ?? request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: request.language ?? undefined, wordTimings: request.wordTimestamps, ...(request.background ? { background: true } : {}) };
-      // SSML's phonemes and language reach only an engine that speaks them; any other speaks the text.
+      const input: EngineInput = { text: segment.text, voice: speaker?.voice ?? request.voice, speed: segment.speed, ...(segment.pitch !== undefined ? { pitch: segment.pitch } : {}), language: segment.language ?? request.language ?? undefined, wordTimings: request.wordTimestamps, ...(request.background ? { background: true } : {}) };
+      // SSML's phonemes and the text's language reach only an engine that speaks them; any other speaks the text.
       if (segment.phonemes && engine.takes?.phonemes) input.phonemes = segment.phonemes;
       if (segment.language && engine.takes?.languages) input.textLanguage = segment.language;
       const reference = speaker ? speaker.reference : request.reference;

@@ -41,7 +41,10 @@ export interface SynthesisRequest {
   /** The voice's clip and transcript when the engine clones and the voice is a cloned one; else null. */
   reference: VoiceReference | null;
   format: OutputFormat;
+  /** The language the client named (`language.ts`), as a lower-case tag; null: none. */
   language: string | null;
+  /** The language text is read in where SSML names none: the request's, its voice's or the model's (`language.ts`). */
+  spokenLanguage?: string;
   settings: GenerationSettings;
   /** Whether audio is sent as it is made (affects allowed formats and WAV headers). */
   streaming: boolean;

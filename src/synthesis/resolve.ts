@@ -25,6 +25,7 @@ import type { SpeechInput } from './speech-input.js';
 import { hasClip, type Voice } from '../voices/voice.js';
 import { countTranscriptCharacters } from './tags.js';
 import { knownGain } from './voice-gain.js';
+import { decideLanguage, requestedLanguage } from './language.js';
 
 export interface ResolveContext {
   services: SynthesisServices;
@@ -71,6 +72,7 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   const format = resolveOutputFormat(input.outputFormat, model, input.streaming);
   const settings = resolveGenerationConfig(input.generationConfig, model, input.streaming);
 
+  const requested = requestedLanguage(input.language);
   const engine = engines.get(model.engine);
   const first = await speakerOf(input.voiceId, engine, model, context);
   // Every turn's voice is looked up (once per id) before the dictionary, so a bad one is reported first.
@@ -82,7 +84,9 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     for (const [index, turn] of turns.entries()) {
       let speaker = found.get(turn.voiceId);
       if (!speaker) found.set(turn.voiceId, (speaker = await speakerOf(turn.voiceId, engine, model, context)));
-      speakers.push({ ...speaker, at: offsets[index] });
+      // A turn's own language, else the request's, else its voice's.
+      const language = requestedLanguage(turn.language, `turn ${index} language`) ?? requested;
+      speakers.push({ ...speaker, at: offsets[index], language: decideLanguage(language, speaker.voice, model) });
     }
   }
   const { voice, reference, gain } = first;
@@ -98,7 +102,8 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
   }
   // Limits and billing stay on the transcript as sent; only the spoken text is expanded.
   const normalize = input.normalize ?? engines.normalizes(model.engine);
-  const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize };
+  const language = decideLanguage(requested, voice, model);
+  const segmentContext = { model, settings, streaming: input.streaming, pronunciation, voiceGain: gain, normalize, language };
   const segments = speakers
     ? dialogueSegments(turns!, turnsRead!, speakers, segmentContext, dialogue.pauseSeconds)
     : reading
@@ -122,7 +127,8 @@ export async function resolveSpeech(input: SpeechInput, context: ResolveContext)
     ...(speakers ? { speakers } : {}),
     reference,
     format,
-    language: input.language,
+    language: requested,
+    spokenLanguage: language,
     settings,
     streaming: input.streaming,
     wordTimestamps: input.wordTimestamps,

@@ -26,7 +26,7 @@ import type { ModelProfile } from '../models/profile.js';
 import type { PronunciationItem } from '../store/store.js';
 import { expandMappedForSpeech, MAX_EXPANDED_CHARACTERS } from './pronunciation.js';
 import { countCharacters } from './characters.js';
-import { normalizeMapped, sayAs } from './normalize/english.js';
+import { normalizeIn, sayAsIn } from './normalize/languages.js';
 import { readSsml } from './ssml.js';
 import { parseMappedTags, spellOutMapped, type MappedTagSegment } from './tags.js';
 import { MappedText } from './text-map.js';
@@ -44,7 +44,7 @@ export type SpeechSegment =
       pitch?: number;
       /** SSML `<phoneme>`: stretches of `text` an engine that takes phonemes speaks as these phonemes instead. */
       phonemes?: PhonemeSpan[];
-      /** SSML `<lang>`: the language `text` is in (a lower-case BCP 47 tag), for engines that take one; absent: the voice's. */
+      /** The language `text` is in (a lower-case BCP 47 tag): SSML `<lang>`'s, else the request's (`language.ts`); absent: the voice's. */
       language?: string;
       /** `text` with where each part stands in the transcript: word timestamps name the transcript's words. */
       source: MappedText;
@@ -64,8 +64,10 @@ export interface SegmentContext {
   voiceGain: number;
   /** The transcript is SSML (`ssml.ts`) rather than text with Cartesia's tags. */
   ssml?: boolean;
-  /** Numbers, dates, money and the like are rewritten as words (`normalize/english.ts`): the engine's `normalize` setting. */
+  /** Numbers, dates, money and the like are rewritten as words (`normalize/languages.ts`): the engine's `normalize` setting. */
   normalize?: boolean;
+  /** The language of text no SSML `<lang>` names (`language.ts`: the request's, its voice's or the model's); absent: English. */
+  language?: string;
 }
 
 function clamp(value: number, range: { min: number; max: number }): number {
@@ -84,17 +86,17 @@ export function speechSegments(transcript: string, context: SegmentContext): Spe
 /** What a text run speaks: spelled, read as its `say-as` asks, or with the dictionary and then the normaliser applied. */
 function spokenText(part: Extract<MappedTagSegment, { kind: 'text' }>, context: SegmentContext): MappedText {
   if (part.spell) return spellOutMapped(part.source);
+  const language = part.language ?? context.language ?? 'en';
   if (part.sayAs) {
-    const said = sayAs(part.text, part.sayAs);
+    const said = sayAsIn(language, part.text, part.sayAs);
     const first = part.text.search(/\S/u);
     const range = first < 0 ? null : part.source.toSource(first, part.text.trimEnd().length);
     // A reading that does not fit the text leaves it to be read as plain text.
     if (said !== null && range) return new MappedText().replace(said, range.from, range.to);
   }
   const expanded = expandMappedForSpeech(part.source, context.pronunciation);
-  // The normaliser reads English: text SSML says is in another language is left as written.
-  const english = !part.language || part.language === 'en' || part.language.startsWith('en-');
-  return context.normalize && english ? normalizeMapped(expanded) : expanded;
+  // Each language is read by its own rules; one without rules keeps its digits for the engine.
+  return context.normalize ? normalizeIn(language, expanded) : expanded;
 }
 
 /** Where the words of `text` (placed at `at` in a segment's text) stand, without the spaces around them. */
@@ -136,7 +138,7 @@ export function segmentsOf(parts: readonly MappedTagSegment[], context: SegmentC
     const joins = inline || lastInline;
     lastInline = inline;
     const pitch = part.pitch !== undefined && part.pitch !== 1 ? part.pitch : undefined;
-    const language = part.language;
+    const language = part.language ?? context.language;
     if (joins && last?.kind === 'text' && last.speed === speed && last.gain === gain && last.pitch === pitch && last.language === language) {
       const joined = new MappedText().append(last.source);
       // Runs read as a whole are words of their own: two words that would touch get a space between them.

@@ -87,8 +87,9 @@ describe('<lang>', () => {
     ]);
   });
 
-  test('the normaliser, which reads English, leaves another language’s text as written', () => {
-    assert.deepEqual(texts(segments('<speak>2 <lang xml:lang="fr">2 chats</lang></speak>')), [{ text: 'two ' }, { text: '2 chats', language: 'fr' }]);
+  test('each span is normalised in its own language; one without rules keeps its digits', () => {
+    assert.deepEqual(texts(segments('<speak>2 <lang xml:lang="fr">2 chats</lang></speak>')), [{ text: 'two ' }, { text: 'deux chats', language: 'fr' }]);
+    assert.deepEqual(texts(segments('<speak>2 <lang xml:lang="fi">2 kissaa</lang></speak>')), [{ text: 'two ' }, { text: '2 kissaa', language: 'fi' }]);
   });
 
   test('languageTag takes BCP 47 in shape, in lower case', () => {

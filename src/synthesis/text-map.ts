@@ -83,6 +83,11 @@ export class MappedText {
     return out;
   }
 
+  /** Each stretch of the text and the stretch of the transcript it came from, in text order (UTF-16 offsets); inserted text has none. */
+  runs(): { from: number; to: number; sourceFrom: number; sourceTo: number; whole: boolean }[] {
+    return this.spans.map(({ from, to, sourceFrom, sourceTo, whole }) => ({ from, to, sourceFrom, sourceTo, whole }));
+  }
+
   /** Where `[from, to)` of the text came from in the transcript; null when none of it did. */
   toSource(from: number, to: number): { from: number; to: number } | null {
     let sourceFrom = Infinity;

@@ -188,7 +188,7 @@ export class TextTurn {
       this.enqueuePending();
       this.queue.push({ kind: 'flush', id: input.flushId ?? ++this.flushes });
     } else if (input.continue) {
-      const { clauses, rest } = takeClauses(this.pending);
+      const { clauses, rest } = takeClauses(this.pending, this.template.spokenLanguage);
       for (const text of clauses) this.queue.push({ kind: 'text', text });
       this.pending = rest;
       // The text the timer waited for is spoken now: what is left starts its own wait.
@@ -330,8 +330,8 @@ export class TextTurn {
 
   private async speak(text: string, ssml: boolean): Promise<void> {
     // Billing counts the text as received (in accept); tags and the dictionary change only what is spoken.
-    const { model, settings, streaming, pronunciation, voiceGain, normalize } = this.template;
-    const context = { model, settings, streaming, pronunciation, voiceGain, normalize };
+    const { model, settings, streaming, pronunciation, voiceGain, normalize, spokenLanguage } = this.template;
+    const context = { model, settings, streaming, pronunciation, voiceGain, normalize, ...(spokenLanguage ? { language: spokenLanguage } : {}) };
     const reading = ssml ? readSsml(text) : null;
     const segments = reading ? segmentsOf(reading.segments, context) : speechSegments(text, context);
     // Every piece of text joins the turn's words, in order, whether or not it has anything to speak.

@@ -142,3 +142,21 @@ describe('segmentUnits', () => {
     assert.equal(locate('ab', 'zz', 0), null);
   });
 });
+
+describe('what was spoken for each word', () => {
+  it('each word carries what the engine was given for it: a rewritten token once, with the first word it covers', () => {
+    const text = 'Ich zahle 3,50 € für 21 Äpfel.';
+    const context: SegmentContext = { model: BUILTIN_MODELS['gepard-1.0'], settings: { speed: 1, volume: 1 } as SegmentContext['settings'], streaming: false, pronunciation: null, voiceGain: 1, normalize: true, language: 'de' };
+    const [segment] = speechSegments(text, context);
+    assert.equal(segment.kind === 'text' && segment.text, 'Ich zahle drei Euro fünfzig für einundzwanzig Äpfel.');
+    if (segment.kind !== 'text') return;
+    const aligner = new WordAligner();
+    aligner.addText(text);
+    aligner.addSpoken(segment.source, 0);
+    const out = [...aligner.add([unit(text, 'Ich', 0, 0.2), unit(text, 'Äpfel', 1, 1.4)]), ...aligner.settle(1.5, true)];
+    assert.deepEqual(
+      out.map((w) => [w.word, w.spoken]),
+      [['Ich', undefined], ['zahle', undefined], ['3,50', 'drei Euro fünfzig'], ['€', ''], ['für', undefined], ['21', 'einundzwanzig'], ['Äpfel.', undefined]],
+    );
+  });
+});

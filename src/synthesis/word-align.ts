@@ -21,6 +21,16 @@ import type { MarkupRange } from './ssml.js';
 import { tagRanges } from './tags.js';
 import type { MappedText } from './text-map.js';
 
+/** A stretch of the text an engine was given, with the stretch of the aligner's text it came from. */
+interface SpokenRun {
+  text: string;
+  sourceFrom: number;
+  sourceTo: number;
+  /** Stands for its source as a whole (a normalised token, an alias): said once, with the first word it covers. */
+  whole: boolean;
+  said: boolean;
+}
+
 /** An engine's unit on the aligner's clock, with where it stands in the aligner's text. */
 export interface WordUnit {
   start: number;
@@ -61,6 +71,9 @@ export class WordAligner {
   private timed = false;
   private lastStart = 0;
   private lastEnd = 0;
+  /** What the engine is given, run by run, for each word's `spoken` form; runs before `spokenAt` are behind every word left. */
+  private readonly spoken: SpokenRun[] = [];
+  private spokenAt = 0;
 
   /** `speakerAt`: the voice and turn of the text at a position of the aligner's text (a dialogue); each word then names them. */
   constructor(private readonly speakerAt?: (position: number) => { voice: string; turn: number }) {}
@@ -102,6 +115,43 @@ export class WordAligner {
       this.words.push({ word: ch, from, to, start: 0, end: 0, timed: false });
       this.open = true;
     }
+  }
+
+  /**
+   * The text an engine is given for a stretch of this aligner's text (a segment's mapped text,
+   * which starts at `textAt`): words handed out afterwards carry what was spoken for them.
+   */
+  addSpoken(source: MappedText, textAt: number): void {
+    for (const run of source.runs()) {
+      this.spoken.push({ text: source.text.slice(run.from, run.to), sourceFrom: textAt + run.sourceFrom, sourceTo: textAt + run.sourceTo, whole: run.whole, said: false });
+    }
+  }
+
+  /** What was spoken for a word at `[from, to)`; null when no spoken text was added for it. */
+  private spokenFor(from: number, to: number): string | null {
+    while (this.spokenAt < this.spoken.length && this.spoken[this.spokenAt].sourceTo <= from && (!this.spoken[this.spokenAt].whole || this.spoken[this.spokenAt].said)) this.spokenAt++;
+    let said: string | null = null;
+    for (let i = this.spokenAt; i < this.spoken.length; i++) {
+      const run = this.spoken[i];
+      if (run.sourceFrom >= to) break;
+      if (run.sourceTo <= from) continue;
+      if (run.whole) {
+        if (run.said) {
+          said ??= '';
+          continue;
+        }
+        run.said = true;
+        said = (said ?? '') + run.text;
+      } else {
+        said = (said ?? '') + run.text.slice(Math.max(from, run.sourceFrom) - run.sourceFrom, Math.min(to, run.sourceTo) - run.sourceFrom);
+      }
+    }
+    // Drop what every later word is past (the runs are in text order, which follows the words').
+    if (this.spokenAt > 256) {
+      this.spoken.splice(0, this.spokenAt);
+      this.spokenAt = 0;
+    }
+    return said === null ? null : said.replace(/\s+/gu, ' ').trim();
   }
 
   /** A boundary the client made (a flush): the last word ends here even if the next text does not start with a space. */
@@ -198,7 +248,10 @@ export class WordAligner {
   private emit(out: WordTiming[], word: ClientWord, start: number, end: number): void {
     const s = Math.max(start, this.lastStart);
     const e = Math.max(end, s);
-    out.push(this.speakerAt ? { word: word.word, start: s, end: e, ...this.speakerAt(word.from) } : { word: word.word, start: s, end: e });
+    const timing: WordTiming = this.speakerAt ? { word: word.word, start: s, end: e, ...this.speakerAt(word.from) } : { word: word.word, start: s, end: e };
+    const spoken = this.spoken.length > 0 ? this.spokenFor(word.from, word.to) : null;
+    if (spoken !== null && spoken !== word.word) timing.spoken = spoken;
+    out.push(timing);
     this.lastStart = s;
     this.lastEnd = e;
   }

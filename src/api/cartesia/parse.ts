@@ -121,7 +121,7 @@ function fieldsOf(data: Pick<CartesiaBody, 'model_id' | 'output_format' | 'gener
 
 /** `POST /tts/dialogue`: the /tts/bytes body with `inputs` (each a transcript and its voice) for `transcript` and `voice`. */
 const dialogueBodySchema = cartesiaBodySchema.omit({ transcript: true, voice: true, transcript_type: true }).extend({
-  inputs: z.array(z.looseObject({ transcript: z.string(), voice: voiceSchema, transcript_type: z.enum(['text', 'ssml']).nullish() })).min(1),
+  inputs: z.array(z.looseObject({ transcript: z.string(), voice: voiceSchema, transcript_type: z.enum(['text', 'ssml']).nullish(), language: z.string().nullish() })).min(1),
 });
 
 /**
@@ -142,10 +142,10 @@ export function parseCartesiaDialogue(body: unknown): SpeechInput {
     if (index === undefined) throw new ApiError('invalid_request', { reason: `inputs must be a non-empty array of {transcript, voice}${describe(fields.inputs)}` });
     const input = (fields.inputs as unknown[])[index as number] as Record<string, unknown> | null;
     if (part === 'voice') throw voiceError(input?.voice);
-    throw new ApiError('invalid_request', { reason: `inputs[${index}] must be an object with a transcript string and a voice (and transcript_type "text" or "ssml", if any)` });
+    throw new ApiError('invalid_request', { reason: `inputs[${index}] must be an object with a transcript string and a voice (and transcript_type "text" or "ssml", and a language string, if any)` });
   }
   const data = parsed.data;
-  const turns: DialogueTurn[] = data.inputs.map((input) => ({ transcript: input.transcript, voiceId: voiceIdOf(input.voice), ...(input.transcript_type ? { type: input.transcript_type } : {}) }));
+  const turns: DialogueTurn[] = data.inputs.map((input) => ({ transcript: input.transcript, voiceId: voiceIdOf(input.voice), ...(input.transcript_type ? { type: input.transcript_type } : {}), ...(input.language ? { language: input.language } : {}) }));
   return { ...fieldsOf(data, {}), transcript: dialogueTranscript(turns), voiceId: turns[0].voiceId, turns };
 }
 

@@ -6,7 +6,10 @@
  * word's characters share its time evenly; the space between two words
  * spans the gap between them. So the characters spell the text that was
  * sent, its words separated by single spaces, and a word reaches a client
- * once, in order, whichever message it arrives in.
+ * once, in order, whichever message it arrives in. `normalized_alignment`
+ * is made the same way from what the engine was given for each word
+ * (`WordTiming.spoken`: "einundzwanzig" for "21"), a word read with the one
+ * before it adding no characters.
  */
 import type { WordTiming } from '../../engines/engine.js';
 
@@ -16,14 +19,23 @@ export interface CharacterTimes {
   ends: number[];
   /** Where each word's first character is in `characters`. */
   wordAt: number[];
+  /** The same words' times over the text the engine was given (`normalized_alignment`). */
+  normalized?: CharacterTimes;
 }
 
 /** The characters of a stream of words, in order; a word after the first is preceded by its space. */
 export class CharacterAligner {
   private previousEnd: number | null = null;
+  private spoken: CharacterAligner | null = null;
 
-  /** The characters of these words (seconds on the words' clock). */
-  next(words: readonly WordTiming[]): CharacterTimes {
+  /** The characters of these words (seconds on the words' clock), and in `normalized` those of what was spoken for them. */
+  next(words: readonly WordTiming[]): CharacterTimes & { normalized: CharacterTimes } {
+    this.spoken ??= new CharacterAligner();
+    const spoken = words.filter((w) => w.spoken !== '').map((w) => (w.spoken === undefined ? w : { ...w, word: w.spoken }));
+    return { ...this.characters(words), normalized: this.spoken.characters(spoken) };
+  }
+
+  private characters(words: readonly WordTiming[]): CharacterTimes {
     const out: CharacterTimes = { characters: [], starts: [], ends: [], wordAt: [] };
     for (const word of words) {
       if (this.previousEnd !== null) {

@@ -52,7 +52,8 @@ export interface ElevenLabsRoutes {
 function timed(characters: CharacterAligner, words: readonly WordTiming[], dialogue: boolean) {
   const times = characters.next(words);
   const alignment = restAlignment(times);
-  return dialogue ? { alignment, normalized_alignment: alignment, voice_segments: voiceSegments(words, times) } : { alignment, normalized_alignment: alignment };
+  const normalized = restAlignment(times.normalized);
+  return dialogue ? { alignment, normalized_alignment: normalized, voice_segments: voiceSegments(words, times) } : { alignment, normalized_alignment: normalized };
 }
 
 function route(path: (typeof PATHS)[number], context: ElevenLabsContext, routes: ElevenLabsRoutes): SynthesisRoute<ElevenLabsInput> {

@@ -93,6 +93,8 @@ interface Context {
   /** `sync_alignment`: where the audio sent so far ends on the turn's clock, and the characters known but not yet sent. */
   audioTo: number;
   unsent: CharacterTimes;
+  /** What was spoken for the unsent characters (`normalizedAlignment`). */
+  unsentSpoken: CharacterTimes;
   schedule: readonly number[];
   final: boolean;
 }
@@ -146,7 +148,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     if (this.settings!.syncAlignment) return this.syncPiece(context, piece);
     const alignment = this.alignment(context, piece.words && piece.words.length > 0 ? context.characters.next(piece.words) : null);
     if (piece.audio.length === 0 && !alignment) return true;
-    return this.send(this.withContext(context, { audio: piece.audio.length > 0 ? piece.audio.toString('base64') : null, isFinal: false, normalizedAlignment: alignment, alignment }));
+    return this.send(this.withContext(context, { audio: piece.audio.length > 0 ? piece.audio.toString('base64') : null, isFinal: false, normalizedAlignment: alignment?.normalized ?? null, alignment: alignment?.characters ?? null }));
   }
 
   /**
@@ -154,12 +156,12 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
    * turn hands no audio before the words starting in it); characters after it wait for the next.
    */
   private syncPiece(context: Context, piece: TurnPiece): Promise<boolean> {
-    if (piece.words && piece.words.length > 0) append(context.unsent, context.characters.next(piece.words));
+    if (piece.words && piece.words.length > 0) appendBoth(context, context.characters.next(piece.words));
     if (piece.audio.length === 0) return Promise.resolve(true);
     context.audioTo += piece.seconds;
-    const count = context.unsent.starts.findIndex((start) => start >= context.audioTo - SAME_INSTANT_S);
-    const alignment = this.alignment(context, take(context.unsent, count < 0 ? context.unsent.starts.length : count));
-    return this.send(this.withContext(context, { audio: piece.audio.toString('base64'), isFinal: false, normalizedAlignment: alignment, alignment }));
+    const before = context.audioTo - SAME_INSTANT_S;
+    const alignment = this.alignment(context, takeBefore(context.unsent, before), takeBefore(context.unsentSpoken, before));
+    return this.send(this.withContext(context, { audio: piece.audio.toString('base64'), isFinal: false, normalizedAlignment: alignment?.normalized ?? null, alignment: alignment?.characters ?? null }));
   }
 
   async words(turn: TextTurn, words: WordTiming[]): Promise<void> {
@@ -167,15 +169,18 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     if (!context || context.final || words.length === 0) return;
     const times = context.characters.next(words);
     // In sync, words known after their audio (a word more text might have continued) wait for the next audio.
-    if (this.settings!.syncAlignment) return void append(context.unsent, times);
+    if (this.settings!.syncAlignment) return void appendBoth(context, times);
     const alignment = this.alignment(context, times);
-    if (alignment) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: alignment, alignment }));
+    if (alignment) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: alignment.normalized, alignment: alignment.characters }));
   }
 
-  /** The alignment of these characters, its times counted from where the last one ended; null for none. */
-  private alignment(context: Context, times: CharacterTimes | null) {
+  /**
+   * The alignment of these characters and of what was spoken for them (`normalized_alignment`), their times
+   * counted from where the last one ended; null for none.
+   */
+  private alignment(context: Context, times: CharacterTimes | null, normalized: CharacterTimes | undefined = times?.normalized) {
     if (!times || times.characters.length === 0) return null;
-    const aligned = socketAlignment(times, context.alignedTo);
+    const aligned = { characters: socketAlignment(times, context.alignedTo), normalized: socketAlignment(normalized ?? times, context.alignedTo) };
     context.alignedTo = Math.max(context.alignedTo, times.ends[times.ends.length - 1]);
     return aligned;
   }
@@ -214,8 +219,8 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   /** Exactly one `isFinal` per context, after its last audio (and, in sync, any characters no audio followed). */
   private async final(context: Context): Promise<void> {
     if (context.final) return;
-    const rest = this.alignment(context, take(context.unsent, context.unsent.characters.length));
-    if (rest) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: rest, alignment: rest }));
+    const rest = this.alignment(context, takeBefore(context.unsent, Infinity), takeBefore(context.unsentSpoken, Infinity));
+    if (rest) await this.send(this.withContext(context, { audio: null, isFinal: false, normalizedAlignment: rest.normalized, alignment: rest.characters }));
     context.final = true;
     await this.send(this.withContext(context, { isFinal: true }));
   }
@@ -349,7 +354,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
         'elevenlabs.tts.websocket',
         { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true },
       );
-      const context: Context = { id: contextId, turn: null, characters: new CharacterAligner(), alignedTo: 0, audioTo: 0, unsent: noCharacters(), schedule, final: false };
+      const context: Context = { id: contextId, turn: null, characters: new CharacterAligner(), alignedTo: 0, audioTo: 0, unsent: noCharacters(), unsentSpoken: noCharacters(), schedule, final: false };
       this.contexts.set(contextId, context);
       const turn = new TextTurn(contextId ?? session.requestId, session, this, this.connection.options.contextTimeoutMs, { wordsWithAudio: settings.syncAlignment });
       context.turn = turn;
@@ -379,6 +384,18 @@ function append(to: CharacterTimes, more: CharacterTimes): void {
   to.characters.push(...more.characters);
   to.starts.push(...more.starts);
   to.ends.push(...more.ends);
+}
+
+/** The characters sent and, apart, what was spoken for them (their times differ within a word). */
+function appendBoth(context: Context, times: CharacterTimes): void {
+  append(context.unsent, times);
+  if (times.normalized) append(context.unsentSpoken, times.normalized);
+}
+
+/** The characters of `from` that start before `limit` (seconds), taken out of it. */
+function takeBefore(from: CharacterTimes, limit: number): CharacterTimes {
+  const count = from.starts.findIndex((start) => start >= limit);
+  return take(from, count < 0 ? from.starts.length : count);
 }
 
 /** The first `count` characters of `from`, taken out of it. */

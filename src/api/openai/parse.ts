@@ -81,6 +81,8 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   const dict = body.pronunciation_dict_id;
   if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
   if (body.cache !== undefined && body.cache !== null && typeof body.cache !== 'boolean') throw invalid('invalid_request', 'cache must be a boolean', 'cache');
+  const language = body.language ?? null;
+  if (language !== null && typeof language !== 'string') throw invalid('invalid_request', 'language must be a language code such as de or pt-BR', 'language');
   const transcriptType = body.transcript_type ?? undefined;
   if (transcriptType !== undefined && transcriptType !== 'text' && transcriptType !== 'ssml') throw invalid('invalid_request', 'transcript_type must be text or ssml', 'transcript_type');
   return {
@@ -91,7 +93,8 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
     voiceId: voiceAliases[voice] ?? voice,
     outputFormat: RESPONSE_FORMATS[format],
     generationConfig: body.speed === undefined || body.speed === null ? undefined : { speed: body.speed },
-    language: null,
+    // Not an OpenAI field: the language to read in (without it the voice decides).
+    language: language || null,
     streaming,
     sse: streamFormat === 'sse',
     wordTimestamps: false,

@@ -639,11 +639,21 @@
     const player = h('audio', { controls: true, hidden: true, 'aria-label': 'Try it audio' });
     const tryStatus = h('p', { role: 'status' });
     const sentence = h('input', { id: 'try-text', value: dict.items[0] ? `Say ${dict.items[0].text} for me.` : 'Type a sentence here.', size: 40 });
+    const language = h('input', { id: 'try-language', placeholder: 'the voice’s', size: 8, list: 'try-languages' });
+    const languages = h('datalist', { id: 'try-languages' }, ['en', 'de', 'fr', 'es', 'it', 'pt', 'nl', 'pt-BR', 'es-MX', 'fr-CA', 'de-CH'].map((l) => h('option', { value: l })));
+    const readAs = h('p', { 'aria-label': 'Read as', class: 'muted' });
+    /** What the sentence is read as (POST /tts/normalize), then the audio. */
+    const tryIt = async () => {
+      const body = { model_id: model.value, voice: { mode: 'id', id: 'sarah' }, transcript: sentence.value, pronunciation_dict_id: id, ...(language.value.trim() ? { language: language.value.trim() } : {}) };
+      try { const n = await json('/tts/normalize', { method: 'POST', body }); readAs.textContent = `Read as (${n.language}): ${n.text}`; } catch (err) { readAs.textContent = ''; }
+      await speak(body, player, tryStatus);
+    };
     return [h('h1', {}, dict.name), h('p', {}, h('a', { href: '#/dictionaries' }, 'All dictionaries'), ' · ', h('code', {}, dict.id)),
       h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ['Text', 'Spoken as', 'Case sensitive', ''].map((t) => h('th', {}, t)))), tbody)),
       h('p', { class: 'toolbar' }, h('button', { type: 'button', class: 'quiet', onclick: () => row() }, 'Add entry'), h('button', { type: 'button', onclick: save }, 'Save entries')), status,
       h('h2', {}, 'Try it'), h('div', { class: 'toolbar' }, h('label', { for: 'try-text' }, 'Sentence'), sentence, h('label', { for: 'dict-model' }, 'Model'), model,
-        h('button', { type: 'button', onclick: () => speak({ model_id: model.value, voice: { mode: 'id', id: 'sarah' }, transcript: sentence.value, pronunciation_dict_id: id }, player, tryStatus) }, 'Speak')), tryStatus, player];
+        h('label', { for: 'try-language' }, 'Language'), language, languages,
+        h('button', { type: 'button', onclick: tryIt }, 'Speak')), readAs, tryStatus, player];
   }
 
   /** The admin token's view of one organisation's dictionaries and their entries (edited with the organisation's key). */
