@@ -214,6 +214,31 @@ export const ttsRequestSchema = component(
     .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
 );
 
+export const captionedRequestSchema = component(
+  'CaptionedRequest',
+  ttsRequestSchema
+    .omit({ stream: true })
+    .extend({
+      captions: z
+        .object({
+          format: z.enum(['vtt', 'srt']).optional().describe('`vtt` (default) or `srt`.'),
+          maxLineChars: z.int().min(20).max(80).optional().describe('Display columns a caption line may take (East Asian wide characters count 2); 42 by default.'),
+        })
+        .optional(),
+    })
+    .describe('The body of `POST /tts/captioned`: the `/tts/bytes` body (a whole clip; no `stream`) and the captions wanted.'),
+);
+
+export const captionedSpeechSchema = component(
+  'CaptionedSpeech',
+  z.object({
+    audio: z.string().describe('The clip, base64.'),
+    content_type: z.string().describe('The clip’s content type, as `/tts/bytes` would send it.'),
+    captions: z.string().describe('The clip’s captions, WebVTT or SRT.'),
+    words: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('The words sent, with their times in seconds.'),
+  }),
+);
+
 export const dialogueRequestSchema = component(
   'DialogueRequest',
   ttsRequestSchema
@@ -562,7 +587,7 @@ export const jobSchema = component(
     finished_at: timestamp.nullable(),
     expires_at: timestamp.nullable(),
     result: z
-      .object({ content_type: z.string(), bytes: z.int(), duration_seconds: z.number(), url: z.string(), timestamps_url: z.string() })
+      .object({ content_type: z.string(), bytes: z.int(), duration_seconds: z.number(), url: z.string(), timestamps_url: z.string(), captions_url: z.string() })
       .nullable(),
     error: z.object({ error_code: z.string(), title: z.string(), message: z.string(), status_code: z.int() }).nullable(),
     webhook_url: nullableString,
