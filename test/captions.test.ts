@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import OpenAI from 'openai';
+import { Stream } from 'openai/core/streaming';
 import { parseWav } from '../src/audio/wav.js';
 import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { captionWords, readSrt, readVtt, type ReadCue } from './helpers/captions.js';
@@ -193,5 +195,30 @@ describe('captions', () => {
     const streamed = await server.post('/tts/captioned', { ...body, stream: true }, org.auth);
     assert.equal(streamed.status, 400);
     assert.equal(await ledger.reserved(org.orgId), 0);
+  });
+
+  test('OpenAI dialect: stream_format sse with "timestamps": true adds speech.word_timestamps events; the SDK still reads the stream', T, async () => {
+    const client = new OpenAI({ apiKey: org.key, baseURL: `${server.url}/v1`, maxRetries: 0 });
+    const input = 'The quick brown fox jumps over the lazy dog. Then it sleeps.';
+    const response = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input, response_format: 'pcm', stream_format: 'sse', timestamps: true } as any);
+    assert.match(response.headers.get('content-type')!, /^text\/event-stream/);
+    const events: any[] = [];
+    for await (const event of Stream.fromSSEResponse<any>(response, new AbortController())) events.push(event);
+    const types = new Set(events.map((event) => event.type));
+    assert.deepEqual([...types].sort(), ['speech.audio.delta', 'speech.audio.done', 'speech.word_timestamps']);
+    assert.equal(events.at(-1).type, 'speech.audio.done');
+    const timed = events.filter((event) => event.type === 'speech.word_timestamps');
+    assert.deepEqual(Object.keys(timed[0]).sort(), ['end', 'start', 'type', 'words']);
+    const words = timed.flatMap((event) => event.words);
+    assert.deepEqual(words, input.split(' '));
+    const starts = timed.flatMap((event) => event.start);
+    const ends = timed.flatMap((event) => event.end);
+    const pcm = Buffer.concat(events.filter((event) => event.type === 'speech.audio.delta').map((event) => Buffer.from(event.audio, 'base64')));
+    const seconds = pcm.length / 2 / 24000;
+    for (let i = 0; i < words.length; i++) assert.ok(starts[i] <= ends[i] && ends[i] <= seconds + 0.001 && (i === 0 || starts[i] >= starts[i - 1]));
+    // Without the extension: no such events; with it but no event stream: a clear 400 through the SDK's error class.
+    const plain = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input, response_format: 'pcm', stream_format: 'sse' } as any);
+    assert.ok(!(await plain.text()).includes('speech.word_timestamps'));
+    await assert.rejects(client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input, timestamps: true } as any), (err: any) => err instanceof OpenAI.BadRequestError && err.param === 'timestamps');
   });
 });

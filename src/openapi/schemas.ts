@@ -295,6 +295,7 @@ export const openAISpeechRequestSchema = component(
       speed: z.number().optional().describe('The model’s speed range; must be 1 when streaming.'),
       stream: z.boolean().optional().describe('Relay the audio as it is made (wav or pcm).'),
       stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),
+      timestamps: z.boolean().optional().describe('Voicegate’s own, with `stream_format: "sse"` only: `speech.word_timestamps` events carry the words sent with their times, beside `speech.audio.delta`.'),
       instructions: z.string().optional().describe('Accepted.'),
       pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
       cache: z.boolean().nullable().optional().describe('As on `/tts/bytes`: `false` keeps this request out of the audio cache.'),
@@ -406,6 +407,12 @@ export const openAIStreamEventSchema = component(
         type: z.literal('speech.audio.done'),
         usage: z.object({ input_tokens: z.int(), output_tokens: z.int(), total_tokens: z.int() }).describe('Characters in, audio samples out.'),
       }),
+      z.object({
+        type: z.literal('speech.word_timestamps'),
+        words: z.array(z.string()),
+        start: z.array(z.number()).describe('Seconds from the start of the audio.'),
+        end: z.array(z.number()),
+      }).describe('With `"timestamps": true`: the words of the audio just sent.'),
       z.object({ type: z.literal('error'), error: openAIErrorSchema.shape.error }),
     ])
     .describe('One `data:` line of `/v1/audio/speech` with `stream_format: "sse"`.'),

@@ -66,6 +66,9 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   const dict = body.pronunciation_dict_id;
   if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
   if (body.cache !== undefined && body.cache !== null && typeof body.cache !== 'boolean') throw invalid('invalid_request', 'cache must be a boolean', 'cache');
+  // Not an OpenAI field: word timings as `speech.word_timestamps` events, which only an event stream can carry.
+  if (body.timestamps !== undefined && body.timestamps !== null && typeof body.timestamps !== 'boolean') throw invalid('invalid_request', 'timestamps must be a boolean', 'timestamps');
+  if (body.timestamps === true && streamFormat !== 'sse') throw invalid('invalid_request', 'timestamps come as speech.word_timestamps events: set stream_format to sse', 'timestamps');
   const transcriptType = body.transcript_type ?? undefined;
   if (transcriptType !== undefined && transcriptType !== 'text' && transcriptType !== 'ssml') throw invalid('invalid_request', 'transcript_type must be text or ssml', 'transcript_type');
   return {
@@ -79,7 +82,7 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
     language: null,
     streaming: body.stream === true || streamFormat === 'sse',
     sse: streamFormat === 'sse',
-    wordTimestamps: false,
+    wordTimestamps: body.timestamps === true,
     contextId: null,
     // Not an OpenAI field: lets OpenAI-shaped clients use a dictionary too.
     pronunciationDictId: dict || null,
