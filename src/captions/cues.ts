@@ -181,22 +181,24 @@ function sentences(tokens: readonly Token[]): Token[][] {
 /** A sentence in cues that fit: broken at the last clause end that fits, else after the last word that does. */
 function split(sentence: Token[], max: number): Token[][] {
   const out: Token[][] = [];
-  let rest = sentence;
-  while (rest.length > 0) {
-    if (fits(rest, max)) {
+  let at = 0;
+  while (at < sentence.length) {
+    // What could fit is bounded (two lines, 7 s), so a sentence with no end is still cut in linear time.
+    const rest = sentence.slice(at, at + 2 * MAX_LINE_CHARS + 2);
+    if (at + rest.length === sentence.length && fits(rest, max)) {
       out.push(rest);
       break;
     }
     let any = 1;
     let clause = 0;
-    for (let n = 1; n < rest.length && fits(rest.slice(0, n), max); n++) {
+    for (let n = 1; n <= rest.length && fits(rest.slice(0, n), max); n++) {
       any = n;
-      if (endsClause(rest[n - 1])) clause = n;
+      if (n < rest.length && endsClause(rest[n - 1])) clause = n;
     }
     // A clause end is taken unless it leaves the cue less than half full.
-    const cut = clause > 0 && widthOf(rest.slice(0, clause)) * 2 >= widthOf(rest.slice(0, any)) ? clause : any;
+    const cut = Math.min(clause > 0 && widthOf(rest.slice(0, clause)) * 2 >= widthOf(rest.slice(0, any)) ? clause : any, rest.length);
     out.push(rest.slice(0, cut));
-    rest = rest.slice(cut);
+    at += cut;
   }
   return out;
 }

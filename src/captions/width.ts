@@ -32,6 +32,7 @@ const WIDE: readonly (readonly [number, number])[] = [
   [0x20000, 0x3fffd], // CJK extensions B onwards
 ];
 
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 const ZERO_WIDTH = /^[\p{Mn}\p{Me}\p{Cf}\p{Cc}]+$/u;
 const EMOJI = /\p{Emoji_Presentation}|\p{Extended_Pictographic}\uFE0F/u;
 
@@ -58,6 +59,8 @@ function graphemeWidth(grapheme: string): number {
 
 /** Display columns of `text`. */
 export function displayWidth(text: string): number {
+  // Printable ASCII is one column a character: most text, with no segmenting.
+  if (PRINTABLE_ASCII.test(text)) return text.length;
   let width = 0;
   for (const { segment } of graphemes.segment(text)) width += graphemeWidth(segment);
   return width;
