@@ -175,15 +175,18 @@ describe('captions', () => {
     assertWithin(cues, seconds);
     assert.deepEqual(captionWords(cues), answer.words.words);
     for (const cue of cues) for (const line of cue.text.split('\n')) assert.ok(line.length <= 20, line);
+    // The same body again comes from the audio cache, with the same words and captions.
+    const again = await json(await server.post('/tts/captioned', { ...body, captions: { format: 'srt', maxLineChars: 20 } }, org.auth));
+    assert.deepEqual([again.words, again.captions, again.audio.length], [answer.words, answer.captions, answer.audio.length]);
     // WebVTT by default: escaped and valid.
     const vtt = await json(await server.post('/tts/captioned', { ...body, cache: false }, org.auth));
     assert.ok(vtt.captions.includes('Fish &amp; chips,'), vtt.captions);
     assert.ok(vtt.captions.includes('&lt;portions&gt;'), vtt.captions);
     assert.deepEqual(captionWords(readVtt(vtt.captions)), answer.words.words);
 
-    const { data } = await ledger.list(org.orgId, { limit: 3 });
+    const { data } = await ledger.list(org.orgId, { limit: 4 });
     const charges = data.filter((row) => row.kind === 'charge');
-    assert.equal(charges.length, 3);
+    assert.equal(charges.length, 4);
     assert.deepEqual(new Set(charges.map((row) => [row.credits, row.endpoint].join())).size, 1, JSON.stringify(charges));
     assert.equal(charges[0].endpoint, 'tts.bytes');
 
