@@ -19,6 +19,7 @@ import { registerConcurrency } from './api/concurrency.js';
 import { registerDictionaries } from './api/dictionaries.js';
 import { registerTtsBytes } from './api/cartesia/bytes.js';
 import { registerTtsNormalize } from './api/cartesia/normalize.js';
+import { registerTtsCaptioned } from './api/cartesia/captioned.js';
 import { registerTtsSse } from './api/cartesia/sse.js';
 import { registerTtsDialogue } from './api/cartesia/dialogue.js';
 import { cartesiaWebSocket } from './api/cartesia/websocket.js';
@@ -108,6 +109,7 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
   app.register(async (tts) => {
     acceptRawBodies(tts, server.bodyLimitBytes);
     registerTtsBytes(tts, services);
+    registerTtsCaptioned(tts, services);
     registerTtsSse(tts, services);
     registerTtsDialogue(tts, services);
     registerTtsNormalize(tts, services);

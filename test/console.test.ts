@@ -372,6 +372,19 @@ test("an organisation's key: follow a job's progress to its end and download it;
   await download.saveAs(file);
   const audio = await fetch(`${server.url}/tts/jobs/${jobId}/audio`, { headers: orgA.auth });
   assert.deepEqual(readFileSync(file), Buffer.from(await audio.arrayBuffer()));
+  // Its captions, shown under the row and offered in both formats.
+  await row.getByRole('button', { name: /^Captions/ }).click();
+  const shown = page.getByLabel(`Captions of ${jobId}`);
+  await shown.waitFor(WAIT);
+  const vtt = await (await fetch(`${server.url}/tts/jobs/${jobId}/captions`, { headers: orgA.auth })).text();
+  // (The job's engine, an upstream OpenAI-dialect server, reports no word timings: its captions have no cues.)
+  assert.match(vtt, /^WEBVTT\n/);
+  assert.equal(await shown.textContent(), vtt);
+  const [srtDownload] = await Promise.all([page.waitForEvent('download', WAIT), page.getByRole('button', { name: 'Download SRT' }).click()]);
+  assert.equal(srtDownload.suggestedFilename(), `${jobId}.srt`);
+  const srtFile = join(artefacts, 'job.srt');
+  await srtDownload.saveAs(srtFile);
+  assert.equal(readFileSync(srtFile, 'utf8'), await (await fetch(`${server.url}/tts/jobs/${jobId}/captions?format=srt`, { headers: orgA.auth })).text());
   await screenshot('jobs');
 
   // A job submitted while the list is open appears in it without a reload (the list is read again every 10 s).

@@ -63,7 +63,7 @@ test('kill -9 of the gateway running a job on the bucket: the other resumes it, 
       assert.ok(audioObjects.length >= segmentsDone, `${audioObjects.length} segment objects for ${segmentsDone} recorded`);
     },
     atEnd: async (id) => {
-      assert.ok(await eventually(async () => (await s3.keys(`${prefix}/${id}`)).join() === `${prefix}/${id}/result`, 20_000, 50), 'the segments are removed once the result is whole');
+      assert.ok(await eventually(async () => (await s3.keys(`${prefix}/${id}`)).join() === `${prefix}/${id}/result,${prefix}/${id}/timestamps.json`, 20_000, 50), 'the segments are removed once the result is whole');
     },
   });
 });

@@ -90,8 +90,8 @@ describe('long-form jobs on S3-compatible storage', () => {
   test('a 50,000-character job is stored in the bucket and downloaded whole and by range; a presigned redirect serves the same bytes', T, async () => {
     const id = await submit(streaming, prose(50_000));
     const done = await finished(id);
-    // Only the result is left in the bucket: the segments go once it is whole (just after the end is recorded).
-    assert.ok(await eventually(async () => (await s3.keys(`${prefix}/${id}`)).join() === `${prefix}/${id}/result`, 20_000, 50), (await s3.keys(`${prefix}/${id}`)).slice(0, 3).join());
+    // Only the result and its word timings are left in the bucket: the segments go once it is whole (just after the end is recorded).
+    assert.ok(await eventually(async () => (await s3.keys(`${prefix}/${id}`)).join() === `${prefix}/${id}/result,${prefix}/${id}/timestamps.json`, 20_000, 50), (await s3.keys(`${prefix}/${id}`)).slice(0, 3).join());
     const url = `${streaming.url}/tts/jobs/${id}/audio`;
     const whole = Buffer.from(await (await fetch(url, { headers: org.auth })).arrayBuffer());
     assert.equal(whole.length, done.result.bytes);
@@ -186,7 +186,7 @@ describe('long-form jobs on S3-compatible storage', () => {
   test('retention removes an expired job with its objects', T, async () => {
     const id = await submit(streaming, 'A short job about the river and the stone.');
     await finished(id);
-    assert.ok(await eventually(async () => (await s3.keys(`${prefix}/${id}`)).join() === `${prefix}/${id}/result`, 20_000, 50));
+    assert.ok(await eventually(async () => (await s3.keys(`${prefix}/${id}`)).join() === `${prefix}/${id}/result,${prefix}/${id}/timestamps.json`, 20_000, 50));
     // Swept as if the retention period had passed; one of the two servers leads the sweep.
     const later = Date.now() + 2 * 3_600_000;
     await Promise.all([streaming, redirecting].map((server) => server.app.services.jobs!.runner.reconcile(later)));

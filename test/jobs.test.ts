@@ -114,7 +114,7 @@ describe('long-form jobs', () => {
     assert.equal(charges[0].endpoint, 'tts.jobs');
     assert.equal(await server.app.services.store.ledger.reserved(org.orgId), 0, 'no hold left');
     // Only the result and its timings stay: the segments are removed once it exists.
-    assert.deepEqual(readdirSync(join(dataDir, 'jobs', job.id)).sort(), ['result']);
+    assert.deepEqual(readdirSync(join(dataDir, 'jobs', job.id)).sort(), ['result', 'timestamps.json']);
     await fetch(`${server.url}/tts/jobs/${job.id}`, { method: 'DELETE', headers: org.auth });
   });
 

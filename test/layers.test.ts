@@ -62,7 +62,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['config'],
   ['engines'],
   ['voices'],
-  ['store', 'audio', 'redis'],
+  ['store', 'audio', 'redis', 'captions'],
   ['log'],
   ['errors'],
 ];

@@ -6,13 +6,14 @@
  * organisation's jobs (cursor paging); `GET /tts/jobs/{id}` reads one,
  * `/audio` downloads its result (with `Range`, or a redirect to a presigned
  * URL of the bucket), `/timestamps` its word
- * timings and marks, `/events` follows it as server-sent events until it
+ * timings and marks, `/captions` its SRT or WebVTT captions, `/events` follows it as server-sent events until it
  * ends; `DELETE` cancels a queued or running job, or removes a finished one
  * and its audio. The work is `jobs/service.ts`'s; this module only decodes
  * and frames.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { CAPTION_CONTENT_TYPES, captionFormat, captionLineChars, captions } from '../captions/render.js';
 import { ApiError, toApiError } from '../errors/api-error.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { authenticateRequest } from '../http/credentials.js';
@@ -70,6 +71,7 @@ export function jobToJson(job: JobRecord, services: Services) {
           duration_seconds: Math.round(job.result.durationSeconds * 1000) / 1000,
           url: `/tts/jobs/${job.id}/audio`,
           timestamps_url: `/tts/jobs/${job.id}/timestamps`,
+          captions_url: `/tts/jobs/${job.id}/captions`,
         }
       : null,
     error,
@@ -241,6 +243,19 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
       },
       marks,
     };
+  });
+
+  // Captions of every succeeded job, across its segments and inputs: a dialogue's cues name each voice.
+  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>('/tts/jobs/:id/captions', async (request, reply) => {
+    const format = captionFormat(request.query.format);
+    const maxLineChars = captionLineChars(request.query.max_line_chars);
+    const who = await caller(request);
+    const { words, duration } = await jobs.spokenWords(request.params.id, who);
+    const names = new Map<string, string>();
+    for (const id of new Set(words.flatMap((word) => (word.voice ? [word.voice] : [])))) names.set(id, (await services.voices.get(id, who.orgId))?.name ?? id);
+    const body = captions(words, format, { maxLineChars, duration, speakerName: (voice) => names.get(voice) ?? voice });
+    reply.header('content-disposition', `attachment; filename="${request.params.id}.${format}"`);
+    return reply.type(CAPTION_CONTENT_TYPES[format]).send(body);
   });
 
   app.get<{ Params: { id: string } }>('/tts/jobs/:id/events', async (request, reply) => {

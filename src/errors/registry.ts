@@ -69,6 +69,8 @@ export const ERRORS = {
   invalid_audio: { status: 400, title: 'Invalid audio', message: '{reason}' },
   model_not_found: { status: 404, title: 'Model not found', message: '{reason}' },
   job_not_found: { status: 404, title: 'Job not found', message: 'job {id} does not exist' },
+  invalid_caption_format: { status: 400, title: 'Invalid caption format', message: 'format must be vtt or srt; got {format}' },
+  invalid_caption_options: { status: 400, title: 'Invalid caption options', message: 'captions: {reason}' },
   job_not_finished: { status: 409, title: 'Job not finished', message: 'job {id} is {status}; its audio exists once it has succeeded' },
   job_too_long: { status: 400, title: 'Job too long', message: 'the job is {count} characters; the maximum is {max} per job' },
   too_many_jobs: { status: 429, title: 'Too many jobs', message: 'the organisation has {count} jobs queued or running; the maximum is {max} — wait for some to finish' },

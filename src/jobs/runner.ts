@@ -337,6 +337,8 @@ export class JobRunner {
       transcript: segment.text,
       transcriptType: segment.ssml ? 'ssml' : 'text',
       outputFormat: { container: 'raw', encoding: 'pcm_s16le', sampleRate: spec.format.sampleRate },
+      // Word timings are always kept, asked for or not: a job's captions are made from them.
+      wordTimestamps: true,
       streaming: false,
       contextId: null,
     };
@@ -369,7 +371,7 @@ export class JobRunner {
     const bytes = await this.blobs.write(resultKey(job.id), stitched.audio);
     const timings = await stitched.timings();
     const timestamps = spec.input.wordTimestamps || timings.marks.length > 0;
-    if (timestamps) await this.blobs.put(timestampsKey(job.id), Buffer.from(JSON.stringify(timings)));
+    await this.blobs.put(timestampsKey(job.id), Buffer.from(JSON.stringify(timings)));
     return { contentType: CONTENT_TYPES[spec.format.container], bytes, durationSeconds: stitched.seconds, timestamps };
   }
 

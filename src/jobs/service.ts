@@ -317,7 +317,22 @@ export class JobService {
   async timestamps(id: string, caller: Caller): Promise<{ words: StitchedTimings['words']; marks: { name: string; time: number }[] }> {
     const job = await this.get(id, caller);
     if (job.status !== 'succeeded') throw new ApiError('job_not_finished', { id, status: job.status });
-    const stored = job.result?.timestamps ? await this.storage(() => this.blobs.get(timestampsKey(id))) : null;
+    if (!job.result?.timestamps) return { words: [], marks: [] };
+    const { words, marks } = await this.timings(id);
+    // Words are kept for every job (its captions), but given here only where the job asked for them.
+    return { words: (job.spec as JobSpec).input.wordTimestamps ? words : [], marks };
+  }
+
+  /** The words a succeeded job spoke and its audio's length, for its captions. */
+  async spokenWords(id: string, caller: Caller): Promise<{ words: StitchedTimings['words']; duration: number }> {
+    const job = await this.get(id, caller);
+    if (job.status !== 'succeeded' || !job.result) throw new ApiError('job_not_finished', { id, status: job.status });
+    return { words: (await this.timings(id)).words, duration: job.result.durationSeconds };
+  }
+
+  /** The stored timings of a job's result; none for a result kept without them. */
+  private async timings(id: string): Promise<StitchedTimings> {
+    const stored = await this.storage(() => this.blobs.get(timestampsKey(id)));
     return stored ? JSON.parse(stored.toString('utf8')) : { words: [], marks: [] };
   }
 }

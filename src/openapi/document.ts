@@ -255,6 +255,18 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: { '200': { description: 'The audio in the requested format.', headers: COST_HEADERS, content: audio }, ...errors(TTS_ERRORS) },
       },
     },
+    '/tts/captioned': {
+      post: {
+        tag: 'Speech',
+        summary: 'Generate speech with its captions (SRT or WebVTT) and word timestamps',
+        token: true,
+        description:
+          'The `/tts/bytes` body plus `captions`; one JSON object with the whole clip in base64, its captions and its words. Charged exactly as `/tts/bytes` for the same body. See docs/api.md#captions for the cue rules.',
+        auth: 'key',
+        body: { required: true, content: json(ref('CaptionedRequest')) },
+        responses: { '200': ok('The clip, its captions and its word timestamps.', 'CaptionedSpeech', COST_HEADERS), ...errors(TTS_ERRORS) },
+      },
+    },
     '/tts/sse': {
       post: {
         tag: 'Speech',
@@ -437,6 +449,24 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
           },
           '/tts/jobs/{id}/timestamps': {
             get: { tag: 'Jobs', summary: 'A job’s word timings and marks', token: true, auth: 'key', parameters: [idParam('job')], responses: { '200': ok('On the result’s clock, in seconds.', 'JobTimestamps'), ...errors([404, 409, 414, 503, ...KEY_ERRORS]) } },
+          },
+          '/tts/jobs/{id}/captions': {
+            get: {
+              tag: 'Jobs',
+              summary: 'A job’s captions (SRT or WebVTT)',
+              description: 'Made from the words of every succeeded job, across its segments and inputs; inputs with voices of their own name the speaker (WebVTT `<v Name>`, SRT `Name: `). See docs/api.md#captions.',
+              token: true,
+              auth: 'key',
+              parameters: [
+                idParam('job'),
+                queryParam('format', z.string(), '`vtt` (default) or `srt`; anything else is 400 `invalid_caption_format`.'),
+                queryParam('max_line_chars', z.int().min(20).max(80), 'Display columns a line may take (default 42).'),
+              ],
+              responses: {
+                '200': { description: 'The captions.', content: { 'text/vtt; charset=utf-8': { schema: { type: 'string' } }, 'application/x-subrip': { schema: { type: 'string' } } } },
+                ...errors([400, 404, 409, 414, 503, ...KEY_ERRORS]),
+              },
+            },
           },
           '/tts/jobs/{id}/events': {
             get: {

@@ -214,6 +214,31 @@ export const ttsRequestSchema = component(
     .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
 );
 
+export const captionedRequestSchema = component(
+  'CaptionedRequest',
+  ttsRequestSchema
+    .omit({ stream: true })
+    .extend({
+      captions: z
+        .object({
+          format: z.enum(['vtt', 'srt']).optional().describe('`vtt` (default) or `srt`.'),
+          maxLineChars: z.int().min(20).max(80).optional().describe('Display columns a caption line may take (East Asian wide characters count 2); 42 by default.'),
+        })
+        .optional(),
+    })
+    .describe('The body of `POST /tts/captioned`: the `/tts/bytes` body (a whole clip; no `stream`) and the captions wanted.'),
+);
+
+export const captionedSpeechSchema = component(
+  'CaptionedSpeech',
+  z.object({
+    audio: z.string().describe('The clip, base64.'),
+    content_type: z.string().describe('The clip’s content type, as `/tts/bytes` would send it.'),
+    captions: z.string().describe('The clip’s captions, WebVTT or SRT.'),
+    words: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('The words sent, with their times in seconds.'),
+  }),
+);
+
 export const dialogueRequestSchema = component(
   'DialogueRequest',
   ttsRequestSchema
@@ -271,6 +296,7 @@ export const openAISpeechRequestSchema = component(
       speed: z.number().optional().describe('The model’s speed range; must be 1 when streaming.'),
       stream: z.boolean().optional().describe('Relay the audio as it is made (wav or pcm).'),
       stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),
+      timestamps: z.boolean().optional().describe('Voicegate’s own, with `stream_format: "sse"` only: `speech.word_timestamps` events carry the words sent with their times, beside `speech.audio.delta`.'),
       instructions: z.string().optional().describe('Accepted.'),
       pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
       cache: z.boolean().nullable().optional().describe('As on `/tts/bytes`: `false` keeps this request out of the audio cache.'),
@@ -410,6 +436,12 @@ export const openAIStreamEventSchema = component(
         type: z.literal('speech.audio.done'),
         usage: z.object({ input_tokens: z.int(), output_tokens: z.int(), total_tokens: z.int() }).describe('Characters in, audio samples out.'),
       }),
+      z.object({
+        type: z.literal('speech.word_timestamps'),
+        words: z.array(z.string()),
+        start: z.array(z.number()).describe('Seconds from the start of the audio.'),
+        end: z.array(z.number()),
+      }).describe('With `"timestamps": true`: the words of the audio just sent.'),
       z.object({ type: z.literal('error'), error: openAIErrorSchema.shape.error }),
     ])
     .describe('One `data:` line of `/v1/audio/speech` with `stream_format: "sse"`.'),
@@ -591,7 +623,7 @@ export const jobSchema = component(
     finished_at: timestamp.nullable(),
     expires_at: timestamp.nullable(),
     result: z
-      .object({ content_type: z.string(), bytes: z.int(), duration_seconds: z.number(), url: z.string(), timestamps_url: z.string() })
+      .object({ content_type: z.string(), bytes: z.int(), duration_seconds: z.number(), url: z.string(), timestamps_url: z.string(), captions_url: z.string() })
       .nullable(),
     error: z.object({ error_code: z.string(), title: z.string(), message: z.string(), status_code: z.int() }).nullable(),
     webhook_url: nullableString,

@@ -83,6 +83,9 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
   if (body.cache !== undefined && body.cache !== null && typeof body.cache !== 'boolean') throw invalid('invalid_request', 'cache must be a boolean', 'cache');
   const language = body.language ?? null;
   if (language !== null && typeof language !== 'string') throw invalid('invalid_request', 'language must be a language code such as de or pt-BR', 'language');
+  // Not an OpenAI field: word timings as `speech.word_timestamps` events, which only an event stream can carry.
+  if (body.timestamps !== undefined && body.timestamps !== null && typeof body.timestamps !== 'boolean') throw invalid('invalid_request', 'timestamps must be a boolean', 'timestamps');
+  if (body.timestamps === true && streamFormat !== 'sse') throw invalid('invalid_request', 'timestamps come as speech.word_timestamps events: set stream_format to sse', 'timestamps');
   const transcriptType = body.transcript_type ?? undefined;
   if (transcriptType !== undefined && transcriptType !== 'text' && transcriptType !== 'ssml') throw invalid('invalid_request', 'transcript_type must be text or ssml', 'transcript_type');
   return {
@@ -97,7 +100,7 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
     language: language || null,
     streaming,
     sse: streamFormat === 'sse',
-    wordTimestamps: false,
+    wordTimestamps: body.timestamps === true,
     contextId: null,
     // Not an OpenAI field: lets OpenAI-shaped clients use a dictionary too.
     pronunciationDictId: dict || null,

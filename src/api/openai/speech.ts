@@ -3,7 +3,10 @@
  * `POST /v1/audio/speech`, the OpenAI dialect: its own parser into the
  * neutral request (`parse.ts`), then the same session, pipeline, billing and
  * cost headers as /tts/bytes. `stream_format: "sse"` frames audio as
- * `speech.audio.delta` events and ends with `speech.audio.done` and usage.
+ * `speech.audio.delta` events and ends with `speech.audio.done` and usage;
+ * with Voicegate's `timestamps: true`, `speech.word_timestamps` events carry
+ * the words of each piece (OpenAI's SDK passes over event types it does not
+ * know).
  * Errors use OpenAI's nested shape.
  */
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +17,8 @@ import type { Services } from '../../services.js';
 import { SSE_HEADERS, jsonWithAudio, sseFrameWithAudio } from '../../http/audio-json.js';
 import { openAIError } from './errors.js';
 import { parseOpenAIBody } from './parse.js';
+
+const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
 function sse(event: Record<string, unknown>): string {
   return `data: ${jsonWithAudio(event, 'audio')}\n\n`;
@@ -35,9 +40,14 @@ export function registerOpenAISpeech(scope: FastifyInstance, services: Services)
           headers: SSE_HEADERS,
           framing: {
             piece(piece) {
-              if (piece.audio.length === 0) return [];
-              bytes += piece.audio.length;
-              return [sseFrameWithAudio({ type: 'speech.audio.delta', audio: piece.audio.toString('base64') }, 'audio')];
+              const frames: (string | Buffer)[] = [];
+              if (piece.audio.length > 0) {
+                bytes += piece.audio.length;
+                frames.push(sseFrameWithAudio({ type: 'speech.audio.delta', audio: piece.audio.toString('base64') }, 'audio'));
+              }
+              const words = synthesis.wordTimestamps ? (piece.words ?? []) : [];
+              if (words.length > 0) frames.push(sse({ type: 'speech.word_timestamps', words: words.map((w) => w.word), start: words.map((w) => round(w.start)), end: words.map((w) => round(w.end)) }));
+              return frames;
             },
             done() {
               // Usage in OpenAI's fields: characters in, audio samples out.

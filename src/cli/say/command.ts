@@ -14,11 +14,18 @@
  * (`job.ts`): its id is printed at once, its progress followed, its audio
  * downloaded when it succeeds. Ctrl-C leaves the job to run on; `--job-id`
  * follows (or, with `--cancel`, cancels) a job already submitted.
+ *
+ * `--captions out.vtt` (or `.srt`) writes the audio's captions beside it:
+ * each piece of short text comes from `/tts/captioned` with its words, put
+ * on the joined audio's clock and made into cues by the same builder the
+ * server uses (`captions/`); a job's come from its `/captions`.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { createApp, type App } from '../../app.js';
+import { captions, type CaptionFormat } from '../../captions/render.js';
+import type { CaptionWord } from '../../captions/cues.js';
 import { defaultMp3BitRate } from '../../audio/mp3.js';
 import type { Config } from '../../config/schema.js';
 import { createLogger } from '../../log/logger.js';
@@ -39,6 +46,7 @@ export const SAY_USAGE = `voicegate say "text" -o out.wav [options]
     --speed <x>           generation speed, e.g. 0.8 or 1.2
     --language <code>     language of the text
     --url <url>           a running server (key from VOICEGATE_API_KEY); default: in this process
+    --captions <file>     also write the audio's captions, .vtt (WebVTT) or .srt
     --keep-partial        on Ctrl-C or an error, keep the audio written so far
     --job                 speak the whole text as one long-form job on the server; Ctrl-C leaves
                           it there and prints the --job-id command that resumes it
@@ -56,6 +64,7 @@ const OPTIONS = {
   language: { type: 'string' },
   url: { type: 'string' },
   'keep-partial': { type: 'boolean' },
+  captions: { type: 'string' },
   job: { type: 'boolean' },
   'job-id': { type: 'string' },
   cancel: { type: 'boolean' },
@@ -77,6 +86,22 @@ function number(name: string, value: string | undefined): number | undefined {
   const parsed = Number(value);
   if (!Number.isFinite(parsed)) throw new UsageError(`--${name} takes a number, not ${value}`);
   return parsed;
+}
+
+/** The captions' format from the file's extension; null without `--captions`. */
+function captionsFormatFor(file: string | undefined): CaptionFormat | null {
+  if (file === undefined) return null;
+  const format = /\.(vtt|srt)$/i.exec(file)?.[1]?.toLowerCase();
+  if (!format) throw new UsageError(`${file}: the captions must end in .vtt or .srt`);
+  return format as CaptionFormat;
+}
+
+async function writeCaptions(file: string, text: string): Promise<void> {
+  try {
+    await writeFile(file, text);
+  } catch (err) {
+    throw new SayError(`cannot write ${file}: ${(err as Error).message}`);
+  }
 }
 
 async function readText(positionals: string[], file: string | undefined): Promise<string> {
@@ -129,6 +154,7 @@ export async function runSay(config: Config, argv: string[]): Promise<void> {
   if (!output) throw new UsageError(`say needs -o <file>\n\n${SAY_USAGE}`);
   const container = containerFor(output);
   if (!container) throw new UsageError(`${output}: the output must end in .wav, .mp3 or .raw`);
+  const captionsFormat = captionsFormatFor(values.captions);
   const text = await readText(positionals, values.file);
   if (!text.trim()) throw new UsageError(`nothing to say: give the text or --file\n\n${SAY_USAGE}`);
   const sampleRate = number('sample-rate', values['sample-rate']) ?? 24000;
@@ -164,8 +190,11 @@ export async function runSay(config: Config, argv: string[]): Promise<void> {
     }
     const totals: Totals = { credits: 0, usd: 0, remaining: null, billed: false };
     progress = new Progress(pieces.reduce((n, p) => n + codePoints(p), 0));
+    // With captions: each piece's words, moved onto the clock of the joined audio.
+    const words: CaptionWord[] = [];
+    let seconds = 0;
     for (const piece of pieces) {
-      const response = await fetch(`${server.url}/tts/bytes`, {
+      const response = await fetch(`${server.url}${captionsFormat ? '/tts/captioned' : '/tts/bytes'}`, {
         method: 'POST',
         headers,
         signal: abort.signal,
@@ -179,7 +208,14 @@ export async function runSay(config: Config, argv: string[]): Promise<void> {
         }),
       });
       if (!response.ok) throw await refusal(response);
-      await audio.append(Buffer.from(await response.arrayBuffer()));
+      let pcm: Buffer;
+      if (captionsFormat) {
+        const answer = (await response.json()) as { audio: string; words: { words: string[]; start: number[]; end: number[] } };
+        pcm = Buffer.from(answer.audio, 'base64');
+        answer.words.words.forEach((word, i) => words.push({ word, start: seconds + answer.words.start[i], end: seconds + answer.words.end[i] }));
+      } else pcm = Buffer.from(await response.arrayBuffer());
+      seconds += pcm.length / 2 / sampleRate;
+      await audio.append(pcm);
       const credits = response.headers.get('x-request-credits');
       if (credits !== null) {
         totals.billed = true;
@@ -192,11 +228,12 @@ export async function runSay(config: Config, argv: string[]): Promise<void> {
     await audio.commit();
     audio = null;
     progress.end();
+    if (captionsFormat) await writeCaptions(values.captions!, captions(words, captionsFormat, { duration: seconds }));
     const characters = pieces.reduce((n, p) => n + codePoints(p), 0);
     const cost = totals.billed
       ? `cost ${totals.credits.toLocaleString('en-US')} credits ($${Number(totals.usd.toFixed(10))})${totals.remaining !== null ? `, ${Number(totals.remaining).toLocaleString('en-US')} credits left` : ''}`
       : 'cost 0 credits (not billed)';
-    console.log(`wrote ${output}: ${characters.toLocaleString('en-US')} characters in ${pieces.length} request${pieces.length === 1 ? '' : 's'}; ${cost}`);
+    console.log(`wrote ${output}${captionsFormat ? ` and ${values.captions}` : ''}: ${characters.toLocaleString('en-US')} characters in ${pieces.length} request${pieces.length === 1 ? '' : 's'}; ${cost}`);
   } catch (err) {
     progress?.end();
     if (interrupted) {
@@ -246,6 +283,7 @@ async function runJob(config: Config, values: Values, positionals: string[]): Pr
   if (!output && !values.cancel) throw new UsageError(`say needs -o <file>\n\n${SAY_USAGE}`);
   const container = output ? containerFor(output) : null;
   if (output && !container) throw new UsageError(`${output}: the output must end in .wav, .mp3 or .raw`);
+  const captionsFormat = captionsFormatFor(values.captions);
   const text = jobId === undefined ? await readText(positionals, values.file) : null;
   if (text !== null && !text.trim()) throw new UsageError(`nothing to say: give the text or --file\n\n${SAY_USAGE}`);
   const sampleRate = number('sample-rate', values['sample-rate']) ?? 24000;
@@ -313,10 +351,15 @@ async function runJob(config: Config, values: Values, positionals: string[]): Pr
     finished = job;
     progress?.update(job.progress.segments_done, job.progress.segments_total, `${audioNote(job)}, downloading`);
     await client.download(job, output!, abort.signal);
+    if (captionsFormat) {
+      const response = await fetch(`${server.url}/tts/jobs/${encodeURIComponent(job.id)}/captions?format=${captionsFormat}`, { headers, signal: abort.signal });
+      if (!response.ok) throw await refusal(response);
+      await writeCaptions(values.captions!, await response.text());
+    }
     progress?.end();
     progress = null;
     const cost = job.usd !== null ? `cost ${job.credits.toLocaleString('en-US')} credits ($${job.usd})` : 'cost 0 credits (not billed)';
-    console.log(`wrote ${output}: ${job.characters.toLocaleString('en-US')} characters, ${job.result!.duration_seconds.toLocaleString('en-US')} s of audio, as job ${job.id}; ${cost}`);
+    console.log(`wrote ${output}${captionsFormat ? ` and ${values.captions}` : ''}: ${job.characters.toLocaleString('en-US')} characters, ${job.result!.duration_seconds.toLocaleString('en-US')} s of audio, as job ${job.id}; ${cost}`);
   } catch (err) {
     progress?.end();
     if (interrupted) {

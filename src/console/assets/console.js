@@ -722,12 +722,34 @@
             const a = h('a', { href: URL.createObjectURL(file), download: `${j.id}.${ext}` }); document.body.append(a); a.click(); a.remove();
           } catch (err) { status.className = 'error'; status.textContent = err.message; }
         } }, 'Download') : null,
+        j.status === 'succeeded' && !adminJobs ? h('button', { type: 'button', 'aria-label': `Captions ${j.id}`, onclick: () => captions(j.id, tr, status) }, 'Captions') : null,
         j.status === 'failed' && j.error ? h('span', { class: 'error' }, `${j.error.error_code}: ${j.error.message}`) : null);
     };
     show(job);
     tr.show = show;
     if (!FINAL.has(job.status) && !adminJobs) follow(job.id, show);
     return tr;
+  }
+  /** A finished job's captions (WebVTT) shown in a row under its own, with both formats to download; a second click hides them. */
+  async function captions(id, tr, status) {
+    const open = tr.nextElementSibling?.dataset.captionsOf === id ? tr.nextElementSibling : null;
+    if (open) return open.remove();
+    const path = `/tts/jobs/${encodeURIComponent(id)}/captions`;
+    try {
+      const text = await (await call(`${path}?format=vtt`)).text();
+      const save = (format) => async () => {
+        try {
+          const file = await blob(`${path}?format=${format}`);
+          const a = h('a', { href: URL.createObjectURL(file), download: `${id}.${format}` }); document.body.append(a); a.click(); a.remove();
+        } catch (err) { status.className = 'error'; status.textContent = err.message; }
+      };
+      const row = h('tr', { 'data-captions-of': id }, h('td', { colspan: '6' },
+        h('pre', { class: 'captions', 'aria-label': `Captions of ${id}` }, text),
+        h('p', { class: 'toolbar' },
+          h('button', { type: 'button', onclick: save('vtt') }, 'Download WebVTT'),
+          h('button', { type: 'button', onclick: save('srt') }, 'Download SRT'))));
+      tr.after(row);
+    } catch (err) { status.className = 'error'; status.textContent = err.message; }
   }
   /** The job's events (SSE over fetch, so the token goes in Authorization, not the URL). */
   async function follow(id, show) {
