@@ -19,6 +19,9 @@ test('the request’s language, else the voice’s, else the model’s first', (
   assert.equal(decideLanguage(requestedLanguage(null), voice('de'), model), 'de');
   assert.equal(decideLanguage(requestedLanguage(''), voice(''), model), 'fr');
   assert.equal(decideLanguage(null, null, { ...model, languages: [] }), 'en');
+  // A voice's language outside BCP 47's shape (eSpeak NG's Klingon) is still its own, not the model's.
+  assert.equal(decideLanguage(null, voice('piqd'), model), 'piqd');
+  assert.equal(decideLanguage(null, voice('not a language!'), model), 'fr');
 });
 
 test('a language that is no BCP 47 tag is an invalid_request naming its field', () => {

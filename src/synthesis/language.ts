@@ -23,5 +23,14 @@ export function requestedLanguage(value: string | null | undefined, field = 'lan
 
 /** The language text is read in when no SSML names one: the request's, else the voice's, else the model's. */
 export function decideLanguage(requested: string | null, voice: Voice | null, model: ModelProfile): string {
-  return requested ?? (voice?.language ? languageTag(voice.language) : null) ?? languageTag(model.languages[0] ?? 'en') ?? 'en';
+  return requested ?? (voice?.language ? voiceLanguage(voice.language) : null) ?? languageTag(model.languages[0] ?? 'en') ?? 'en';
+}
+
+/**
+ * A voice's own language. Some engines name languages outside BCP 47's shape (eSpeak NG's Klingon is
+ * `piqd`): such a name is kept as it is, so the voice reads its own language rather than the model's.
+ */
+function voiceLanguage(value: string): string | null {
+  const name = value.trim().replace(/_/gu, '-').toLowerCase();
+  return languageTag(name) ?? (/^[a-z0-9]+(?:-[a-z0-9]+)*$/u.test(name) ? name : null);
 }
