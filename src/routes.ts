@@ -22,6 +22,7 @@ import { registerTtsSse } from './api/cartesia/sse.js';
 import { registerTtsDialogue } from './api/cartesia/dialogue.js';
 import { cartesiaWebSocket } from './api/cartesia/websocket.js';
 import { elevenLabsWebSocketRoutes, registerElevenLabs } from './api/elevenlabs/index.js';
+import { registerDeepgram } from './api/deepgram/index.js';
 import { registerOpenAISpeech } from './api/openai/speech.js';
 import { registerHealth } from './api/health.js';
 import { registerJobs } from './api/jobs.js';
@@ -115,4 +116,5 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     registerOpenAISpeech(openai, services);
   });
   registerElevenLabs(app, services);
+  registerDeepgram(app, services);
 }

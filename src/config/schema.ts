@@ -13,6 +13,7 @@ import { defineSection, type ConfigSection, type EnvVariable } from './section.j
 import { accountsSection } from './sections/accounts.js';
 import { cacheSection } from './sections/cache.js';
 import { elevenlabsSection } from './sections/elevenlabs.js';
+import { deepgramSection } from './sections/deepgram.js';
 import { jobsSection } from './sections/jobs.js';
 import { limitsSection } from './sections/limits.js';
 import { logSection } from './sections/log.js';
@@ -85,6 +86,7 @@ export const SECTIONS = [
   limitsSection,
   openaiSection,
   elevenlabsSection,
+  deepgramSection,
   metricsSection,
   voicesSection,
   cacheSection,

@@ -18,9 +18,10 @@ const OPUS_BIT_RATES = [32000, 64000, 96000, 128000, 192000];
 const EVERY_FORMAT: FormatRules = {
   containers: ['mp3', 'opus', 'wav', 'raw'],
   encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
-  sampleRates: SAMPLE_RATES,
+  // 32 kHz and 48 kbit/s MP3 too: Deepgram's clients ask for them.
+  sampleRates: [8000, 16000, 22050, 24000, 32000, 44100, 48000],
   defaultEncoding: 'pcm_s16le',
-  mp3BitRates: MP3_BIT_RATES,
+  mp3BitRates: [32000, 48000, ...MP3_BIT_RATES.slice(1)],
   defaultMp3BitRate: 128000,
   opusBitRates: OPUS_BIT_RATES,
   defaultOpusBitRate: 64000,
