@@ -22,7 +22,7 @@ import { registerTtsSse } from './api/cartesia/sse.js';
 import { registerTtsDialogue } from './api/cartesia/dialogue.js';
 import { cartesiaWebSocket } from './api/cartesia/websocket.js';
 import { elevenLabsWebSocketRoutes, registerElevenLabs } from './api/elevenlabs/index.js';
-import { registerDeepgram } from './api/deepgram/index.js';
+import { deepgramWebSocketRoute, registerDeepgram } from './api/deepgram/index.js';
 import { registerOpenAISpeech } from './api/openai/speech.js';
 import { registerHealth } from './api/health.js';
 import { registerJobs } from './api/jobs.js';
@@ -99,6 +99,7 @@ export function registerWebSockets(app: FastifyInstance, services: Services, isC
   );
   router.route(cartesiaWebSocket(services));
   for (const route of elevenLabsWebSocketRoutes(services)) router.route(route);
+  router.route(deepgramWebSocketRoute(services));
   return router;
 }
 

@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
+import { WebSocket as BrowserWebSocket } from 'undici';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import type { OutputFormat } from '../src/audio/format.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
@@ -162,5 +164,193 @@ describe('POST /v1/speak', () => {
     await deepgramError(await speak('', undefined, { authorization: 'Token vg_nope' }), 401, 'INVALID_AUTH', 'Invalid credentials.');
     await deepgramError(await speak('speed=9'), 400, 'INVALID_QUERY_PARAMETER', /speed/);
     await charged(before, 0);
+  });
+});
+
+/** What a socket received, in order: JSON messages, and binary audio as `{audio}`; and how it closed. */
+interface Received {
+  ws: WebSocket;
+  events: Record<string, any>[];
+  closed: Promise<{ code: number; reason: string }>;
+  /** Resolves once `predicate` holds for some event (bounded). */
+  until(predicate: (event: Record<string, any>) => boolean, ms?: number): Promise<Record<string, any>>;
+  send(message: unknown): void;
+}
+
+function socket(query: string, headers: Record<string, string> = { authorization: `Token ${org.key}` }, protocols?: string[]): Promise<Received> {
+  const ws = new WebSocket(`${server.url.replace(/^http/, 'ws')}/v1/speak${query ? `?${query}` : ''}`, protocols, { headers });
+  const events: Record<string, any>[] = [];
+  const waiters: (() => void)[] = [];
+  ws.on('message', (data, binary) => {
+    events.push(binary ? { audio: Buffer.from(data as Buffer) } : JSON.parse(String(data)));
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => (resolve({ code, reason: String(reason) }), waiters.splice(0).forEach((w) => w()))));
+  const received: Received = {
+    ws,
+    events,
+    closed,
+    async until(predicate, ms = 15_000) {
+      const deadline = Date.now() + ms;
+      for (;;) {
+        const found = events.find(predicate);
+        if (found) return found;
+        if (Date.now() > deadline || ws.readyState === WebSocket.CLOSED) throw new Error(`not received; got ${JSON.stringify(events.map((e) => e.type ?? e.audio.length))}`);
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve);
+          setTimeout(resolve, 200).unref();
+        });
+      }
+    },
+    send: (message) => ws.send(typeof message === 'string' ? message : JSON.stringify(message)),
+  };
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(received));
+    ws.once('unexpected-response', (_request, response) => {
+      let body = '';
+      response.on('data', (chunk) => (body += chunk));
+      response.on('end', () => reject(Object.assign(new Error(`refused ${response.statusCode}`), { status: response.statusCode, headers: response.headers, body })));
+    });
+    ws.once('error', reject);
+  });
+}
+
+const audioOf = (events: Record<string, any>[]) => Buffer.concat(events.filter((e) => e.audio).map((e) => e.audio));
+const indexOf = (events: Record<string, any>[], predicate: (e: Record<string, any>) => boolean) => events.findIndex(predicate);
+
+describe('wss /v1/speak', () => {
+  test("Pipecat's flow: Metadata first, Speak per sentence, Flushed after its audio, twice, then Close with 1000; charged per character", { timeout: 60_000 }, async () => {
+    const before = (await balanceOf(server, org.orgId)).balance;
+    const s = await socket('model=aura-2-thalia-en&encoding=linear16&sample_rate=16000');
+    const sentences = ['Hello there, this is the first sentence.', ' And here is a second one, a little longer.'];
+    await s.until((e) => e.type === 'Metadata');
+    const metadata = s.events[0];
+    assert.equal(metadata.type, 'Metadata');
+    assert.match(metadata.request_id, UUID);
+    assert.match(metadata.model_uuid, UUID);
+    assert.equal(metadata.model_name, 'aura-2-thalia-en');
+    assert.equal(typeof metadata.model_version, 'string');
+    for (const text of sentences) s.send({ type: 'Speak', text });
+    s.send({ type: 'Flush', sequence_id: 7 });
+    const first = await s.until((e) => e.type === 'Flushed');
+    assert.equal(typeof first.sequence_id, 'number');
+    const cut = s.events.indexOf(first);
+    const firstAudio = audioOf(s.events.slice(0, cut));
+    assert.equal(firstAudio.length % 2, 0);
+    const seconds = firstAudio.length / 2 / 16000;
+    assert.ok(seconds > 2 && seconds < 9, `${seconds} s`);
+    assert.ok(rms((await decodeToFloat(firstAudio, { container: 'raw', encoding: 'pcm_s16le', sampleRate: 16000 })).samples) > 0.02);
+    assert.notEqual(firstAudio.subarray(0, 4).toString('latin1'), 'RIFF');
+    s.send({ type: 'Speak', text: 'Third.' });
+    s.send({ type: 'Flush' });
+    const second = await s.until((e) => e.type === 'Flushed' && e !== first);
+    assert.notEqual(second.sequence_id, first.sequence_id);
+    assert.ok(audioOf(s.events.slice(cut + 1, s.events.indexOf(second))).length > 8000, 'the second flush has its own audio before its Flushed');
+    // A Flush with nothing pending is answered at once.
+    s.send({ type: 'Flush' });
+    await s.until((e) => e.type === 'Flushed' && e !== first && e !== second);
+    s.send({ type: 'Close' });
+    assert.deepEqual(await s.closed, { code: 1000, reason: '' });
+    await charged(before, [...sentences, 'Third.'].join('').length);
+  });
+
+  test('Clear: Cleared, no audio after it, the sentence being spoken charged whole, the rest not at all', { timeout: 60_000 }, async () => {
+    const before = (await balanceOf(server, org.orgId)).balance;
+    const s = await socket('model=aura-2-thalia-en&encoding=mulaw&sample_rate=8000');
+    const sentences = Array.from({ length: 12 }, (_, i) => `Sentence number ${['one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve'][i]} of a long answer that the caller interrupts.`);
+    for (const text of sentences) s.send({ type: 'Speak', text });
+    await s.until((e) => e.audio);
+    s.send({ type: 'Clear' });
+    const cleared = await s.until((e) => e.type === 'Cleared');
+    assert.equal(typeof cleared.sequence_id, 'number');
+    const at = s.events.indexOf(cleared);
+    const heard = audioOf(s.events.slice(0, at)).length / 8000;
+    // Then a new answer on the same socket.
+    s.send({ type: 'Speak', text: 'Short.' });
+    s.send({ type: 'Flush' });
+    const flushed = await s.until((e) => e.type === 'Flushed');
+    const after = audioOf(s.events.slice(at + 1, s.events.indexOf(flushed))).length / 8000;
+    assert.ok(after > 0.2 && after < 2, `only the new answer's audio after Cleared: ${after} s`);
+    s.send({ type: 'Close' });
+    assert.equal((await s.closed).code, 1000);
+    // Whole sentences were begun: the charge is a prefix of them, plus the new answer, and not all of them.
+    const prefixes = sentences.map((_, i) => sentences.slice(0, i + 1).join('').length + 'Short.'.length);
+    let spent = 0;
+    for (const deadline = Date.now() + 10_000; ; ) {
+      const { balance, sum } = await balanceOf(server, org.orgId);
+      assert.equal(balance, sum);
+      spent = before - balance;
+      if (prefixes.includes(spent) || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    assert.ok(prefixes.includes(spent), `charged ${spent}: whole sentences begun and the new answer (${prefixes.join(', ')})`);
+    assert.ok(spent < prefixes.at(-1)!, `not every sentence was charged (${spent}, heard ${heard} s)`);
+  });
+
+  test("limits and close codes: 1009 BIG-0001, 1008 DATA-0000, 1003 MESSAGE-0000, a Warning past 20 flushes; never charged", { timeout: 60_000 }, async () => {
+    const before = (await balanceOf(server, org.orgId)).balance;
+    const big = await socket('');
+    big.send({ type: 'Speak', text: 'x'.repeat(2001) });
+    assert.deepEqual(await big.closed, { code: 1009, reason: 'BIG-0001' });
+    for (const bad of ['{"type":"Bogus"}', 'not json', '[1]', '{"type":"Speak","text":42}', '{"type":"Speak"}']) {
+      const s = await socket('');
+      s.send(bad);
+      assert.deepEqual(await s.closed, { code: 1008, reason: 'DATA-0000' }, bad);
+    }
+    const binary = await socket('');
+    binary.ws.send(Buffer.from([1, 2, 3]));
+    assert.deepEqual(await binary.closed, { code: 1003, reason: 'MESSAGE-0000' });
+    const flushes = await socket('');
+    for (let i = 0; i < 21; i++) flushes.send({ type: 'Flush', unknown: 'ignored' });
+    const warning = await flushes.until((e) => e.type === 'Warning');
+    assert.equal(typeof warning.description, 'string');
+    assert.equal(typeof warning.code, 'string');
+    await flushes.until(() => flushes.events.filter((e) => e.type === 'Flushed').length === 21);
+    assert.equal(flushes.ws.readyState, WebSocket.OPEN);
+    flushes.send({ type: 'Close' });
+    assert.equal((await flushes.closed).code, 1000);
+    await charged(before, 0);
+  });
+
+  test("the handshake: Deepgram's refusals with dg-error; subprotocol auth echoed, from a browser-style WebSocket too", { timeout: 60_000 }, async () => {
+    for (const [query, headers, status] of [
+      ['', { authorization: 'Token vg_wrong' }, 401],
+      ['', {}, 401],
+      ['encoding=mp3', { authorization: `Token ${org.key}` }, 400],
+      ['model=aura-nope-en', { authorization: `Token ${org.key}` }, 400],
+      ['encoding=mulaw&sample_rate=24000', { authorization: `Token ${org.key}` }, 400],
+    ] as const) {
+      const refused = (await socket(query, headers).then(
+        () => assert.fail('upgraded'),
+        (err) => err,
+      )) as { status: number; headers: Record<string, string>; body: string };
+      assert.equal(refused.status, status, query);
+      const body = JSON.parse(refused.body);
+      assert.equal(refused.headers['dg-error'], body.err_msg);
+      assert.equal(refused.headers['dg-request-id'], body.request_id);
+      assert.match(body.request_id, UUID);
+    }
+    const token = await socket('encoding=linear16&sample_rate=24000', {}, ['token', org.key]);
+    assert.equal(token.ws.protocol, 'token');
+    token.send({ type: 'Speak', text: 'Hello.' });
+    token.send({ type: 'Close' });
+    assert.equal((await token.closed).code, 1000);
+    assert.ok(audioOf(token.events).length > 24000);
+    // undici's WebSocket is a browser's: it fails unless the server echoes one of the offered subprotocols.
+    const browser = new BrowserWebSocket(`${server.url.replace(/^http/, 'ws')}/v1/speak?encoding=linear16`, ['bearer', org.key, 'x-deepgram-session-id', '0b5bcf8e-0000-4000-8000-000000000000']);
+    browser.binaryType = 'arraybuffer';
+    const frames: unknown[] = [];
+    const closed = new Promise<number>((resolve, reject) => {
+      browser.onmessage = (event: { data: unknown }) => void frames.push(event.data);
+      browser.onclose = (event: { code: number }) => resolve(event.code);
+      browser.onerror = () => reject(new Error('browser-style socket failed'));
+    });
+    await new Promise((resolve) => (browser.onopen = resolve));
+    assert.equal(browser.protocol, 'bearer');
+    browser.send(JSON.stringify({ type: 'Speak', text: 'Hello.' }));
+    browser.send(JSON.stringify({ type: 'Close' }));
+    assert.equal(await closed, 1000);
+    assert.equal(JSON.parse(frames[0] as string).type, 'Metadata');
+    assert.ok(frames.some((f) => f instanceof ArrayBuffer && f.byteLength > 0));
   });
 });

@@ -82,7 +82,8 @@ export interface TurnInput {
   cutSchedule?: readonly number[];
 }
 
-type Item = { kind: 'text'; text: string; ssml?: boolean } | { kind: 'flush'; id: number | string };
+/** A text to speak (an SSML document with its characters as counted when it came), or a flush. */
+type Item = { kind: 'text'; text: string; ssml?: boolean; characters?: number } | { kind: 'flush'; id: number | string };
 
 export interface TurnOptions {
   /**
@@ -127,6 +128,8 @@ export class TextTurn {
    * which the audio cache may answer and keep. A turn built from several messages never is.
    */
   private wholeTurn = false;
+  /** Stops the clause being spoken (`cancelUnspoken`), not the turn. */
+  private clause: AbortController | null = null;
 
   constructor(
     readonly id: string,
@@ -178,7 +181,7 @@ export class TextTurn {
     if (input.ssml) {
       // A whole document: what was buffered before it is spoken first, then the document as one piece.
       this.enqueuePending();
-      this.queue.push({ kind: 'text', text: input.transcript, ssml: true });
+      this.queue.push({ kind: 'text', text: input.transcript, ssml: true, characters: input.characters });
       if (input.flush) this.queue.push({ kind: 'flush', id: input.flushId ?? ++this.flushes });
       else if (!input.continue) this.inputClosed = true;
       return this.notify();
@@ -221,6 +224,24 @@ export class TextTurn {
     this.clearBufferTimer();
     this.pending = '';
     this.inputClosed = true;
+    this.notify();
+  }
+
+  /**
+   * Barge-in: the text not yet begun (queued clauses, an unfinished one) is dropped and not charged;
+   * the clause being spoken stops at once and is charged whole, as it had begun. Flushes already
+   * asked for are still answered, in order, and the turn stays open for more text.
+   */
+  cancelUnspoken(): void {
+    if (this.over) return;
+    this.clearBufferTimer();
+    let dropped = countTranscriptCharacters(this.pending);
+    this.pending = '';
+    for (const item of this.queue) if (item.kind === 'text') dropped += item.characters ?? countTranscriptCharacters(item.text);
+    const flushes = this.queue.filter((item) => item.kind === 'flush');
+    this.queue.splice(0, this.queue.length, ...flushes);
+    this.clause?.abort(new Error('cancelled'));
+    this.billing.drop(dropped);
     this.notify();
   }
 
@@ -358,8 +379,10 @@ export class TextTurn {
     /** Pieces waiting for the words that start in them (`wordsWithAudio`), each with where it ends on the turn's clock. */
     const held: { piece: TurnPiece; end: number; pcm: boolean }[] = [];
     let words: WordTiming[] = [];
-    for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
+    const clause = (this.clause = new AbortController());
+    for await (const piece of untilCancelled(this.session.pieces(synthesis, AbortSignal.any([this.abort.signal, clause.signal]), { cache: this.wholeTurn }), clause.signal)) {
       if (this.over) return;
+      if (clause.signal.aborted) break;
       bytes += piece.audio.length;
       const audio = encoder && piece.audio.length > 0 ? await encoder.encode(piece.audio) : piece.audio;
       if (this.over) return;
@@ -383,6 +406,11 @@ export class TextTurn {
         if (!(await this.deliver(withWords(next.piece, words), next.pcm))) return;
         words = [];
       }
+    }
+    if (this.clause === clause) this.clause = null;
+    if (clause.signal.aborted) {
+      this.offsetSeconds = clauseAt + bytes / bytesPerSecond;
+      return;
     }
     // The clause is spoken: what is held goes (a word that more text may continue is timed later).
     for (const next of held) {
@@ -453,6 +481,15 @@ export class TextTurn {
   /** Resolves when every charge of this turn has been written and the turn released. */
   done(): Promise<void> {
     return this.settled;
+  }
+}
+
+/** A clause's pieces, ending quietly (not with the abort's error) once `cancelled` has aborted. */
+async function* untilCancelled<T>(pieces: AsyncGenerator<T>, cancelled: AbortSignal): AsyncGenerator<T> {
+  try {
+    yield* pieces;
+  } catch (err) {
+    if (!cancelled.aborted) throw err;
   }
 }
 

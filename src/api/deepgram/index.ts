@@ -10,6 +10,8 @@ import type { Services } from '../../services.js';
 import { deepgramError, textTooLong } from './errors.js';
 import type { DeepgramContext } from './parse.js';
 import { deepgramRequestId, registerDeepgramSpeech } from './speech.js';
+import { deepgramWebSocket } from './websocket.js';
+import type { WebSocketRoute } from '../../http/websocket-router.js';
 
 export function deepgramContext(services: Services): DeepgramContext {
   return {
@@ -39,4 +41,9 @@ export function registerDeepgram(app: FastifyInstance, services: Services): void
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (request, _body, done) => done(unsupportedMediaType(request.headers['content-type'], 'application/json'), undefined));
     registerDeepgramSpeech(scope, services, context);
   });
+}
+
+/** `wss://…/v1/speak`, for the server's router. */
+export function deepgramWebSocketRoute(services: Services): WebSocketRoute {
+  return deepgramWebSocket(services, deepgramContext(services));
 }
