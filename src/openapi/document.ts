@@ -263,6 +263,16 @@ function deepgramPaths(costHeaders: Json | undefined): Record<string, Record<str
         body: { required: true, content: { ...json(ref('DeepgramSpeakRequest')), 'text/plain': { schema: { type: 'string' } } } },
         responses: { '200': { description: 'The audio, typed as Deepgram types it.', headers, content: audio }, ...errors([400, 401, 402, 403, 413, 415, 429, 503], 'deepgram') },
       },
+      get: {
+        tag: 'Deepgram',
+        summary: 'WebSocket: streamed text in, audio out (Deepgram-compatible)',
+        description:
+          '`Metadata` first; `{"type":"Speak","text"}` queues text (a sentence is spoken once complete), `Flush` is answered by `Flushed {sequence_id}` after its audio, `Clear` by `Cleared` (what was not yet spoken is dropped and not charged), `Close` speaks the rest and closes 1000. Audio is binary frames. The key as `Authorization: Token` or the subprotocols `token, <key>` / `bearer, <token>`.',
+        auth: 'key',
+        token: true,
+        parameters: [model, encoding(['linear16', 'mulaw', 'alaw']), sampleRate, speed],
+        responses: { '101': { description: 'Switching to the WebSocket protocol (the subprotocol `token` or `bearer` echoed when offered).' }, ...errors([400, 401, 403, 429, 503], 'deepgram') },
+      },
     },
   };
 }
