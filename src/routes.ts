@@ -45,6 +45,7 @@ import type { Services } from './services.js';
  */
 export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): WebSocketRouter {
   trackRoutes(app);
+  addCredentialConstraint(app);
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
   registerPlayground(app);
@@ -117,5 +118,27 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     registerOpenAISpeech(openai, services);
   });
   registerElevenLabs(app, services);
-  registerDeepgram(app, services);
+  registerDeepgram(app, services, { constraints: { credential: 'token' } });
+}
+
+/**
+ * A route constraint on the scheme of the request's credential: `Authorization: Token …` is
+ * `token`, which Deepgram's clients send. A path two dialects answer (`GET /v1/models`: ElevenLabs'
+ * for `xi-api-key` or `Bearer`, Deepgram's for `Token`) is registered by each, the one constrained,
+ * so the credential decides and neither dialect knows the other.
+ */
+export function addCredentialConstraint(app: FastifyInstance): void {
+  if (app.hasConstraintStrategy('credential')) return;
+  app.addConstraintStrategy({
+    name: 'credential',
+    mustMatchWhenDerived: false,
+    storage() {
+      const handlers = new Map<string, unknown>();
+      return { get: (scheme: string) => handlers.get(scheme) ?? null, set: (scheme: string, store: unknown) => void handlers.set(scheme, store) };
+    },
+    deriveConstraint(request: { headers: Record<string, string | string[] | undefined> }) {
+      const authorization = request.headers.authorization;
+      return typeof authorization === 'string' && /^token\s/i.test(authorization) ? 'token' : undefined;
+    },
+  } as never);
 }

@@ -354,3 +354,32 @@ describe('wss /v1/speak', () => {
     assert.ok(frames.some((f) => f instanceof ArrayBuffer && f.byteLength > 0));
   });
 });
+
+describe('GET /v1/models', () => {
+  test("Deepgram's listing for Authorization: Token, ElevenLabs' for xi-api-key and Bearer", { timeout: 30_000 }, async () => {
+    const list = (headers: Record<string, string>) => fetch(`${server.url}/v1/models`, { headers });
+    const deepgram = await list({ authorization: `Token ${org.key}` });
+    assert.equal(deepgram.status, 200);
+    const body = (await deepgram.json()) as { stt: unknown[]; tts: Record<string, any>[] };
+    assert.deepEqual(body.stt, []);
+    const thalia = body.tts.find((m) => m.canonical_name === 'aura-2-thalia-en')!;
+    assert.equal(thalia.name, 'thalia');
+    assert.equal(thalia.architecture, 'aura-2');
+    assert.deepEqual(thalia.languages, ['en']);
+    assert.match(thalia.uuid, UUID);
+    assert.ok(body.tts.some((m) => m.canonical_name === 'aura-asteria-en' && m.architecture === 'aura'));
+    assert.ok(body.tts.some((m) => m.canonical_name === 'aura-2-oliver-en'));
+    assert.ok(body.tts.some((m) => m.canonical_name === 'aura-2-espeak-fr-fr-fr'));
+    // Every name listed is one /v1/speak takes.
+    const response = await speak(`model=${body.tts.at(-1)!.canonical_name}&encoding=linear16&container=none`, { text: 'Hi.' });
+    assert.equal(response.status, 200);
+    await response.arrayBuffer();
+    for (const headers of [{ 'xi-api-key': org.key }, { authorization: `Bearer ${org.key}` }] as Record<string, string>[]) {
+      const elevenlabs = await list(headers);
+      assert.equal(elevenlabs.status, 200);
+      const models = (await elevenlabs.json()) as Record<string, unknown>[];
+      assert.ok(Array.isArray(models) && models.some((m) => m.model_id === 'voicegate-1.0'), JSON.stringify(headers));
+    }
+    await deepgramError(await list({ authorization: 'Token vg_nope' }), 401, 'INVALID_AUTH', 'Invalid credentials.');
+  });
+});

@@ -4,13 +4,14 @@
  * with Deepgram's error shape and body types, its model listing, and the
  * `/v1/speak` WebSocket path on the server's router.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
 import { installErrorRenderer, unsupportedMediaType } from '../../http/errors.js';
 import type { Services } from '../../services.js';
 import { deepgramError, textTooLong } from './errors.js';
 import type { DeepgramContext } from './parse.js';
 import { deepgramRequestId, registerDeepgramSpeech } from './speech.js';
 import { deepgramWebSocket } from './websocket.js';
+import { registerDeepgramModels } from './models.js';
 import type { WebSocketRoute } from '../../http/websocket-router.js';
 
 export function deepgramContext(services: Services): DeepgramContext {
@@ -20,7 +21,11 @@ export function deepgramContext(services: Services): DeepgramContext {
   };
 }
 
-export function registerDeepgram(app: FastifyInstance, services: Services): void {
+/**
+ * `deepgramOnly`: the route options that keep a path another dialect also answers (`GET /v1/models`)
+ * for Deepgram's callers (`Authorization: Token …`); the assembly decides how.
+ */
+export function registerDeepgram(app: FastifyInstance, services: Services, deepgramOnly: RouteShorthandOptions): void {
   const context = deepgramContext(services);
   app.register(async (scope) => {
     const limit = services.config.server.bodyLimitBytes;
@@ -40,6 +45,7 @@ export function registerDeepgram(app: FastifyInstance, services: Services): void
     );
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (request, _body, done) => done(unsupportedMediaType(request.headers['content-type'], 'application/json'), undefined));
     registerDeepgramSpeech(scope, services, context);
+    registerDeepgramModels(scope, services, deepgramOnly);
   });
 }
 
