@@ -7,6 +7,7 @@
  * `Flushed` comes after its audio, and the books are checked to the character.
  */
 import assert from 'node:assert/strict';
+import { globalAgent } from 'node:https';
 import { after, before, describe, test } from 'node:test';
 import { DeepgramClient } from '@deepgram/sdk';
 import { createClient, LiveTTSEvents } from 'deepgram-sdk-v4';
@@ -186,5 +187,38 @@ describe("LiveKit Agents' Deepgram TTS", () => {
     }
     // The plugin sends each sentence with a space after it, instead of the one between them.
     await charged(before, TEXT.length + 1);
+  });
+});
+
+describe("LiveKit Agents' Deepgram TTS over TLS on port 443", () => {
+  // The plugin's REST call is `node:https` to port 443 of its base URL's host, whatever the URL's
+  // port: a second server here serves HTTPS on 443 with its development CA, which the process trusts.
+  test('synthesize: raw PCM at the asked rate, charged per character', { timeout: 60_000 }, async (t) => {
+    let tls: TestServer;
+    try {
+      tls = await startServer({ config: { accounts: { enabled: true }, server: { port: 443, tls: { selfSigned: true } } } as any });
+    } catch (err) {
+      return t.skip(`port 443 cannot be bound here: ${(err as Error).message}`);
+    }
+    const ca = globalAgent.options.ca;
+    globalAgent.options.ca = tls.ca;
+    const tts = new deepgram.TTS({ apiKey: '', baseUrl: 'https://127.0.0.1', model: 'aura-2-andromeda-en', sampleRate: 16000 });
+    try {
+      const account = await newOrg(tls, { credits: 1_000_000 });
+      (tts as any).opts.apiKey = account.key;
+      const before = (await balanceOf(tls, account.orgId)).balance;
+      const frames: AudioFrame[] = [];
+      for await (const audio of tts.synthesize(TEXT)) frames.push(audio.frame);
+      const samples = frames.reduce((n, f) => n + f.samplesPerChannel, 0);
+      assert.ok(frames.every((f) => f.sampleRate === 16000));
+      assert.ok(samples / 16000 > 2 && samples / 16000 < 8, `${samples / 16000} s`);
+      const pcm = Buffer.concat(frames.map((f) => Buffer.from(f.data.buffer, f.data.byteOffset, f.data.byteLength)));
+      assert.ok(rms((await decodeToFloat(pcm, { container: 'raw', encoding: 'pcm_s16le', sampleRate: 16000 })).samples) > 0.02);
+      await until(async () => before - (await balanceOf(tls, account.orgId)).balance === TEXT.length, { timeoutMs: 10_000, what: 'charged per character' });
+    } finally {
+      globalAgent.options.ca = ca;
+      await tts.close();
+      await tls.close();
+    }
   });
 });
