@@ -74,6 +74,8 @@ const COMBINATIONS: { query: string; type: string; format: OutputFormat; rate: n
   { query: 'encoding=mp3&bit_rate=32000', type: 'audio/mpeg', format: { container: 'mp3', sampleRate: 22050 }, rate: 22050 },
   { query: 'encoding=mp3&sample_rate=22050&bit_rate=48000', type: 'audio/mpeg', format: { container: 'mp3', sampleRate: 22050 }, rate: 22050 },
   { query: 'encoding=opus', type: 'audio/ogg;codecs=opus', format: { container: 'opus', sampleRate: 48000 }, rate: 48000, magic: 'OggS' },
+  ...[8000, 16000, 22050, 32000, 48000].map((rate) => ({ query: `encoding=flac&sample_rate=${rate}`, type: 'audio/flac', format: { container: 'flac', sampleRate: rate } as OutputFormat, rate, magic: 'fLaC' })),
+  { query: 'encoding=flac', type: 'audio/flac', format: { container: 'flac', sampleRate: 48000 }, rate: 48000, magic: 'fLaC' },
   { query: 'encoding=opus&container=ogg&bit_rate=32000', type: 'audio/ogg;codecs=opus', format: { container: 'opus', sampleRate: 48000 }, rate: 48000, magic: 'OggS' },
 ];
 

@@ -26,7 +26,7 @@ import { storageSection } from './sections/storage.js';
 import { voicesSection } from './sections/voices.js';
 import { wyomingSection } from './sections/wyoming.js';
 
-const containers = z.enum(['raw', 'wav', 'mp3', 'opus']);
+const containers = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encodings = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
 const formatRules = z

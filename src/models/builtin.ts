@@ -16,7 +16,7 @@ const OPUS_BIT_RATES = [32000, 64000, 96000, 128000, 192000];
 
 /** `voicegate-1.0`'s formats, for clips and streams alike. */
 const EVERY_FORMAT: FormatRules = {
-  containers: ['mp3', 'opus', 'wav', 'raw'],
+  containers: ['mp3', 'opus', 'wav', 'raw', 'flac'],
   encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
   // 32 kHz and 48 kbit/s MP3 too: Deepgram's clients ask for them.
   sampleRates: [8000, 16000, 22050, 24000, 32000, 44100, 48000],

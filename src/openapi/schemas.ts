@@ -177,7 +177,7 @@ export const elevenLabsSubscriptionSchema = component(
 
 // ---- speech requests ----
 
-const container = z.enum(['raw', 'wav', 'mp3', 'opus']);
+const container = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
 export const outputFormatSchema = component(

@@ -444,7 +444,7 @@ export class TextTurn {
    */
   private turnEncoder(): Promise<TurnEncoder | null> | null {
     const { format } = this.template;
-    if (format.container !== 'mp3' && format.container !== 'opus') return null;
+    if (format.container !== 'mp3' && format.container !== 'opus' && format.container !== 'flac') return null;
     this.encoding ??= openTurnEncoder(format, this.template.engine.sampleRate);
     return this.encoding;
   }
