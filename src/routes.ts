@@ -45,7 +45,6 @@ import type { Services } from './services.js';
  */
 export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): WebSocketRouter {
   trackRoutes(app);
-  addCredentialConstraint(app);
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
   registerPlayground(app);
@@ -118,6 +117,7 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     registerOpenAISpeech(openai, services);
   });
   registerElevenLabs(app, services);
+  addCredentialConstraint(app);
   registerDeepgram(app, services, { constraints: { credential: 'token' } });
 }
 

@@ -289,16 +289,25 @@ describe('wss /v1/speak', () => {
     assert.ok(spent < prefixes.at(-1)!, `not every sentence was charged (${spent}, heard ${heard} s)`);
   });
 
-  test("limits and close codes: 1009 BIG-0001, 1008 DATA-0000, 1003 MESSAGE-0000, a Warning past 20 flushes; never charged", { timeout: 60_000 }, async () => {
+  test('limits and close codes: 1009 BIG-0001 and BIG-0000, 1008 DATA-0000, 1003 MESSAGE-0000, a Warning past 20 flushes; what is refused is never charged', { timeout: 60_000 }, async () => {
     const before = (await balanceOf(server, org.orgId)).balance;
     const big = await socket('');
     big.send({ type: 'Speak', text: 'x'.repeat(2001) });
     assert.deepEqual(await big.closed, { code: 1009, reason: 'BIG-0001' });
-    for (const bad of ['{"type":"Bogus"}', 'not json', '[1]', '{"type":"Speak","text":42}', '{"type":"Speak"}']) {
+    const huge = await socket('');
+    huge.send({ type: 'Speak', text: 'x'.repeat(70_000) });
+    assert.deepEqual(await huge.closed, { code: 1009, reason: 'BIG-0000' });
+    for (const bad of ['{"type":"Bogus"}', 'not json', '[1]', 'null', '{"type":5}', '{"type":"Speak","text":42}', '{"type":"Speak"}', '{"text":"Hi."}']) {
       const s = await socket('');
       s.send(bad);
       assert.deepEqual(await s.closed, { code: 1008, reason: 'DATA-0000' }, bad);
     }
+    // Unknown fields in a known message are ignored.
+    const extra = await socket('');
+    extra.send({ type: 'Speak', text: 'Hi.', sequence_id: 3, voice: 'x' });
+    extra.send({ type: 'Close', reason: 'done' });
+    assert.equal((await extra.closed).code, 1000);
+    assert.ok(audioOf(extra.events).length > 4000);
     const binary = await socket('');
     binary.ws.send(Buffer.from([1, 2, 3]));
     assert.deepEqual(await binary.closed, { code: 1003, reason: 'MESSAGE-0000' });
@@ -311,7 +320,7 @@ describe('wss /v1/speak', () => {
     assert.equal(flushes.ws.readyState, WebSocket.OPEN);
     flushes.send({ type: 'Close' });
     assert.equal((await flushes.closed).code, 1000);
-    await charged(before, 0);
+    await charged(before, 'Hi.'.length);
   });
 
   test("the handshake: Deepgram's refusals with dg-error; subprotocol auth echoed, from a browser-style WebSocket too", { timeout: 60_000 }, async () => {
