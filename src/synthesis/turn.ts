@@ -92,6 +92,11 @@ export interface TurnOptions {
    * engine takes to make one word (its end is known when the next word starts).
    */
   wordsWithAudio?: boolean;
+  /**
+   * Each flush ends a reply the client plays: the audio after it is first audio again, not the
+   * continuation of what was playing (Deepgram's socket is a conversation, a `Flush` a reply's end).
+   */
+  flushEndsPlayback?: boolean;
 }
 
 export class TextTurn {
@@ -105,9 +110,12 @@ export class TextTurn {
   private offsetSeconds = 0;
   /** When this context's first audio went to the socket (`performance.now()` ms); 0 before. */
   private firstAudioAt = 0;
+  /** Where on the turn's clock what the client plays now began (`restartPlayback`). */
+  private playbackFrom = 0;
   private bufferTimer: NodeJS.Timeout | null = null;
   private readonly lifetimeTimer: NodeJS.Timeout;
   private readonly wordsWithAudio: boolean;
+  private readonly flushEndsPlayback: boolean;
   /** Where the words handed out so far end, on the turn's clock (`wordsWithAudio`). */
   private wordsKnownTo = 0;
   private readonly billing: TurnBilling;
@@ -141,6 +149,7 @@ export class TextTurn {
     this.template = session.synthesis;
     this.words = this.template.wordTimestamps ? new WordAligner() : null;
     this.wordsWithAudio = options.wordsWithAudio === true && this.words !== null;
+    this.flushEndsPlayback = options.flushEndsPlayback === true;
     this.billing = new TurnBilling(session, (err) => this.failWith(err, 'could not record a websocket charge'));
     this.lifetimeTimer = setTimeout(
       () => this.fail(new ApiError('context_expired', { id, seconds: Math.round(lifetimeMs / 1000) })),
@@ -241,6 +250,8 @@ export class TextTurn {
     const flushes = this.queue.filter((item) => item.kind === 'flush');
     this.queue.splice(0, this.queue.length, ...flushes);
     this.clause?.abort(new Error('cancelled'));
+    // The client stopped playing: the next audio is first audio (the stopped clause restarts it again as it ends).
+    this.restartPlayback();
     this.billing.drop(dropped);
     this.notify();
   }
@@ -328,6 +339,7 @@ export class TextTurn {
           this.words?.endWord();
           await this.sendWords(this.words?.settle(this.offsetSeconds, false));
           await this.output.flushed(this, item.id);
+          if (this.flushEndsPlayback) this.restartPlayback();
         } else {
           this.speaking = true;
           try {
@@ -366,7 +378,7 @@ export class TextTurn {
     const last = this.wholeTurn || this.queue[0]?.kind === 'flush' || (this.inputClosed && this.queue.length === 0);
     if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
-    if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
+    if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds - this.playbackFrom };
     // A compressed turn's clauses are made as PCM and encoded here by the turn's one encoder, so the
     // turn is one MP3 or Ogg Opus stream (one Ogg stream, no encoder delay at each clause).
     const encoder = await this.turnEncoder();
@@ -410,6 +422,7 @@ export class TextTurn {
     if (this.clause === clause) this.clause = null;
     if (clause.signal.aborted) {
       this.offsetSeconds = clauseAt + bytes / bytesPerSecond;
+      this.restartPlayback();
       return;
     }
     // The clause is spoken: what is held goes (a word that more text may continue is timed later).
@@ -419,6 +432,12 @@ export class TextTurn {
     }
     if (words.length > 0 && !(await this.deliver(withWords({ audio: Buffer.alloc(0), stepTime: 0, seconds: 0 }, words), false))) return;
     this.offsetSeconds = clauseAt + bytes / bytesPerSecond;
+  }
+
+  /** What the client plays ended (a reply's end, a barge-in): the next audio is first audio. */
+  private restartPlayback(): void {
+    this.firstAudioAt = 0;
+    this.playbackFrom = this.offsetSeconds;
   }
 
   /** Hands the output a piece; false when the socket is closing (the turn is then cancelled). `pcm`: it holds audio the engine made. */

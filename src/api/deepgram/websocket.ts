@@ -79,7 +79,7 @@ class DeepgramSocket implements WebSocketHandler, TurnOutput {
     session.useCaller(this.connection.authenticated!);
     try {
       await session.admit({ ...this.input, transcript: '' }, 'deepgram.speak.websocket', { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true });
-      this.turn = new TextTurn(session.requestId, session, this, SOCKET_LIFETIME_MS);
+      this.turn = new TextTurn(session.requestId, session, this, SOCKET_LIFETIME_MS, { flushEndsPlayback: true });
     } catch (err) {
       const error = session.fail(err);
       await session.end();
