@@ -3,8 +3,8 @@
  * The two shipped model profiles. Each reproduces one seed API document:
  * `gepard-1.0` (2,000 characters, raw/wav, no mp3 or f32) and `omnivoice`
  * (5,000 characters, wav/mp3/raw, f32 allowed, default voice `sarah`), and
- * `voicegate-1.0`, Voicegate's own: every format streams too (MP3 and Ogg Opus
- * as well as PCM), speed applies on streams, 10,000 characters. ElevenLabs' model ids map
+ * `voicegate-1.0`, Voicegate's own: every format streams too (MP3, Ogg Opus and
+ * FLAC as well as PCM; 32 kHz and 48 kbit/s MP3 for Deepgram's clients), speed applies on streams, 10,000 characters. ElevenLabs' model ids map
  * to it by default, since their clients stream MP3 and set a speed.
  * Config may rebind their engine or override any field.
  */

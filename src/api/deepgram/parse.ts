@@ -5,8 +5,8 @@
  * table, or `aura-2-<voice_id>-<lang>` for any voice here; `encoding`,
  * `container`, `sample_rate` and `bit_rate` by Deepgram's table of
  * combinations (a combination it does not list is its 400 `Unsupported audio
- * format: …`); `speed`; the body's `text`. Unknown query parameters
- * (`tag`, `mip_opt_out`, `callback`) are read for shape and ignored. Errors
+ * format: …`); `speed`; the body's `text`. Other query parameters
+ * (`tag`, `mip_opt_out`, `callback`) are ignored. Errors
  * carry Deepgram's `err_code` and `err_msg` (`errors.ts` renders them).
  */
 import type { Config } from '../../config/schema.js';
