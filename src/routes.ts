@@ -24,6 +24,7 @@ import { registerTtsSse } from './api/cartesia/sse.js';
 import { registerTtsDialogue } from './api/cartesia/dialogue.js';
 import { cartesiaWebSocket } from './api/cartesia/websocket.js';
 import { elevenLabsWebSocketRoutes, registerElevenLabs } from './api/elevenlabs/index.js';
+import { deepgramWebSocketRoute, registerDeepgram } from './api/deepgram/index.js';
 import { registerOpenAISpeech } from './api/openai/speech.js';
 import { registerHealth } from './api/health.js';
 import { registerJobs } from './api/jobs.js';
@@ -100,6 +101,7 @@ export function registerWebSockets(app: FastifyInstance, services: Services, isC
   );
   router.route(cartesiaWebSocket(services));
   for (const route of elevenLabsWebSocketRoutes(services)) router.route(route);
+  router.route(deepgramWebSocketRoute(services));
   return router;
 }
 
@@ -119,4 +121,28 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     registerOpenAISpeech(openai, services);
   });
   registerElevenLabs(app, services);
+  addCredentialConstraint(app);
+  registerDeepgram(app, services, { constraints: { credential: 'token' } });
+}
+
+/**
+ * A route constraint on the scheme of the request's credential: `Authorization: Token …` is
+ * `token`, which Deepgram's clients send. A path two dialects answer (`GET /v1/models`: ElevenLabs'
+ * for `xi-api-key` or `Bearer`, Deepgram's for `Token`) is registered by each, the one constrained,
+ * so the credential decides and neither dialect knows the other.
+ */
+export function addCredentialConstraint(app: FastifyInstance): void {
+  if (app.hasConstraintStrategy('credential')) return;
+  app.addConstraintStrategy({
+    name: 'credential',
+    mustMatchWhenDerived: false,
+    storage() {
+      const handlers = new Map<string, unknown>();
+      return { get: (scheme: string) => handlers.get(scheme) ?? null, set: (scheme: string, store: unknown) => void handlers.set(scheme, store) };
+    },
+    deriveConstraint(request: { headers: Record<string, string | string[] | undefined> }) {
+      const authorization = request.headers.authorization;
+      return typeof authorization === 'string' && /^token\s/i.test(authorization) ? 'token' : undefined;
+    },
+  } as never);
 }

@@ -88,7 +88,7 @@ test('every route the server registered is documented, or answers another method
     if (method === 'HEAD') continue;
     const body = (await response.json()) as Json;
     // The OpenAI and ElevenLabs routes answer in their own shapes.
-    assert.equal(body.error?.code ?? body.detail?.status ?? body.error, 'method_not_allowed');
+    assert.equal(body.error?.code ?? body.detail?.status ?? body.err_code ?? body.error, 'method_not_allowed');
   }
   assert.ok(undocumented > 0, 'the 405 answers of the TTS routes were seen');
   for (const path of ['/tts/bytes', '/tts/sse', '/v1/audio/speech', '/tts/websocket', '/concurrency', '/metrics', '/openapi.json', '/usage', '/access-token', '/admin/orgs']) {

@@ -50,7 +50,7 @@ async function checkClip(model: string, format: OutputFormat, stream = false): P
   const response = await server.post('/tts/bytes', ttsBody({ model_id: model, transcript: TRANSCRIPT, output_format: wireFormat(format), ...(stream ? { stream } : {}) }));
   const bytes = Buffer.from(await response.arrayBuffer());
   assert.equal(response.status, 200, bytes.toString());
-  const expectedType = { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', raw: 'application/octet-stream' }[format.container];
+  const expectedType = { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', raw: 'application/octet-stream', flac: 'audio/flac' }[format.container];
   assert.equal(response.headers.get('content-type'), expectedType);
   if (!stream) assert.equal(Number(response.headers.get('content-length')), bytes.length);
   const decoded = await decodeToFloat(bytes, format);
@@ -91,7 +91,8 @@ for (const model of Object.values(BUILTIN_MODELS)) {
         });
         continue;
       }
-      for (const encoding of model.clip.encodings) {
+      // FLAC is 16-bit.
+      for (const encoding of container === 'flac' ? (['pcm_s16le'] as const) : model.clip.encodings) {
         test(`${container} ${encoding} at ${model.clip.sampleRates.join(', ')} Hz`, async () => {
           for (const sampleRate of model.clip.sampleRates) await checkClip(model.id, { container, encoding, sampleRate });
         });

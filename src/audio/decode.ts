@@ -6,6 +6,7 @@
  * decodes Opus: nothing the server reads is Opus.
  */
 
+import { decodeFlac } from './flac.js';
 import { bytesPerSample, type Encoding, type OutputFormat } from './format.js';
 import { decodeAlaw, decodeMulaw } from './g711.js';
 import { int16ToFloat } from './pcm.js';
@@ -124,6 +125,8 @@ export async function decodeToFloat(bytes: Buffer, format: OutputFormat): Promis
       return decodeMp3(bytes);
     case 'opus':
       return decodeOggOpus(bytes);
+    case 'flac':
+      return decodeFlac(bytes);
     default:
       throw new Error(`unknown container: ${String(format.container)}`);
   }

@@ -43,7 +43,7 @@ function snr(ref: Float32Array, got: Float32Array): number {
 describe('bytesPerSample / CONTENT_TYPES', () => {
   it('describe each encoding and container', () => {
     assert.deepEqual(ENCODINGS.map(bytesPerSample), [2, 4, 1, 1]);
-    assert.deepEqual(CONTENT_TYPES, { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', raw: 'application/octet-stream' });
+    assert.deepEqual(CONTENT_TYPES, { wav: 'audio/wav', mp3: 'audio/mpeg', opus: 'audio/ogg', raw: 'application/octet-stream', flac: 'audio/flac' });
   });
 });
 

@@ -13,6 +13,7 @@ import { DEFAULT_OPUS_BIT_RATE, opusFormatProblem } from './opus.js';
 import { int16AsBytes } from './pcm.js';
 import { encodePcm } from './pcm-encoding.js';
 import { wavHeader } from './wav.js';
+import { openFlacEncoder } from './flac.js';
 
 export interface AudioEncoder {
   readonly contentType: string;
@@ -102,6 +103,22 @@ export async function createAudioEncoder(
     const problem = opusFormatProblem(format.sampleRate, bitRate);
     if (problem) throw new RangeError(problem);
     return threaded(await openOpusThreadStream(format.sampleRate, bitRate, { streaming: opts.streaming }));
+  }
+
+  if (format.container === 'flac') {
+    if (format.encoding !== 'pcm_s16le') throw new RangeError('flac is 16-bit: encoding pcm_s16le');
+    const flac = await openFlacEncoder(format.sampleRate);
+    return {
+      contentType,
+      header: () => null,
+      encode: (samples) => (live(), flac.encode(samples)),
+      encodeInt16: (samples) => (live(), flac.encodeInt16(samples)),
+      end() {
+        ended = true;
+        return flac.end();
+      },
+      close: () => flac.close(),
+    };
   }
 
   const encoding = requireEncoding(format);

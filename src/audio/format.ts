@@ -1,7 +1,7 @@
 /** @module audio/format — output format vocabulary shared by the HTTP layer and the encoders. */
 
-/** `opus` is Opus in an Ogg container (RFC 7845). */
-export type Container = 'raw' | 'wav' | 'mp3' | 'opus';
+/** `opus` is Opus in an Ogg container (RFC 7845); `flac` is 16-bit FLAC. */
+export type Container = 'raw' | 'wav' | 'mp3' | 'opus' | 'flac';
 export type Encoding = 'pcm_s16le' | 'pcm_f32le' | 'pcm_mulaw' | 'pcm_alaw';
 
 /**
@@ -19,6 +19,7 @@ export const CONTENT_TYPES: Record<Container, string> = {
   wav: 'audio/wav',
   mp3: 'audio/mpeg',
   opus: 'audio/ogg',
+  flac: 'audio/flac',
   raw: 'application/octet-stream',
 };
 

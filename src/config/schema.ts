@@ -13,6 +13,7 @@ import { defineSection, type ConfigSection, type EnvVariable } from './section.j
 import { accountsSection } from './sections/accounts.js';
 import { cacheSection } from './sections/cache.js';
 import { elevenlabsSection } from './sections/elevenlabs.js';
+import { deepgramSection } from './sections/deepgram.js';
 import { jobsSection } from './sections/jobs.js';
 import { limitsSection } from './sections/limits.js';
 import { logSection } from './sections/log.js';
@@ -25,7 +26,7 @@ import { storageSection } from './sections/storage.js';
 import { voicesSection } from './sections/voices.js';
 import { wyomingSection } from './sections/wyoming.js';
 
-const containers = z.enum(['raw', 'wav', 'mp3', 'opus']);
+const containers = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encodings = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
 const formatRules = z
@@ -85,6 +86,7 @@ export const SECTIONS = [
   limitsSection,
   openaiSection,
   elevenlabsSection,
+  deepgramSection,
   metricsSection,
   voicesSection,
   cacheSection,

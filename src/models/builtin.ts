@@ -3,8 +3,8 @@
  * The two shipped model profiles. Each reproduces one seed API document:
  * `gepard-1.0` (2,000 characters, raw/wav, no mp3 or f32) and `omnivoice`
  * (5,000 characters, wav/mp3/raw, f32 allowed, default voice `sarah`), and
- * `voicegate-1.0`, Voicegate's own: every format streams too (MP3 and Ogg Opus
- * as well as PCM), speed applies on streams, 10,000 characters. ElevenLabs' model ids map
+ * `voicegate-1.0`, Voicegate's own: every format streams too (MP3, Ogg Opus and
+ * FLAC as well as PCM; 32 kHz and 48 kbit/s MP3 for Deepgram's clients), speed applies on streams, 10,000 characters. ElevenLabs' model ids map
  * to it by default, since their clients stream MP3 and set a speed.
  * Config may rebind their engine or override any field.
  */
@@ -16,11 +16,12 @@ const OPUS_BIT_RATES = [32000, 64000, 96000, 128000, 192000];
 
 /** `voicegate-1.0`'s formats, for clips and streams alike. */
 const EVERY_FORMAT: FormatRules = {
-  containers: ['mp3', 'opus', 'wav', 'raw'],
+  containers: ['mp3', 'opus', 'wav', 'raw', 'flac'],
   encodings: ['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw'],
-  sampleRates: SAMPLE_RATES,
+  // 32 kHz and 48 kbit/s MP3 too: Deepgram's clients ask for them.
+  sampleRates: [8000, 16000, 22050, 24000, 32000, 44100, 48000],
   defaultEncoding: 'pcm_s16le',
-  mp3BitRates: MP3_BIT_RATES,
+  mp3BitRates: [32000, 48000, ...MP3_BIT_RATES.slice(1)],
   defaultMp3BitRate: 128000,
   opusBitRates: OPUS_BIT_RATES,
   defaultOpusBitRate: 64000,

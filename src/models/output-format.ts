@@ -126,6 +126,7 @@ export function resolveOutputFormat(requested: FormatRequest | null, model: Mode
         (encoding === undefined ? '' : `; got ${JSON.stringify(encoding)}`),
     );
   }
+  if (container === 'flac' && encoding !== 'pcm_s16le') throw invalid('output_format.encoding must be pcm_s16le with container flac (16-bit FLAC)');
   return { container: container as Container, encoding: encoding as Encoding, sampleRate };
 }
 

@@ -68,6 +68,7 @@ function errorResponses(): Record<string, Json> {
       content: { ...json(ref('ErrorBody')), 'text/plain': { schema: { type: 'string', description: '`Title: message`, for a `Cartesia-Version` before 2026-03-01.' } } },
     };
     out[`OpenAIError${status}`] = { description, headers, content: json(ref('OpenAIError')) };
+    out[`DeepgramError${status}`] = { description: `${description} In Deepgram’s shape \`{err_code, err_msg, request_id}\`; an unknown model or voice is 400.`, headers, content: json(ref('DeepgramError')) };
     out[`ElevenLabsError${status}`] = {
       description: `${description} In ElevenLabs' shape; a field problem is answered 422 with a list of \`{loc, msg, type}\`.`,
       headers,
@@ -78,9 +79,9 @@ function errorResponses(): Record<string, Json> {
 }
 
 /** The error responses of an operation: the statuses it can answer with (the registry's envelope). */
-function errors(statuses: number[], dialect: 'cartesia' | 'openai' | 'elevenlabs' = 'cartesia'): Record<string, Json> {
+function errors(statuses: number[], dialect: 'cartesia' | 'openai' | 'elevenlabs' | 'deepgram' = 'cartesia'): Record<string, Json> {
   const known = codesByStatus();
-  const prefix = dialect === 'openai' ? 'OpenAIError' : dialect === 'elevenlabs' ? 'ElevenLabsError' : 'Error';
+  const prefix = dialect === 'openai' ? 'OpenAIError' : dialect === 'elevenlabs' ? 'ElevenLabsError' : dialect === 'deepgram' ? 'DeepgramError' : 'Error';
   const out: Record<string, Json> = {};
   for (const status of statuses) {
     if (!known.has(status)) throw new Error(`no registry code has status ${status}`);
@@ -219,9 +220,59 @@ function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<str
     '/v1/voices': { get: { tag: 'ElevenLabs', summary: 'List voices (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('Every voice the caller sees.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
     '/v2/voices': { get: { tag: 'ElevenLabs', summary: 'Search voices (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [queryParam('search', z.string(), 'Words in the name or description.')], responses: { '200': ok('The voices that match, as one page.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
     '/v1/voices/{voice_id}': { get: { tag: 'ElevenLabs', summary: 'Get a voice (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [voicePathParam], responses: { '200': ok('The voice.', 'ElevenLabsVoice'), ...errors([404, ...KEY_ERRORS], 'elevenlabs') } } },
-    '/v1/models': { get: { tag: 'ElevenLabs', summary: 'List models (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('Every model, and every ElevenLabs model id an alias maps.', 'ElevenLabsModelList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
+    '/v1/models': { get: { tag: 'ElevenLabs', summary: 'List models (ElevenLabs-compatible)', token: true, auth: 'key', description: 'With `Authorization: Token <key>` (Deepgram’s clients), Deepgram’s listing instead: `{"stt": [], "tts": [{name, canonical_name, architecture, languages, version, uuid, metadata}]}`, every Aura name of `deepgram.models` and `aura-2-<voice_id>-<lang>` for every voice the caller sees, with errors in Deepgram’s shape.', responses: { '200': ok('Every model, and every ElevenLabs model id an alias maps.', 'ElevenLabsModelList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
     '/v1/user/subscription': {
       get: { tag: 'ElevenLabs', summary: 'The organisation’s usage (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('`character_count` charged; `character_limit − character_count` is the balance.', 'ElevenLabsSubscription'), ...errors(KEY_ERRORS, 'elevenlabs') } },
+    },
+  };
+}
+
+/** Deepgram's Aura routes: `POST /v1/speak` and its WebSocket. */
+function deepgramPaths(costHeaders: Json | undefined): Record<string, Record<string, Operation>> {
+  const model = queryParam('model', z.string(), 'An Aura name mapped by `deepgram.models`, or `aura-2-<voice_id>-<lang>` for any voice; absent: `aura-asteria-en`.');
+  const encoding = (values: string[]) => queryParam('encoding', z.enum(values as [string, ...string[]]), 'Deepgram’s encoding; `aac` is refused (400 `Unsupported audio format`).');
+  const sampleRate = queryParam('sample_rate', z.int(), 'linear16: 8000, 16000, 24000, 32000, 48000; mulaw/alaw: 8000, 16000; mp3 22050 and opus 48000 fixed.');
+  const speed = queryParam('speed', z.number(), 'The speaking rate, within the mapped model’s range.');
+  const headers = {
+    ...(costHeaders as Record<string, Json> | undefined),
+    'dg-request-id': { description: 'The request’s UUID (also `x-dg-request-id`).', schema: { type: 'string', format: 'uuid' } },
+    'dg-model-name': { description: 'The Aura name asked for (also `x-dg-model-name`).', schema: { type: 'string' } },
+    'dg-model-uuid': { description: 'A stable UUID of the name.', schema: { type: 'string', format: 'uuid' } },
+    'dg-char-count': { description: 'The characters of the text (also `x-dg-characters`).', schema: { type: 'string' } },
+  };
+  const audio = Object.fromEntries(
+    ['audio/mpeg', 'audio/wav', 'audio/l16;rate=24000', 'audio/mulaw;rate=8000', 'audio/alaw;rate=8000', 'audio/ogg;codecs=opus'].map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
+  );
+  return {
+    '/v1/speak': {
+      post: {
+        tag: 'Deepgram',
+        summary: 'Generate speech (Deepgram-compatible)',
+        description: 'Deepgram’s Aura REST: the query names the model and format, the body `{"text"}`; the audio streams as it is made. The key as `Authorization: Token <key>` (any case) or `Bearer`. Errors in Deepgram’s shape.',
+        auth: 'key',
+        token: true,
+        parameters: [
+          model,
+          encoding(['linear16', 'mulaw', 'alaw', 'mp3', 'opus', 'aac']),
+          queryParam('container', z.enum(['wav', 'none', 'ogg']), 'wav (default) or none for linear16, mulaw and alaw; ogg for opus.'),
+          sampleRate,
+          queryParam('bit_rate', z.int(), 'mp3: 32000 or 48000 (default); opus: the model’s Opus bit rates.'),
+          speed,
+          queryParam('tag', z.string(), 'Accepted.'),
+        ],
+        body: { required: true, content: { ...json(ref('DeepgramSpeakRequest')), 'text/plain': { schema: { type: 'string' } } } },
+        responses: { '200': { description: 'The audio, typed as Deepgram types it.', headers, content: audio }, ...errors([400, 401, 402, 403, 413, 415, 429, 503], 'deepgram') },
+      },
+      get: {
+        tag: 'Deepgram',
+        summary: 'WebSocket: streamed text in, audio out (Deepgram-compatible)',
+        description:
+          '`Metadata` first; `{"type":"Speak","text"}` queues text (a sentence is spoken once complete), `Flush` is answered by `Flushed {sequence_id}` after its audio, `Clear` by `Cleared` (what was not yet spoken is dropped and not charged), `Close` speaks the rest and closes 1000. Audio is binary frames. The key as `Authorization: Token` or the subprotocols `token, <key>` / `bearer, <token>`.',
+        auth: 'key',
+        token: true,
+        parameters: [model, encoding(['linear16', 'mulaw', 'alaw']), sampleRate, speed],
+        responses: { '101': { description: 'Switching to the WebSocket protocol (the subprotocol `token` or `bearer` echoed when offered).' }, ...errors([400, 401, 403, 429, 503], 'deepgram') },
+      },
     },
   };
 }
@@ -345,6 +396,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       },
     },
     ...elevenLabsPaths(audio, COST_HEADERS),
+    ...deepgramPaths(COST_HEADERS),
     '/models': { get: { tag: 'Models', summary: 'List models', responses: { '200': ok('Every model.', 'ModelList') } } },
     '/models/{id}': {
       get: { tag: 'Models', summary: 'Get a model', parameters: [idParam('model')], responses: { '200': ok('The model.', 'Model'), ...errors([404, 414]) } },
@@ -788,6 +840,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
     tags: [
       { name: 'Speech', description: 'The Cartesia dialect: `/tts/bytes`, `/tts/sse`, `/tts/websocket`.' },
       { name: 'OpenAI', description: 'The OpenAI-compatible `/v1/audio/speech`.' },
+      { name: 'Deepgram', description: 'The Deepgram-compatible (Aura) `/v1/speak`, REST and WebSocket.' },
       { name: 'Models' },
       { name: 'Voices' },
       { name: 'Pronunciation dictionaries' },

@@ -75,6 +75,22 @@ export const elevenLabsErrorSchema = component(
     .describe('Errors of the ElevenLabs routes, in ElevenLabs’ shape with the registry’s codes.'),
 );
 
+export const deepgramErrorSchema = component(
+  'DeepgramError',
+  z
+    .object({
+      err_code: z.string().describe('Deepgram’s code (`INVALID_AUTH`, `INVALID_QUERY_PARAMETER`, `Bad Request`, `PAYLOAD_ERROR`, `Payload Too Large`, `UNSUPPORTED_MEDIA_TYPE`, …), else the registry’s code.'),
+      err_msg: z.string(),
+      request_id: z.uuid().describe('The request’s UUID, as in `dg-request-id`.'),
+    })
+    .describe('Errors of the Deepgram routes, in Deepgram’s legacy shape.'),
+);
+
+export const deepgramSpeakRequestSchema = component(
+  'DeepgramSpeakRequest',
+  z.looseObject({ text: z.string().min(1).describe('The text to speak.') }).describe('The body of `POST /v1/speak` (or the text itself as `text/plain`).'),
+);
+
 const alignment = z.object({ characters: z.array(z.string()), character_start_times_seconds: z.array(z.number()), character_end_times_seconds: z.array(z.number()) });
 
 export const elevenLabsSpeechRequestSchema = component(
@@ -161,7 +177,7 @@ export const elevenLabsSubscriptionSchema = component(
 
 // ---- speech requests ----
 
-const container = z.enum(['raw', 'wav', 'mp3', 'opus']);
+const container = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
 export const outputFormatSchema = component(

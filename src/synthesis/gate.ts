@@ -58,6 +58,8 @@ export type Endpoint =
   | 'elevenlabs.tts.websocket'
   | 'elevenlabs.dialogue'
   | 'elevenlabs.dialogue.stream'
+  | 'deepgram.speak'
+  | 'deepgram.speak.websocket'
   | 'tts.wyoming'
   | 'tts.jobs'
   /** The operator's preview of a built-in voice (`/admin/voices/{id}/preview`): charged to no organisation. */

@@ -80,7 +80,7 @@ export async function* synthesizeAudio(request: SynthesisRequest, signal: AbortS
   // MP3 and Opus are encoded from Float32 at the rate they are made from: when a FIR filter joins
   // the rates, that PCM comes from an output stage like any PCM answer's, and the encoder thread
   // takes it from there.
-  const compressed = encoded.container === 'mp3' || encoded.container === 'opus';
+  const compressed = encoded.container === 'mp3' || encoded.container === 'opus' || encoded.container === 'flac';
   // Every other PCM answer whose rates a FIR filter joins goes through one output stage: in the
   // engine's worker threads when the engine offers that (engines/staged), on this thread otherwise.
   const spec = asMade ? null : stageSpecFor(rate, compressed ? { container: 'raw', encoding: 'pcm_f32le', sampleRate: encoded.sampleRate } : format);

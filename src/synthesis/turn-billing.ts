@@ -38,6 +38,11 @@ export class TurnBilling {
     return true;
   }
 
+  /** `characters` of the text taken were dropped before they were spoken (`TextTurn.cancelUnspoken`): not charged. */
+  drop(characters: number): void {
+    this.received = Math.max(this.billed, this.received - characters);
+  }
+
   /** Audio of this turn has reached the client's socket. */
   audioDelivered(): void {
     if (this.audioStarted) return;

@@ -82,7 +82,8 @@ export interface TurnInput {
   cutSchedule?: readonly number[];
 }
 
-type Item = { kind: 'text'; text: string; ssml?: boolean } | { kind: 'flush'; id: number | string };
+/** A text to speak (an SSML document with its characters as counted when it came), or a flush. */
+type Item = { kind: 'text'; text: string; ssml?: boolean; characters?: number } | { kind: 'flush'; id: number | string };
 
 export interface TurnOptions {
   /**
@@ -91,6 +92,11 @@ export interface TurnOptions {
    * engine takes to make one word (its end is known when the next word starts).
    */
   wordsWithAudio?: boolean;
+  /**
+   * Each flush ends a reply the client plays: the audio after it is first audio again, not the
+   * continuation of what was playing (Deepgram's socket is a conversation, a `Flush` a reply's end).
+   */
+  flushEndsPlayback?: boolean;
 }
 
 export class TextTurn {
@@ -104,9 +110,12 @@ export class TextTurn {
   private offsetSeconds = 0;
   /** When this context's first audio went to the socket (`performance.now()` ms); 0 before. */
   private firstAudioAt = 0;
+  /** Where on the turn's clock what the client plays now began (`restartPlayback`). */
+  private playbackFrom = 0;
   private bufferTimer: NodeJS.Timeout | null = null;
   private readonly lifetimeTimer: NodeJS.Timeout;
   private readonly wordsWithAudio: boolean;
+  private readonly flushEndsPlayback: boolean;
   /** Where the words handed out so far end, on the turn's clock (`wordsWithAudio`). */
   private wordsKnownTo = 0;
   private readonly billing: TurnBilling;
@@ -127,6 +136,8 @@ export class TextTurn {
    * which the audio cache may answer and keep. A turn built from several messages never is.
    */
   private wholeTurn = false;
+  /** Stops the clause being spoken (`cancelUnspoken`), not the turn. */
+  private clause: AbortController | null = null;
 
   constructor(
     readonly id: string,
@@ -138,6 +149,7 @@ export class TextTurn {
     this.template = session.synthesis;
     this.words = this.template.wordTimestamps ? new WordAligner() : null;
     this.wordsWithAudio = options.wordsWithAudio === true && this.words !== null;
+    this.flushEndsPlayback = options.flushEndsPlayback === true;
     this.billing = new TurnBilling(session, (err) => this.failWith(err, 'could not record a websocket charge'));
     this.lifetimeTimer = setTimeout(
       () => this.fail(new ApiError('context_expired', { id, seconds: Math.round(lifetimeMs / 1000) })),
@@ -178,7 +190,7 @@ export class TextTurn {
     if (input.ssml) {
       // A whole document: what was buffered before it is spoken first, then the document as one piece.
       this.enqueuePending();
-      this.queue.push({ kind: 'text', text: input.transcript, ssml: true });
+      this.queue.push({ kind: 'text', text: input.transcript, ssml: true, characters: input.characters });
       if (input.flush) this.queue.push({ kind: 'flush', id: input.flushId ?? ++this.flushes });
       else if (!input.continue) this.inputClosed = true;
       return this.notify();
@@ -221,6 +233,26 @@ export class TextTurn {
     this.clearBufferTimer();
     this.pending = '';
     this.inputClosed = true;
+    this.notify();
+  }
+
+  /**
+   * Barge-in: the text not yet begun (queued clauses, an unfinished one) is dropped and not charged;
+   * the clause being spoken stops at once and is charged whole, as it had begun. Flushes already
+   * asked for are still answered, in order, and the turn stays open for more text.
+   */
+  cancelUnspoken(): void {
+    if (this.over) return;
+    this.clearBufferTimer();
+    let dropped = countTranscriptCharacters(this.pending);
+    this.pending = '';
+    for (const item of this.queue) if (item.kind === 'text') dropped += item.characters ?? countTranscriptCharacters(item.text);
+    const flushes = this.queue.filter((item) => item.kind === 'flush');
+    this.queue.splice(0, this.queue.length, ...flushes);
+    this.clause?.abort(new Error('cancelled'));
+    // The client stopped playing: the next audio is first audio (the stopped clause restarts it again as it ends).
+    this.restartPlayback();
+    this.billing.drop(dropped);
     this.notify();
   }
 
@@ -307,6 +339,7 @@ export class TextTurn {
           this.words?.endWord();
           await this.sendWords(this.words?.settle(this.offsetSeconds, false));
           await this.output.flushed(this, item.id);
+          if (this.flushEndsPlayback) this.restartPlayback();
         } else {
           this.speaking = true;
           try {
@@ -345,7 +378,7 @@ export class TextTurn {
     const last = this.wholeTurn || this.queue[0]?.kind === 'flush' || (this.inputClosed && this.queue.length === 0);
     if (this.words) synthesis.words = { aligner: this.words, textAt, secondsAt: this.offsetSeconds, last };
     // A later clause continues what the client is already playing: the engine may serve others' first audio before it.
-    if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds };
+    if (this.firstAudioAt > 0) synthesis.playback = { startedAt: this.firstAudioAt, seconds: this.offsetSeconds - this.playbackFrom };
     // A compressed turn's clauses are made as PCM and encoded here by the turn's one encoder, so the
     // turn is one MP3 or Ogg Opus stream (one Ogg stream, no encoder delay at each clause).
     const encoder = await this.turnEncoder();
@@ -358,8 +391,10 @@ export class TextTurn {
     /** Pieces waiting for the words that start in them (`wordsWithAudio`), each with where it ends on the turn's clock. */
     const held: { piece: TurnPiece; end: number; pcm: boolean }[] = [];
     let words: WordTiming[] = [];
-    for await (const piece of this.session.pieces(synthesis, this.abort.signal, { cache: this.wholeTurn })) {
+    const clause = (this.clause = new AbortController());
+    for await (const piece of untilCancelled(this.session.pieces(synthesis, AbortSignal.any([this.abort.signal, clause.signal]), { cache: this.wholeTurn }), clause.signal)) {
       if (this.over) return;
+      if (clause.signal.aborted) break;
       bytes += piece.audio.length;
       const audio = encoder && piece.audio.length > 0 ? await encoder.encode(piece.audio) : piece.audio;
       if (this.over) return;
@@ -384,6 +419,12 @@ export class TextTurn {
         words = [];
       }
     }
+    if (this.clause === clause) this.clause = null;
+    if (clause.signal.aborted) {
+      this.offsetSeconds = clauseAt + bytes / bytesPerSecond;
+      this.restartPlayback();
+      return;
+    }
     // The clause is spoken: what is held goes (a word that more text may continue is timed later).
     for (const next of held) {
       if (!(await this.deliver(withWords(next.piece, words), next.pcm))) return;
@@ -391,6 +432,12 @@ export class TextTurn {
     }
     if (words.length > 0 && !(await this.deliver(withWords({ audio: Buffer.alloc(0), stepTime: 0, seconds: 0 }, words), false))) return;
     this.offsetSeconds = clauseAt + bytes / bytesPerSecond;
+  }
+
+  /** What the client plays ended (a reply's end, a barge-in): the next audio is first audio. */
+  private restartPlayback(): void {
+    this.firstAudioAt = 0;
+    this.playbackFrom = this.offsetSeconds;
   }
 
   /** Hands the output a piece; false when the socket is closing (the turn is then cancelled). `pcm`: it holds audio the engine made. */
@@ -416,7 +463,7 @@ export class TextTurn {
    */
   private turnEncoder(): Promise<TurnEncoder | null> | null {
     const { format } = this.template;
-    if (format.container !== 'mp3' && format.container !== 'opus') return null;
+    if (format.container !== 'mp3' && format.container !== 'opus' && format.container !== 'flac') return null;
     this.encoding ??= openTurnEncoder(format, this.template.engine.sampleRate);
     return this.encoding;
   }
@@ -453,6 +500,15 @@ export class TextTurn {
   /** Resolves when every charge of this turn has been written and the turn released. */
   done(): Promise<void> {
     return this.settled;
+  }
+}
+
+/** A clause's pieces, ending quietly (not with the abort's error) once `cancelled` has aborted. */
+async function* untilCancelled<T>(pieces: AsyncGenerator<T>, cancelled: AbortSignal): AsyncGenerator<T> {
+  try {
+    yield* pieces;
+  } catch (err) {
+    if (!cancelled.aborted) throw err;
   }
 }
 

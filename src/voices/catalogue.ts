@@ -70,6 +70,11 @@ export class VoiceCatalogue {
     }
   }
 
+  /** A built-in voice (or an alias of one), without a lookup. */
+  builtinVoice(id: string): Voice | undefined {
+    return this.builtin.get(id) ?? this.aliases.get(id);
+  }
+
   isBuiltin(id: string): boolean {
     return this.builtin.has(id) || this.aliases.has(id);
   }

@@ -17,7 +17,7 @@ import { int16ToFloat } from '../../audio/pcm.js';
 export const FADE_MS = 5;
 
 /** The container of a file named `path` (`say` writes WAV, MP3 and raw files). */
-export function containerFor(path: string): Exclude<Container, 'opus'> | null {
+export function containerFor(path: string): Exclude<Container, 'opus' | 'flac'> | null {
   const ext = extname(path).toLowerCase();
   if (ext === '.wav') return 'wav';
   if (ext === '.mp3') return 'mp3';
