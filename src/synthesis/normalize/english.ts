@@ -12,6 +12,7 @@
  */
 import { MappedText } from '../text-map.js';
 import { cardinal, clockTime, decimal, digitsSpoken, looksLikeYear, ordinal, year } from './numbers.js';
+import { findMatches as findRules, rewrite, type Match, type Rule as SharedRule } from './rules.js';
 
 /** No letter, digit or underscore before the match. */
 const B = String.raw`(?<![\p{L}\p{N}_])`;
@@ -123,11 +124,8 @@ function number(text: string): string {
   return looksLikeYear(text) ? year(text) : decimal(text);
 }
 
-interface Rule {
+interface Rule extends SharedRule {
   name: string;
-  pattern: RegExp;
-  /** What the match says; null leaves it to a later rule. */
-  say(match: RegExpExecArray, text: string): string | null;
 }
 
 const rule = (name: string, source: string, say: Rule['say'], flags = 'gu'): Rule => ({ name, pattern: new RegExp(source, flags), say });
@@ -189,8 +187,6 @@ function withStop(words: string, text: string, end: number): string {
   return endsSentence(text, end) ? `${words}.` : words;
 }
 
-type Match = { index: number; length: number; say: string };
-
 /**
  * The matches of recent texts. Callers repeat the same prompts (the audio cache exists for them),
  * and running every rule over a text is most of a cache hit's text work (≈ 13 µs of ≈ 190 for a
@@ -214,23 +210,7 @@ function matches(text: string): readonly Match[] {
 
 function findMatches(text: string): Match[] {
   if (!/[\d@&.$€£¥#%]/u.test(text)) return [];
-  const found: { index: number; length: number; say: string; order: number }[] = [];
-  RULES.forEach((r, order) => {
-    r.pattern.lastIndex = 0;
-    for (const m of text.matchAll(r.pattern)) {
-      const said = r.say(m as RegExpExecArray, text);
-      if (said !== null && said !== m[0]) found.push({ index: m.index!, length: m[0].length, say: said, order });
-    }
-  });
-  found.sort((a, b) => a.index - b.index || a.order - b.order || b.length - a.length);
-  const chosen: { index: number; length: number; say: string }[] = [];
-  let end = 0;
-  for (const f of found) {
-    if (f.index < end) continue;
-    chosen.push(f);
-    end = f.index + f.length;
-  }
-  return chosen;
+  return findRules(text, RULES);
 }
 
 /** The spoken form of plain English text. */
@@ -240,18 +220,7 @@ export function normalizeText(text: string): string {
 
 /** `normalizeText` on mapped text: each rewritten token stands, as a whole, for the one it replaced. */
 export function normalizeMapped(input: MappedText): MappedText {
-  const list = matches(input.text);
-  if (list.length === 0) return input;
-  const out = new MappedText();
-  let at = 0;
-  for (const { index, length, say } of list) {
-    out.append(input, at, index);
-    const source = input.toSource(index, index + length);
-    if (source) out.replace(say, source.from, source.to);
-    else out.insert(say);
-    at = index + length;
-  }
-  return out.append(input, at);
+  return rewrite(input, matches(input.text));
 }
 
 /** SSML `say-as` readings that are not spelling (`characters` and `spell-out` are spelled, like `<spell>`). */

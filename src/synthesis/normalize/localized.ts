@@ -12,17 +12,12 @@
 import { MappedText } from '../text-map.js';
 import { DE_ENDINGS, localeFor, type Currency, type Gender, type Locale } from './locales.js';
 import type { SayAs } from './english.js';
+import { findMatches, rewrite, type Match, type Rule } from './rules.js';
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/gu, '\\$&');
 /** Characters for a class (`[…]`). */
 const escapeClass = (text: string) => text.replace(/[\]\\^-]/gu, '\\$&');
 const alternation = (words: Iterable<string>) => [...words].sort((a, b) => b.length - a.length).map(escape).join('|');
-
-interface Rule {
-  pattern: RegExp;
-  /** What the match says; null leaves it to a later rule. */
-  say(match: RegExpExecArray, text: string): string | null;
-}
 
 interface Parsed {
   negative: boolean;
@@ -238,40 +233,13 @@ class LocalNormalizer {
   }
 
   /** Where the rules match `text`: earliest first, then by rule order; no two overlap. */
-  matches(text: string): { index: number; length: number; say: string }[] {
+  matches(text: string): Match[] {
     if (!/[\d.%€$£°]|M{1,2}e|Mlle|Dr|Pr|bd|n°/u.test(text)) return [];
-    const found: { index: number; length: number; say: string; order: number }[] = [];
-    this.rules.forEach((r, order) => {
-      r.pattern.lastIndex = 0;
-      for (const m of text.matchAll(r.pattern)) {
-        const said = r.say(m as RegExpExecArray, text);
-        if (said !== null && said !== m[0]) found.push({ index: m.index!, length: m[0].length, say: said, order });
-      }
-    });
-    found.sort((a, b) => a.index - b.index || a.order - b.order || b.length - a.length);
-    const chosen: { index: number; length: number; say: string }[] = [];
-    let end = 0;
-    for (const f of found) {
-      if (f.index < end) continue;
-      chosen.push(f);
-      end = f.index + f.length;
-    }
-    return chosen;
+    return findMatches(text, this.rules);
   }
 
   normalizeMapped(input: MappedText): MappedText {
-    const list = this.matches(input.text);
-    if (list.length === 0) return input;
-    const out = new MappedText();
-    let at = 0;
-    for (const { index, length, say } of list) {
-      out.append(input, at, index);
-      const source = input.toSource(index, index + length);
-      if (source) out.replace(say, source.from, source.to);
-      else out.insert(say);
-      at = index + length;
-    }
-    return out.append(input, at);
+    return rewrite(input, this.matches(input.text));
   }
 
   /** An SSML `<say-as>` run in this language; null when the reading does not fit (it is then read as plain text). */
