@@ -1,7 +1,7 @@
 /**
  * @module openapi/document
- * The OpenAPI 3.1 document of this server: every route of the three dialects
- * (native, OpenAI, ElevenLabs) and the rest, a table of paths kept by hand
+ * The OpenAPI 3.1 document of this server: every route of the four HTTP
+ * dialects (native, OpenAI, ElevenLabs, Deepgram) and the rest, a table of paths kept by hand
  * here, with the zod schemas of `schemas.ts` as JSON Schema (zod's output),
  * the error envelope with every registry code (one response per status,
  * naming the codes sent with it), the cost and retry headers, and the
