@@ -12,6 +12,7 @@ import { WebSocket as BrowserWebSocket } from 'undici';
 import { decodeToFloat, rms } from '../src/audio/decode.js';
 import type { OutputFormat } from '../src/audio/format.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
+import { eventually } from './helpers/poll.js';
 import { startServer, type TestServer } from './helpers/server.js';
 
 let server: TestServer;
@@ -278,13 +279,12 @@ describe('wss /v1/speak', () => {
     // Whole sentences were begun: the charge is a prefix of them, plus the new answer, and not all of them.
     const prefixes = sentences.map((_, i) => sentences.slice(0, i + 1).join('').length + 'Short.'.length);
     let spent = 0;
-    for (const deadline = Date.now() + 10_000; ; ) {
+    await eventually(async () => {
       const { balance, sum } = await balanceOf(server, org.orgId);
       assert.equal(balance, sum);
       spent = before - balance;
-      if (prefixes.includes(spent) || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return prefixes.includes(spent);
+    }, 10_000);
     assert.ok(prefixes.includes(spent), `charged ${spent}: whole sentences begun and the new answer (${prefixes.join(', ')})`);
     assert.ok(spent < prefixes.at(-1)!, `not every sentence was charged (${spent}, heard ${heard} s)`);
   });

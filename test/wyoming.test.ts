@@ -15,6 +15,7 @@ import { after, before, test } from 'node:test';
 import { chooseVoice, offeredVoices, resolveVoice } from '../src/api/wyoming/voices.js';
 import { loadConfig } from '../src/config/load.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
+import { eventually } from './helpers/poll.js';
 import { startServer, type TestServer } from './helpers/server.js';
 import { WyomingClient, type ClientEvent } from './helpers/wyoming-client.js';
 
@@ -41,12 +42,9 @@ async function charges(orgId: string) {
 
 /** Polls the ledger (a charge is written as the turn ends) until it holds `characters`, or fails after a bound. */
 async function chargedCharacters(orgId: string, characters: number, timeoutMs = 10_000): Promise<number> {
-  const deadline = performance.now() + timeoutMs;
-  for (;;) {
-    const sum = (await charges(orgId)).reduce((n, row) => n + (row.characters ?? 0), 0);
-    if (sum === characters || performance.now() > deadline) return sum;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  let sum = 0;
+  await eventually(async () => (sum = (await charges(orgId)).reduce((n, row) => n + (row.characters ?? 0), 0)) === characters, timeoutMs, 25);
+  return sum;
 }
 
 interface Heard {
