@@ -242,3 +242,22 @@ test('long-form jobs go through the session: nothing under src/jobs/ reaches the
   const calls = graph.files.filter((file) => layerOf(file) === 'jobs' && /\.gate\.|\bgate\.(admit|settleHeld|releaseHeld)\(/.test(readFileSync(file, 'utf8')));
   assert.deepEqual(calls.map(show), [], 'jobs that call the gate');
 });
+
+/** What a dialect under src/api/ leaves to the core's `openTurn` and `TurnContexts` (synthesis/open-turn.ts, turn-contexts.ts). */
+const TURN_OWN_WORK: readonly [RegExp, string][] = [
+  [/\bnew TextTurn\b/, 'builds a TextTurn itself (open it with openTurn, or TurnContexts.open)'],
+  [/\breserveCharacters\b|\ballowEmptyTranscript\b|\bBATCH_CHARACTERS\b/, "admits a turn with the billing batch itself (openTurn reserves it)"],
+  [/\bRECENT_CONTEXTS\b|\.(?:values|keys|entries)\(\)\.next\(\)/, 'keeps a bounded table of recent contexts of its own (TurnContexts keeps the connection\'s)'],
+];
+
+test('the streaming turn is opened by the core: no file under src/api/ imports the turn\'s billing, admits a turn or keeps its own table of recent contexts', () => {
+  const billing = join(src, 'synthesis', 'turn-billing.ts');
+  const found: string[] = [];
+  for (const file of graph.files) {
+    if (layerOf(file) !== 'api') continue;
+    if (graph.imports.get(file)!.includes(billing)) found.push(`${show(file)}: imports synthesis/turn-billing`);
+    const text = readFileSync(file, 'utf8');
+    for (const [pattern, what] of TURN_OWN_WORK) if (pattern.test(text)) found.push(`${show(file)}: ${what}`);
+  }
+  assert.deepEqual(found, [], `dialects doing the core's work of a streaming turn (a dialect keeps only its wire):\n  ${found.join('\n  ')}`);
+});

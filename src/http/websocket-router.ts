@@ -67,8 +67,11 @@ export interface WebSocketHandler {
    * a leaving server closes the socket only after it, so no turn is cut.
    */
   inTurn(): boolean;
-  /** The server is shutting down: take no new turns (the router closes the socket at once after this). */
-  drain(): void;
+  /**
+   * The server is shutting down (the router closes the socket once no turn is open). New turns are
+   * refused by `connection.draining`, which `openTurn` reads; a handler with more to stop says so here.
+   */
+  drain?(): void;
   /** The socket has closed. */
   closed(): void;
 }
@@ -80,6 +83,7 @@ export class WebSocketConnection {
   private readonly closedController = new AbortController();
   private caller: Caller | null;
   private opened = false;
+  private leaving = false;
   /** When the connection last did something, on the monotonic clock (`touch`). */
   lastActivity = performance.now();
   /** The idle timeout in force (a route may set its own, e.g. from the query). */
@@ -106,6 +110,16 @@ export class WebSocketConnection {
     this.signal = this.closedController.signal;
     this.idleTimeoutMs = options.idleTimeoutMs;
     if (caller) this.announce(caller);
+  }
+
+  /** The server is leaving: no new turn starts on this connection (the open ones finish). */
+  get draining(): boolean {
+    return this.leaving;
+  }
+
+  /** @internal the router's: the drain has begun. */
+  drain(): void {
+    this.leaving = true;
   }
 
   /** The authenticated caller; null until a route that takes the credential from a message has done so. */
@@ -342,12 +356,16 @@ export class WebSocketRouter {
       const deadline = performance.now() + this.config.shutdownGraceMs;
       while (connection.isOpen && performance.now() < deadline) {
         // Once the listener closes, no new turn starts: the open ones finish within the grace.
-        if (entry.quietMs === 0) handler.drain();
+        if (entry.quietMs === 0) {
+          connection.drain();
+          handler.drain?.();
+        }
         if (!handler.inTurn() && performance.now() - connection.lastActivity >= entry.quietMs!) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       // No await between the check and the close: no turn can begin in between.
-      handler.drain();
+      connection.drain();
+      handler.drain?.();
       connection.close(1001, 'server shutting down');
       // The client answers the close frame once it has read every frame before it.
       if (!connection.signal.aborted) {

@@ -8,14 +8,8 @@
  */
 import type { ApiError } from '../../errors/api-error.js';
 import type { WordTiming } from '../../engines/engine.js';
-import { jsonWithAudio } from '../../http/audio-json.js';
 
 export type StreamEvent = Record<string, unknown> & { type: string; context_id: string | null };
-
-/** An event's JSON text, as SSE and the WebSocket send it (a chunk's audio spliced in, api/audio-json). */
-export function eventJson(event: StreamEvent): string {
-  return event.type === 'chunk' ? jsonWithAudio(event, 'data') : JSON.stringify(event);
-}
 
 export function chunkEvent(contextId: string | null, audio: Buffer, stepTime: number): StreamEvent {
   return { type: 'chunk', data: audio.toString('base64'), done: false, status_code: 206, step_time: Math.round(stepTime * 100) / 100, context_id: contextId };

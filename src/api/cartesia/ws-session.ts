@@ -9,19 +9,18 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, toApiError } from '../../errors/api-error.js';
 import type { WordTiming } from '../../engines/engine.js';
+import { binaryNotAccepted, readJsonMessage, sendJson, turnConnection } from '../../http/websocket-messages.js';
 import type { WebSocketConnection, WebSocketHandler } from '../../http/websocket-router.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
-import { SynthesisSession } from '../../synthesis/session.js';
 import { isSsml, readSsml } from '../../synthesis/ssml.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
-import { TextTurn, type TurnInput, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
-import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
-import { chunkEvent, errorEvent, doneEvent, eventJson, flushDoneEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
+import type { TextTurn, TurnInput, TurnOutput, TurnPiece } from '../../synthesis/turn.js';
+import { TurnContexts } from '../../synthesis/turn-contexts.js';
+import { chunkEvent, errorEvent, doneEvent, flushDoneEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
 import { parseCartesiaBody } from './parse.js';
 
-const RECENT_CONTEXTS = 1024;
 /** Close code for an idle connection (private-use range). */
 export const IDLE_CLOSE_CODE = 4000;
 
@@ -36,16 +35,16 @@ function contextIdIn(text: string): string | null {
 }
 
 export class WebSocketSession implements WebSocketHandler, TurnOutput {
-  private readonly contexts = new Map<string, TextTurn>();
-  private readonly recentlyEnded = new Set<string>();
-  private draining = false;
+  /** The connection's contexts: its turns by `context_id`, and those ended lately. */
+  private readonly contexts: TurnContexts;
   readonly log: Logger;
 
   constructor(
     private readonly connection: WebSocketConnection,
-    private readonly services: Services,
+    services: Services,
   ) {
     this.log = connection.log;
+    this.contexts = new TurnContexts(turnConnection(connection, services));
     connection.idleClose = { code: IDLE_CLOSE_CODE, reason: '' };
   }
 
@@ -55,7 +54,7 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
 
   /** Resolves true once the event has been written to the socket, false when it is not open. */
   send(event: StreamEvent): Promise<boolean> {
-    return this.connection.send(eventJson(event));
+    return sendJson(this.connection, event, 'data');
   }
 
   // TurnOutput: a turn's results as Cartesia events.
@@ -82,10 +81,7 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
     await this.send(errorEvent(turn.id, error, turn.requestId));
   }
 
-  ended(context: TextTurn): void {
-    if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
-    this.recentlyEnded.add(context.id);
-    if (this.recentlyEnded.size > RECENT_CONTEXTS) this.recentlyEnded.delete(this.recentlyEnded.values().next().value!);
+  ended(): void {
     this.connection.touch();
   }
 
@@ -103,13 +99,8 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
     return this.contexts.size > 0;
   }
 
-  /** Shutdown: accept no new contexts; open ones finish (the router closes the socket after them). */
-  drain(): void {
-    this.draining = true;
-  }
-
   async binary(): Promise<void> {
-    await this.reject(null, new ApiError('invalid_message', { reason: 'binary frames are not accepted; send JSON text messages' }));
+    await this.reject(null, binaryNotAccepted());
   }
 
   private async reject(contextId: string | null, error: ApiError, requestId = newRequestId()): Promise<void> {
@@ -117,24 +108,17 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
   }
 
   async message(text: string, size: number): Promise<void> {
-    if (size > this.options.maxMessageBytes) {
+    const read = readJsonMessage(this.connection, text, size);
+    const { error } = read;
+    if (error && read.tooLarge) {
       // Answered under its context when it names one (below the hard cap it can still be read), so a
       // client waiting on that context sees its turn end instead of waiting for it.
-      const error = new ApiError('payload_too_large', { limit: this.options.maxMessageBytes });
       const contextId = contextIdIn(text);
       const open = contextId ? this.contexts.get(contextId) : undefined;
-      return open ? open.fail(error) : this.reject(contextId, error);
+      return open ? open.turn.fail(error) : this.reject(contextId, error);
     }
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch (err) {
-      return this.reject(null, new ApiError('invalid_json', { reason: `; ${(err as Error).message}` }));
-    }
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-      return this.reject(null, new ApiError('invalid_json', { reason: '' }));
-    }
-    const fields = message as Record<string, unknown>;
+    if (error) return this.reject(null, error);
+    const { fields } = read;
     const given = fields.context_id;
     if (given !== undefined && given !== null && (typeof given !== 'string' || given.length === 0 || given.length > 256)) {
       return this.reject(null, new ApiError('invalid_message', { reason: 'context_id must be a string of 1–256 characters' }));
@@ -144,13 +128,13 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
     if (fields.cancel === true) {
       if (!contextId) return this.reject(null, new ApiError('invalid_message', { reason: 'cancel needs a context_id' }));
       const context = this.contexts.get(contextId);
-      if (context) context.cancel();
-      else if (!this.recentlyEnded.has(contextId)) await this.reject(contextId, new ApiError('context_not_found', { id: contextId }));
+      if (context) context.turn.cancel();
+      else if (!this.contexts.hasEnded(contextId)) await this.reject(contextId, new ApiError('context_not_found', { id: contextId }));
       return;
     }
 
     const existing = contextId ? this.contexts.get(contextId) : undefined;
-    if (existing) return this.continueContext(existing, fields);
+    if (existing) return this.continueContext(existing.turn, fields);
     return this.openContext(contextId ?? randomUUID(), fields);
   }
 
@@ -188,46 +172,44 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
   }
 
   private async openContext(contextId: string, fields: Record<string, unknown>): Promise<void> {
-    const session = new SynthesisSession({
-      services: this.services,
-      transport: 'websocket',
-      requestId: newRequestId(),
-      signal: this.connection.signal,
-      connectionId: this.connection.requestId,
+    // The message's text, read once and given to the turn that speaks it.
+    const message: { text?: TurnInput } = {};
+    const opened = await this.contexts.open(contextId, undefined, {
+      endpoint: 'tts.websocket',
+      caller: this.connection.authenticated!,
+      id: contextId,
+      output: this,
+      lifetimeMs: this.options.contextTimeoutMs,
+      request: () => {
+        const input = parseCartesiaBody(fields, { alwaysStreaming: true, message: true });
+        const text = (message.text = this.input(fields, Number.MAX_SAFE_INTEGER));
+        // An empty or blank final message for a context that is not open (never opened, or already
+        // done) has nothing to speak: it ends at once, admitting and charging nothing.
+        if (!text.transcript.trim() && !text.continue && !text.flush) return null;
+        if (this.contexts.size >= this.options.maxContexts) throw new ApiError('too_many_contexts', { max: this.options.maxContexts });
+        return { ...input, contextId };
+      },
+      admitted: (synthesis) => {
+        if (synthesis.format.container !== 'raw') {
+          throw new ApiError('invalid_output_format', { reason: 'the WebSocket sends raw audio: use container raw' });
+        }
+        const max = synthesis.model.maxTranscriptChars;
+        if (message.text!.characters > max) throw new ApiError('input_too_long', { count: message.text!.characters, max });
+      },
     });
-    session.useCaller(this.connection.authenticated!);
-    try {
-      if (this.draining) throw new ApiError('not_ready');
-      const input = parseCartesiaBody(fields, { alwaysStreaming: true, message: true });
-      const turn = this.input(fields, Number.MAX_SAFE_INTEGER);
-      // An empty or blank final message for a context that is not open (never opened, or already
-      // done) has nothing to speak: it ends at once, admitting and charging nothing.
-      if (!turn.transcript.trim() && !turn.continue && !turn.flush) {
-        await this.send(doneEvent(contextId));
-        return void (await session.end());
+    if (opened.turn) {
+      try {
+        return await opened.turn.accept(message.text!);
+      } catch (err) {
+        return opened.turn.fail(toApiError(err));
       }
-      if (this.contexts.size >= this.options.maxContexts) throw new ApiError('too_many_contexts', { max: this.options.maxContexts });
-      // The turn is admitted without its text: the message's text is read once, by the turn that speaks it.
-      const synthesis = await session.admit({ ...input, transcript: '', contextId }, 'tts.websocket', { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true });
-      if (synthesis.format.container !== 'raw') {
-        throw new ApiError('invalid_output_format', { reason: 'the WebSocket sends raw audio: use container raw' });
-      }
-      const max = synthesis.model.maxTranscriptChars;
-      if (turn.characters > max) throw new ApiError('input_too_long', { count: turn.characters, max });
-      const context = new TextTurn(contextId, session, this, this.options.contextTimeoutMs);
-      this.contexts.set(contextId, context);
-      await context.accept(turn);
-    } catch (err) {
-      const error = session.fail(err);
-      await session.end();
-      if (this.connection.signal.aborted) return;
-      if (error.status >= 500) this.log.error({ err, context_id: contextId }, 'websocket context failed to open');
-      await this.reject(contextId, error, session.requestId);
     }
+    if (opened.refused) return this.reject(contextId, opened.refused, opened.requestId);
+    if (opened.empty) await this.send(doneEvent(contextId));
   }
 
   closed(): void {
     // Every turn, open or still being admitted, sees the connection's signal at once and stops generating and billing.
-    for (const context of [...this.contexts.values()]) context.cancel();
+    this.contexts.cancelAll();
   }
 }

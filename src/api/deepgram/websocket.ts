@@ -15,14 +15,13 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, toApiError } from '../../errors/api-error.js';
 import { rawHttpResponse } from '../../http/errors.js';
-import { newRequestId } from '../../http/request-id.js';
+import { readJsonMessage, sendBinary, sendJson, turnConnection } from '../../http/websocket-messages.js';
 import type { UpgradeRequest, WebSocketConnection, WebSocketHandler, WebSocketRoute } from '../../http/websocket-router.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
-import { SynthesisSession } from '../../synthesis/session.js';
+import { openTurn } from '../../synthesis/open-turn.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
-import { TextTurn, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
-import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
+import type { TextTurn, TurnOutput, TurnPiece } from '../../synthesis/turn.js';
 import { deepgramError } from './errors.js';
 import { deepgramSettings, type DeepgramContext, type DeepgramInput } from './parse.js';
 import { deepgramKey, modelUuid } from './speech.js';
@@ -67,24 +66,22 @@ class DeepgramSocket implements WebSocketHandler, TurnOutput {
     this.log = connection.log;
     connection.idleClose = { code: 1011, reason: 'NET-0001' };
     const requestId = randomUUID();
-    void this.connection.send(
-      JSON.stringify({ type: 'Metadata', request_id: requestId, model_name: input.aura.name, model_version: '1.0', model_uuid: modelUuid(input.aura.name) }),
-    );
+    void sendJson(this.connection, { type: 'Metadata', request_id: requestId, model_name: input.aura.name, model_version: '1.0', model_uuid: modelUuid(input.aura.name) });
     this.ready = this.start();
   }
 
   /** The socket's one session and turn, admitted as the socket opens. */
   private async start(): Promise<void> {
-    const session = new SynthesisSession({ services: this.services, transport: 'websocket', requestId: newRequestId(), signal: this.connection.signal, connectionId: this.connection.requestId });
-    session.useCaller(this.connection.authenticated!);
-    try {
-      await session.admit({ ...this.input, transcript: '' }, 'deepgram.speak.websocket', { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true });
-      this.turn = new TextTurn(session.requestId, session, this, SOCKET_LIFETIME_MS, { flushEndsPlayback: true });
-    } catch (err) {
-      const error = session.fail(err);
-      await session.end();
-      this.closeWithError(error);
-    }
+    const opened = await openTurn(turnConnection(this.connection, this.services), {
+      endpoint: 'deepgram.speak.websocket',
+      caller: this.connection.authenticated!,
+      request: () => ({ ...this.input, transcript: '' }),
+      output: this,
+      lifetimeMs: SOCKET_LIFETIME_MS,
+      options: { flushEndsPlayback: true },
+      opened: (turn) => (this.turn = turn),
+    });
+    if (opened.refused) this.closeWithError(opened.refused);
   }
 
   private closeWithError(error: ApiError): void {
@@ -98,19 +95,14 @@ class DeepgramSocket implements WebSocketHandler, TurnOutput {
   }
 
   private send(message: Record<string, unknown>): Promise<boolean> {
-    return this.connection.send(JSON.stringify(message));
+    return sendJson(this.connection, message);
   }
 
   async message(text: string, bytes: number): Promise<void> {
     if (this.closing) return;
-    if (bytes > this.connection.options.maxMessageBytes) return this.close(1009, 'BIG-0000');
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return this.close(1008, 'DATA-0000');
-    }
-    const fields = (typeof message === 'object' && message !== null && !Array.isArray(message) ? message : {}) as Record<string, unknown>;
+    const read = readJsonMessage(this.connection, text, bytes);
+    if (read.error) return this.close(read.tooLarge ? 1009 : 1008, read.tooLarge ? 'BIG-0000' : 'DATA-0000');
+    const { fields } = read;
     await this.ready;
     const turn = this.turn;
     if (!turn || turn.isOver() || this.closing) return;
@@ -157,8 +149,6 @@ class DeepgramSocket implements WebSocketHandler, TurnOutput {
     return this.turn?.busy ?? false;
   }
 
-  drain(): void {}
-
   closed(): void {
     this.turn?.cancel();
   }
@@ -166,9 +156,7 @@ class DeepgramSocket implements WebSocketHandler, TurnOutput {
   // TurnOutput: audio as binary frames, Deepgram's control messages.
   piece(_turn: TextTurn, piece: TurnPiece): Promise<boolean> {
     if (piece.audio.length === 0) return Promise.resolve(this.connection.isOpen);
-    const { ws } = this.connection;
-    if (!this.connection.isOpen) return Promise.resolve(false);
-    return new Promise((resolve) => ws.send(piece.audio, { binary: true }, (err) => resolve(!err)));
+    return sendBinary(this.connection, piece.audio);
   }
 
   async words(): Promise<void> {}

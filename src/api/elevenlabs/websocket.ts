@@ -23,17 +23,15 @@
  */
 import { ApiError, toApiError } from '../../errors/api-error.js';
 import type { WordTiming } from '../../engines/engine.js';
-import { jsonWithAudio } from '../../http/audio-json.js';
 import { rawHttpResponse } from '../../http/errors.js';
-import { newRequestId } from '../../http/request-id.js';
+import { binaryNotAccepted, readJsonMessage, sendJson, turnConnection } from '../../http/websocket-messages.js';
 import type { UpgradeRequest, WebSocketConnection, WebSocketHandler, WebSocketRoute } from '../../http/websocket-router.js';
 import type { Logger } from '../../log/logger.js';
 import type { FormatRequest } from '../../models/output-format.js';
 import type { Services } from '../../services.js';
-import { SynthesisSession } from '../../synthesis/session.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
-import { TextTurn, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
-import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
+import type { TextTurn, TurnOutput, TurnPiece } from '../../synthesis/turn.js';
+import { TurnContexts } from '../../synthesis/turn-contexts.js';
 import { CharacterAligner, socketAlignment, type CharacterTimes } from './alignment.js';
 import { elevenLabsError, elevenLabsStatus } from './errors.js';
 import { DEFAULT_OUTPUT_FORMAT, dictionaries, modelIdOf, modelNamedOf, normalization, outputFormatFor, queryValue, voiceIdOf, voiceSettings, type ElevenLabsContext } from './parse.js';
@@ -46,7 +44,6 @@ const DEFAULT_INACTIVITY_S = 20;
 const MAX_INACTIVITY_S = 180;
 /** Close codes: a policy refusal (no key, a bad first message), and a server error. */
 const POLICY = 1008;
-const RECENT_CONTEXTS = 1024;
 
 /** What every context of a connection shares: read from the upgrade's query. */
 interface SocketSettings {
@@ -83,10 +80,9 @@ function settingsOf(request: UpgradeRequest, context: ElevenLabsContext): Socket
   };
 }
 
-/** One context: its turn, its alignment's clock, and whether its `isFinal` has gone. */
+/** One context's state beside its turn: its alignment's clock, and whether its `isFinal` has gone. */
 interface Context {
   id: string | null;
-  turn: TextTurn | null;
   characters: CharacterAligner;
   /** Where the last alignment sent ended (seconds on the turn's clock): the next message's times count from it. */
   alignedTo: number;
@@ -99,25 +95,30 @@ interface Context {
   final: boolean;
 }
 
+/** A context's key in the connection's table: its id, stream-input's one context `''`. */
+function keyOf(contextId: string | null): string {
+  return contextId ?? '';
+}
+
 class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
-  private readonly contexts = new Map<string | null, Context>();
-  private readonly byTurn = new Map<TextTurn, Context>();
-  /** Contexts that have ended (stream-input's one as `''`): a late message for one is not an error. */
-  private readonly finished = new Set<string>();
-  /** Contexts refused when they opened: the client was told once; its later messages for them are dropped until it opens one again. */
-  private readonly refused = new Set<string>();
+  /**
+   * The connection's contexts, with those ended (a late message for one is not an error) and those
+   * refused when they opened (the client was told once; its later messages for one are dropped until
+   * it opens it again).
+   */
+  private readonly contexts: TurnContexts<Context>;
   private settings: SocketSettings | null = null;
-  private draining = false;
   private closing = false;
   readonly log: Logger;
 
   constructor(
     private readonly connection: WebSocketConnection,
-    private readonly services: Services,
+    services: Services,
     private readonly multi: boolean,
     private readonly context: ElevenLabsContext,
   ) {
     this.log = connection.log;
+    this.contexts = new TurnContexts(turnConnection(connection, services));
     const inactivity = Number(queryValue(connection.request.query, 'inactivity_timeout') ?? DEFAULT_INACTIVITY_S);
     const seconds = Number.isFinite(inactivity) && inactivity > 0 ? Math.min(inactivity, MAX_INACTIVITY_S) : DEFAULT_INACTIVITY_S;
     connection.idleTimeoutMs = seconds * 1000;
@@ -125,7 +126,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   }
 
   private send(message: Record<string, unknown>): Promise<boolean> {
-    return this.connection.send(typeof message.audio === 'string' ? jsonWithAudio(message, 'audio') : JSON.stringify(message));
+    return sendJson(this.connection, message, 'audio');
   }
 
   private withContext(context: Context, message: Record<string, unknown>): Record<string, unknown> {
@@ -143,7 +144,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
 
   // TurnOutput: the turn's pieces as ElevenLabs messages.
   async piece(turn: TextTurn, piece: TurnPiece): Promise<boolean> {
-    const context = this.byTurn.get(turn);
+    const context = this.contexts.of(turn)?.state;
     if (!context || context.final) return true;
     if (this.settings!.syncAlignment) return this.syncPiece(context, piece);
     const alignment = this.alignment(context, piece.words && piece.words.length > 0 ? context.characters.next(piece.words) : null);
@@ -165,7 +166,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   }
 
   async words(turn: TextTurn, words: WordTiming[]): Promise<void> {
-    const context = this.byTurn.get(turn);
+    const context = this.contexts.of(turn)?.state;
     if (!context || context.final || words.length === 0) return;
     const times = context.characters.next(words);
     // In sync, words known after their audio (a word more text might have continued) wait for the next audio.
@@ -190,24 +191,19 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   }
 
   async done(turn: TextTurn): Promise<void> {
-    const context = this.byTurn.get(turn);
+    const context = this.contexts.of(turn)?.state;
     if (context) await this.final(context);
   }
 
   async failed(turn: TextTurn, error: ApiError): Promise<void> {
-    const context = this.byTurn.get(turn);
+    const context = this.contexts.of(turn)?.state;
     if (!context || context.final) return;
     context.final = true;
     await this.error(context.id, error, this.multi ? undefined : error.status >= 500 ? 1011 : POLICY);
   }
 
   ended(turn: TextTurn): void {
-    const context = this.byTurn.get(turn);
-    this.byTurn.delete(turn);
-    if (!context) return;
-    if (this.contexts.get(context.id) === context) this.contexts.delete(context.id);
-    this.finished.add(context.id ?? '');
-    if (this.finished.size > RECENT_CONTEXTS) this.finished.delete(this.finished.values().next().value!);
+    if (!this.contexts.of(turn)) return;
     this.connection.touch();
     // stream-input has one context: once it is over, so is the connection.
     if (!this.multi && !this.closing) {
@@ -226,45 +222,32 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   }
 
   busy(): boolean {
-    for (const context of this.contexts.values()) if (context.turn?.busy) return true;
-    return false;
+    return this.contexts.busy;
   }
 
   inTurn(): boolean {
     return this.contexts.size > 0;
   }
 
-  drain(): void {
-    this.draining = true;
-  }
-
   async binary(): Promise<void> {
-    await this.error(null, new ApiError('invalid_message', { reason: 'binary frames are not accepted; send JSON text messages' }));
+    await this.error(null, binaryNotAccepted());
   }
 
   closed(): void {
-    for (const context of [...this.contexts.values()]) context.turn?.cancel();
+    this.contexts.cancelAll();
   }
 
   async message(text: string, bytes: number): Promise<void> {
-    if (bytes > this.connection.options.maxMessageBytes) {
-      return this.error(null, new ApiError('payload_too_large', { limit: this.connection.options.maxMessageBytes }));
-    }
-    let message: unknown;
-    try {
-      message = JSON.parse(text);
-    } catch (err) {
-      return this.error(null, new ApiError('invalid_json', { reason: `; ${(err as Error).message}` }));
-    }
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) return this.error(null, new ApiError('invalid_json', { reason: '' }));
-    const fields = message as Record<string, unknown>;
+    const read = readJsonMessage(this.connection, text, bytes);
+    if (read.error) return this.error(null, read.error);
+    const { fields } = read;
     try {
       await this.authenticate(fields);
     } catch (err) {
       return this.error(null, toApiError(err), POLICY);
     }
     if (this.multi && fields.close_socket === true) {
-      for (const context of [...this.contexts.values()]) context.turn?.cancel();
+      this.contexts.cancelAll();
       this.closing = true;
       return void this.connection.close(1000, 'close_socket');
     }
@@ -273,28 +256,29 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
       return this.error(null, new ApiError('invalid_message', { reason: 'context_id must be a string of 1–256 characters' }));
     }
     const contextId = this.multi ? ((given as string | undefined) ?? 'default') : null;
-    const open = this.contexts.get(contextId);
+    const key = keyOf(contextId);
+    const open = this.contexts.get(key);
     // A refused context's later messages are dropped; `{"text": " "}` (the opening message) tries again.
-    if (!open && this.refused.has(contextId ?? '')) {
+    if (!open && this.contexts.wasRefused(key)) {
       if (fields.text !== ' ') return;
-      this.refused.delete(contextId ?? '');
+      this.contexts.forgetRefusal(key);
     }
     if (this.multi && fields.close_context === true) {
-      if (open) open.turn?.close();
-      else if (!this.finished.has(contextId ?? '')) await this.error(contextId, new ApiError('context_not_found', { id: contextId! }));
+      if (open) open.turn.close();
+      else if (!this.contexts.hasEnded(key)) await this.error(contextId, new ApiError('context_not_found', { id: contextId! }));
       return;
     }
     const textField = fields.text;
     if (textField !== undefined && typeof textField !== 'string') return this.error(contextId, new ApiError('invalid_message', { reason: 'text must be a string' }));
     const body = textField ?? '';
     const flush = fields.flush === true;
-    if (open) return this.feed(open, body, flush, fields.try_trigger_generation === true);
+    if (open) return this.feed(open.turn, open.state, body, flush, fields.try_trigger_generation === true);
     // Not open: empty text (a keepalive, or a flush or end for a context that has ended) opens nothing.
     if (body === '') {
-      if (!this.multi && this.finished.size === 0) await this.error(null, new ApiError('invalid_message', { reason: 'the first message opens the stream: send {"text": " "} with its settings' }), POLICY);
+      if (!this.multi && !this.contexts.hasEnded(key)) await this.error(null, new ApiError('invalid_message', { reason: 'the first message opens the stream: send {"text": " "} with its settings' }), POLICY);
       return;
     }
-    if (!this.multi && this.finished.size > 0) return;
+    if (!this.multi && this.contexts.hasEnded(key)) return;
     return this.openContext(contextId, fields, body, flush);
   }
 
@@ -306,8 +290,7 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
     this.settings ??= settingsOf(this.connection.request, this.context);
   }
 
-  private async feed(context: Context, text: string, flush: boolean, trigger: boolean): Promise<void> {
-    const turn = context.turn!;
+  private async feed(turn: TextTurn, context: Context, text: string, flush: boolean, trigger: boolean): Promise<void> {
     const characters = countTranscriptCharacters(text);
     if (characters > turn.model.maxTranscriptChars) return turn.fail(new ApiError('input_too_long', { count: characters, max: turn.model.maxTranscriptChars }));
     // stream-input's empty text ends the input; multi-stream's is a keepalive unless it flushes.
@@ -325,18 +308,21 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
   }
 
   private async openContext(contextId: string | null, fields: Record<string, unknown>, text: string, flush: boolean): Promise<void> {
-    const session = new SynthesisSession({ services: this.services, transport: 'websocket', requestId: newRequestId(), signal: this.connection.signal, connectionId: this.connection.requestId });
-    session.useCaller(this.connection.authenticated!);
-    try {
-      if (this.draining) throw new ApiError('not_ready');
-      if (this.contexts.size >= this.context.aliases.maxContexts) throw new ApiError('too_many_contexts', { max: this.context.aliases.maxContexts });
-      const settings = this.settings ?? settingsOf(this.connection.request, this.context);
-      this.settings = settings;
-      const speed = voiceSettings(fields.voice_settings, ['voice_settings']);
-      const dicts = dictionaries(fields.pronunciation_dictionary_locators, 'pronunciation_dictionary_locators');
-      const schedule = scheduleOf(fields.generation_config);
-      await session.admit(
-        {
+    const context: Context = { id: contextId, characters: new CharacterAligner(), alignedTo: 0, audioTo: 0, unsent: noCharacters(), unsentSpoken: noCharacters(), schedule: DEFAULT_SCHEDULE, final: false };
+    const opened = await this.contexts.open(keyOf(contextId), context, {
+      endpoint: 'elevenlabs.tts.websocket',
+      caller: this.connection.authenticated!,
+      ...(contextId !== null ? { id: contextId } : {}),
+      output: this,
+      lifetimeMs: this.connection.options.contextTimeoutMs,
+      request: () => {
+        if (this.contexts.size >= this.context.aliases.maxContexts) throw new ApiError('too_many_contexts', { max: this.context.aliases.maxContexts });
+        const settings = this.settings ?? settingsOf(this.connection.request, this.context);
+        this.settings = settings;
+        const speed = voiceSettings(fields.voice_settings, ['voice_settings']);
+        const dicts = dictionaries(fields.pronunciation_dictionary_locators, 'pronunciation_dictionary_locators');
+        context.schedule = scheduleOf(fields.generation_config);
+        return {
           modelId: settings.modelId,
           ...(settings.modelNamed !== undefined ? { modelNamed: settings.modelNamed } : {}),
           transcript: '',
@@ -350,26 +336,13 @@ class ElevenLabsSocket implements WebSocketHandler, TurnOutput {
           pronunciationDictId: null,
           ...(dicts ? { pronunciationDictIds: dicts } : {}),
           ...(settings.normalize === undefined ? {} : { normalize: settings.normalize }),
-        },
-        'elevenlabs.tts.websocket',
-        { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true },
-      );
-      const context: Context = { id: contextId, turn: null, characters: new CharacterAligner(), alignedTo: 0, audioTo: 0, unsent: noCharacters(), unsentSpoken: noCharacters(), schedule, final: false };
-      this.contexts.set(contextId, context);
-      const turn = new TextTurn(contextId ?? session.requestId, session, this, this.connection.options.contextTimeoutMs, { wordsWithAudio: settings.syncAlignment });
-      context.turn = turn;
-      this.byTurn.set(turn, context);
-      await this.feed(context, text, flush, false);
-    } catch (err) {
-      const error = session.fail(err);
-      await session.end();
-      if (this.connection.signal.aborted) return;
-      if (error.status >= 500) this.log.error({ err, context_id: contextId }, 'websocket context failed to open');
-      // A refused context stays refused: the client hears why once, not once for each message it had in flight.
-      this.refused.add(contextId ?? '');
-      if (this.refused.size > RECENT_CONTEXTS) this.refused.delete(this.refused.values().next().value!);
-      await this.error(contextId, error, this.multi ? undefined : error.status >= 500 ? 1011 : POLICY);
-    }
+        };
+      },
+      options: () => ({ wordsWithAudio: this.settings!.syncAlignment }),
+    });
+    if (opened.turn) return this.feed(opened.turn, context, text, flush, false);
+    // A refused context stays refused (the table remembers it): the client hears why once, not once for each message it had in flight.
+    if (opened.refused) await this.error(contextId, opened.refused, this.multi ? undefined : opened.refused.status >= 500 ? 1011 : POLICY);
   }
 }
 

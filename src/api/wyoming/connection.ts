@@ -1,9 +1,9 @@
 /**
  * @module api/wyoming/connection
  * One Wyoming connection: events read in arrival order, each request decoded
- * into the neutral input and spoken as a streaming-text turn
- * (`synthesis/turn.ts`) in its own synthesis session, whose audio is framed
- * here as Wyoming events. `describe` answers `info`; `synthesize` answers one
+ * into the neutral input and spoken as a streaming-text turn opened by the
+ * core (`synthesis/open-turn.ts`) in its own synthesis session, whose audio
+ * is framed here as Wyoming events. `describe` answers `info`; `synthesize` answers one
  * `audio-start`, the `audio-chunk`s and one `audio-stop`; a stream
  * (`synthesize-start`, `-chunk`s, `-stop`) answers each clause as its own
  * `audio-start`…`audio-stop` as soon as it is complete, then
@@ -16,12 +16,13 @@ import { ApiError, toApiError } from '../../errors/api-error.js';
 import { newRequestId } from '../../http/request-id.js';
 import type { Logger } from '../../log/logger.js';
 import type { Services } from '../../services.js';
-import { SynthesisSession } from '../../synthesis/session.js';
+import { openTurn, type TurnConnection } from '../../synthesis/open-turn.js';
+import type { Caller } from '../../synthesis/gate.js';
+import type { SynthesisSession } from '../../synthesis/session.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 import { sliceText } from '../../synthesis/split.js';
 import { countTranscriptCharacters } from '../../synthesis/tags.js';
-import { TextTurn, type TurnInput, type TurnOutput, type TurnPiece } from '../../synthesis/turn.js';
-import { BATCH_CHARACTERS } from '../../synthesis/turn-billing.js';
+import type { TextTurn, TurnInput, TurnOutput, TurnPiece } from '../../synthesis/turn.js';
 import { EventDecoder, FramingError, type WyomingEvent } from './framing.js';
 import { audioChunk, audioStart, audioStop, errorEvent, infoEvent, pongEvent, synthesizeStopped } from './events.js';
 import { offeredVoices, resolveVoice, type VoiceChoice } from './voices.js';
@@ -118,7 +119,6 @@ class RequestOutput implements TurnOutput {
 interface OpenRequest {
   turn: TextTurn;
   output: RequestOutput;
-  session: SynthesisSession;
   /** The model's per-request limit: longer text is given to the turn in pieces no longer. */
   maxPiece: number;
   characters: number;
@@ -293,42 +293,49 @@ export class WyomingConnection {
     }
   }
 
-  /** Opens a request: a session as the listener's key, the voice asked for, admitted with its first batch reserved. */
-  private async open(voice: unknown, streamed: boolean): Promise<OpenRequest> {
-    const session = new SynthesisSession({
+  /** The connection as `openTurn` sees it. */
+  private turnConnection(): TurnConnection {
+    return {
       services: this.services,
       transport: 'wyoming',
-      requestId: newRequestId(),
       signal: this.closed.signal,
       connectionId: this.options.id,
+      draining: () => this.draining,
+      newRequestId,
+      log: this.options.log,
+    };
+  }
+
+  /** Opens a request: a turn as the listener's key, the voice asked for; a refusal is thrown. */
+  private async open(voice: unknown, streamed: boolean): Promise<OpenRequest> {
+    // What the turn's opening learns on its way: the caller its session authenticated, and the output made for the admitted rate.
+    const made: { caller?: Caller; output?: RequestOutput } = {};
+    const opened = await openTurn(this.turnConnection(), {
+      endpoint: 'tts.wyoming',
+      caller: async (session) => (made.caller = await this.caller(session)),
+      request: async (): Promise<SpeechInput> => {
+        const chosen = await resolveVoice(this.services, made.caller!, voiceChoice(voice));
+        const engine = this.services.engines.get(chosen.model.engine);
+        const rate = outputRate(engine?.sampleRate ?? 22050, chosen.model.stream.sampleRates);
+        return {
+          modelId: chosen.model.id,
+          transcript: '',
+          voiceId: chosen.voice.id,
+          outputFormat: { container: 'raw', encoding: 'pcm_s16le', sampleRate: rate },
+          generationConfig: undefined,
+          language: chosen.language,
+          streaming: true,
+          wordTimestamps: false,
+          contextId: null,
+          pronunciationDictId: null,
+        };
+      },
+      output: (synthesis) => (made.output = new RequestOutput(this, streamed, synthesis.format.sampleRate, this.options.log)),
+      lifetimeMs: this.services.config.server.websocket.contextTimeoutMs,
     });
-    try {
-      if (this.draining) throw new ApiError('not_ready');
-      const caller = await this.caller(session);
-      const chosen = await resolveVoice(this.services, caller, voiceChoice(voice));
-      const engine = this.services.engines.get(chosen.model.engine);
-      const rate = outputRate(engine?.sampleRate ?? 22050, chosen.model.stream.sampleRates);
-      const input: SpeechInput = {
-        modelId: chosen.model.id,
-        transcript: '',
-        voiceId: chosen.voice.id,
-        outputFormat: { container: 'raw', encoding: 'pcm_s16le', sampleRate: rate },
-        generationConfig: undefined,
-        language: chosen.language,
-        streaming: true,
-        wordTimestamps: false,
-        contextId: null,
-        pronunciationDictId: null,
-      };
-      const synthesis = await session.admit(input, 'tts.wyoming', { reserveCharacters: BATCH_CHARACTERS, allowEmptyTranscript: true });
-      const output = new RequestOutput(this, streamed, synthesis.format.sampleRate, this.options.log);
-      const turn = new TextTurn(session.requestId, session, output, this.services.config.server.websocket.contextTimeoutMs);
-      return { turn, output, session, maxPiece: synthesis.model.maxTranscriptChars, characters: 0 };
-    } catch (err) {
-      session.fail(err);
-      await session.end();
-      throw err;
-    }
+    if (opened.turn) return { turn: opened.turn, output: made.output!, maxPiece: opened.turn.model.maxTranscriptChars, characters: 0 };
+    // Null: the connection closed while the turn opened, and nobody reads the answer.
+    throw opened.refused ?? new ApiError('not_ready');
   }
 
   /** Gives `text` to the turn, in pieces no longer than the model's limit, each cut at a clause; `last`: no more text follows. */
