@@ -64,14 +64,10 @@ export interface WebSocketHandler {
   busy(): boolean;
   /**
    * Whether a turn is open (begun and not ended), even one waiting for the client's next text:
-   * a leaving server closes the socket only after it, so no turn is cut.
+   * a leaving server closes the socket only after it, so no turn is cut. Meanwhile no new turn
+   * opens: `connection.draining`, which `openTurn` reads, refuses it.
    */
   inTurn(): boolean;
-  /**
-   * The server is shutting down (the router closes the socket once no turn is open). New turns are
-   * refused by `connection.draining`, which `openTurn` reads; a handler with more to stop says so here.
-   */
-  drain?(): void;
   /** The socket has closed. */
   closed(): void;
 }
@@ -356,16 +352,12 @@ export class WebSocketRouter {
       const deadline = performance.now() + this.config.shutdownGraceMs;
       while (connection.isOpen && performance.now() < deadline) {
         // Once the listener closes, no new turn starts: the open ones finish within the grace.
-        if (entry.quietMs === 0) {
-          connection.drain();
-          handler.drain?.();
-        }
+        if (entry.quietMs === 0) connection.drain();
         if (!handler.inTurn() && performance.now() - connection.lastActivity >= entry.quietMs!) break;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       // No await between the check and the close: no turn can begin in between.
       connection.drain();
-      handler.drain?.();
       connection.close(1001, 'server shutting down');
       // The client answers the close frame once it has read every frame before it.
       if (!connection.signal.aborted) {
