@@ -8,13 +8,15 @@ import { z } from 'zod';
 import { espeakEngine } from './espeak/index.js';
 import { sherpaEngine } from './sherpa/index.js';
 import { toneEngine } from './tone/index.js';
-import { cartesiaUpstreamEngine, openaiUpstreamEngine } from './upstream/index.js';
+import { cartesiaUpstreamEngine, deepgramUpstreamEngine, elevenLabsUpstreamEngine, openaiUpstreamEngine } from './upstream/index.js';
 
 export const ENGINE_TYPES = [
   espeakEngine,
   toneEngine,
   openaiUpstreamEngine,
   cartesiaUpstreamEngine,
+  elevenLabsUpstreamEngine,
+  deepgramUpstreamEngine,
   sherpaEngine,
 ] as const;
 

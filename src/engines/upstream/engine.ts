@@ -24,6 +24,8 @@ export interface UpstreamEngineOptions {
   probeIntervalMs: number;
   ejectAfterFailures: number;
   logger: Logger;
+  /** The headers that carry a server's key in this dialect (default `Authorization: Bearer`). */
+  auth?: (apiKey: string) => Record<string, string>;
 }
 
 /** A failure of the connection itself, before any response arrived. */
@@ -60,6 +62,7 @@ export abstract class UpstreamEngine implements Engine {
       ejectAfterFailures: options.ejectAfterFailures,
       logger: options.logger,
       engineId: options.id,
+      ...(options.auth ? { auth: options.auth } : {}),
     });
   }
 
