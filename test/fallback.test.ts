@@ -103,6 +103,8 @@ describe('fallback chains', { timeout: 180_000 }, () => {
       const body = Buffer.from(await response.arrayBuffer());
       assert.equal(response.status, 200, `request ${i}: ${body.toString().slice(0, 300)}`);
       assert.equal(response.headers.get('x-voicegate-model'), model, `request ${i}`);
+      const characters = [...transcript].length;
+      assert.equal(response.headers.get('x-request-credits'), String(creditsFor(characters, model === 'local' ? LOCAL : PREMIUM)), `request ${i}: the served model's price`);
       assert.ok(body.length > 10_000, `request ${i}: ${body.length} bytes`);
       if (i === 2) {
         const events = sseEvents(body.toString());

@@ -234,6 +234,10 @@ export class AccountsGate implements RequestGate {
       get quote() {
         return costHeaders(cost, balance - cost, pricing);
       },
+      quoteFor(model) {
+        const credits = creditsFor(synthesis.characters, model.creditMultiplier);
+        return costHeaders(credits, balance - credits, pricing);
+      },
       charge: async (index, characters, served) => {
         const id = keyOf(index);
         // A fallback model's audio is charged at its own price and under its name.

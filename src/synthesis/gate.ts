@@ -99,6 +99,8 @@ export interface Admission {
    * leaves (the balance when reserved, less this cost). Sent by streams, whose charge comes later.
    */
   readonly quote: Record<string, string>;
+  /** The same headers at `model`'s price: a stream a fallback model serves (synthesis/fallback). */
+  quoteFor?(model: ModelProfile): Record<string, string>;
   /**
    * Records charge `index` of this request: one ledger row of `characters`, keyed
    * `<request id>/<index>`, in the same transaction that settles that batch's reservation. A retry

@@ -474,7 +474,9 @@ export class SynthesisSession {
         if (framed.length === 0) continue;
         if (!opened) {
           this.throwIfOver();
-          let headers = this.admission?.quote ?? {};
+          // A fallback model's stream quotes that model's price.
+          const served = this.servedBy && this.servedBy.model.id !== request.model.id ? this.servedBy.model : null;
+          let headers = (served && this.admission?.quoteFor?.(served)) || (this.admission?.quote ?? {});
           // A free hit is charged its 0 credits before it opens: its headers say so, not the quote.
           if (this.freeAudio) {
             charged = true;
