@@ -109,6 +109,7 @@ describe('fallback chains', { timeout: 180_000 }, () => {
       if (i === 2) {
         const events = sseEvents(body.toString());
         assert.equal(events.at(-1).type, 'done', `SSE ends done: ${JSON.stringify(events.at(-1))}`);
+        assert.equal(events.at(-1).model, model, 'done names the model that served');
         assert.ok(!events.some((e) => e.type === 'error'));
       }
     }
@@ -175,6 +176,7 @@ describe('fallback chains', { timeout: 180_000 }, () => {
         socket.send({ model_id: 'premium', voice: { mode: 'id', id: 'sarah' }, output_format: RAW, context_id: 'w', transcript: 'First sentence here. And a second one.' });
         const done = await socket.waitFor((e) => e.context_id === 'w' && (e.type === 'done' || e.type === 'error'), 20_000);
         assert.equal(done.type, 'done', JSON.stringify(done));
+        assert.equal(done.model, 'local', 'the turn names the model that made its audio');
         assert.ok(socket.audio('w').length > 10_000);
       } finally {
         socket.close();

@@ -77,8 +77,8 @@ export function releaseHold(services: SynthesisServices, id: string): Promise<vo
 export interface StreamFraming {
   /** Frames for one piece (empty pieces may yield none). */
   piece(piece: AudioPiece): (string | Buffer)[];
-  /** Frames that end a stream that succeeded. */
-  done(): (string | Buffer)[];
+  /** Frames that end a stream that succeeded; `served.model`: the model that made its audio (a fallback's after a fall-over). */
+  done(served: { model: string }): (string | Buffer)[];
   /** Frames that report a failure after the stream opened; null: the transport can only cut the connection. */
   error(error: ApiError): (string | Buffer)[] | null;
 }
@@ -496,7 +496,7 @@ export class SynthesisSession {
           if (atHand) this.throwIfAborted();
         }
       }
-      for (const frame of framing.done()) frames.push(frame);
+      for (const frame of framing.done({ model: this.servedModel })) frames.push(frame);
       await flush();
       sink.end();
     } catch (err) {
