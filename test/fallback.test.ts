@@ -35,12 +35,15 @@ function sseEvents(text: string): any[] {
 describe('fallback chains', { timeout: 180_000 }, () => {
   let provider: TestServer;
   let proxy: FaultProxy;
+  /** In front of the second hosted engine, with no faults: it records what that engine is sent. */
+  let backupProxy: FaultProxy;
   let gateway: TestServer;
   let org: TestOrg;
 
   before(async () => {
     provider = await startServer();
     proxy = await startFaultProxy(provider.url);
+    backupProxy = await startFaultProxy(provider.url);
     gateway = await startServer({
       config: {
         accounts: { enabled: true, adminToken: 'fallback-admin-token' },
@@ -66,11 +69,27 @@ describe('fallback chains', { timeout: 180_000 }, () => {
             ejectAfterFailures: 1000,
             breaker: { failures: 3, openMs: 400 },
           },
+          // A second hosted engine that has only Emma.
+          backup: {
+            type: 'elevenlabs-upstream',
+            upstreams: [{ url: backupProxy.url }],
+            model: 'eleven_flash_v2_5',
+            sampleRate: 22050,
+            voices: { emma: 'emma' },
+            probeIntervalMs: 100,
+          },
         } as never,
         models: {
           premium: { extends: 'gepard-1.0', engine: 'eleven', creditMultiplier: PREMIUM, fallback: ['local'] },
           guarded: { extends: 'gepard-1.0', engine: 'eleven-guarded', creditMultiplier: PREMIUM, fallback: ['local'] },
           local: { extends: 'gepard-1.0', engine: 'espeak', creditMultiplier: LOCAL },
+          mapped: { extends: 'gepard-1.0', engine: 'eleven', fallback: ['backup-model'], fallbackVoices: { sarah: 'emma' } },
+          'backup-model': { extends: 'gepard-1.0', engine: 'backup', defaultVoice: null },
+          defaulted: { extends: 'gepard-1.0', engine: 'eleven', fallback: ['backup-default'] },
+          'backup-default': { extends: 'gepard-1.0', engine: 'backup', defaultVoice: 'emma' },
+          // Its first fallback serves 8 kHz clips only: a 22,050 Hz clip skips it.
+          'narrow-chain': { extends: 'gepard-1.0', engine: 'eleven', fallback: ['narrow', 'local'] },
+          narrow: { extends: 'gepard-1.0', engine: 'espeak', clip: { sampleRates: [8000] } },
         },
         cache: { enabled: false },
       },
@@ -80,6 +99,7 @@ describe('fallback chains', { timeout: 180_000 }, () => {
   after(async () => {
     await gateway?.close();
     await proxy?.close();
+    await backupProxy?.close();
     await provider?.close();
   });
 
@@ -264,5 +284,33 @@ describe('fallback chains', { timeout: 180_000 }, () => {
     assert.equal(probe.headers.get('x-voicegate-model'), 'guarded');
     await probe.arrayBuffer();
     assert.equal(await state(), 0);
+  });
+
+  test("the voice: the fallback's own when it has it, else the chain's map, else the fallback's default; a model that cannot serve the format is skipped", async () => {
+    await healthy();
+    await healthy('backup');
+    proxy.fault = { kind: 'status', status: 503 };
+    try {
+      for (const [model, voice, served] of [
+        ['mapped', 'emma', 'emma'],
+        ['mapped', 'sarah', 'emma'],
+        ['defaulted', 'sarah', 'emma'],
+      ] as const) {
+        backupProxy.requests.length = 0;
+        const response = await gateway.post('/tts/bytes', ttsBody({ model_id: model, voice: { mode: 'id', id: voice } }), org.auth);
+        assert.equal(response.status, 200, `${model}/${voice}: ${await response.clone().text()}`);
+        await response.arrayBuffer();
+        assert.equal(response.headers.get('x-voicegate-model'), model === 'mapped' ? 'backup-model' : 'backup-default');
+        const sent = backupProxy.requests.filter((r) => r.method === 'POST');
+        assert.equal(sent.length, 1);
+        assert.match(sent[0].path, new RegExp(`^/v1/text-to-speech/${served}/stream`), `${model}/${voice}`);
+      }
+      const skipped = await gateway.post('/tts/bytes', ttsBody({ model_id: 'narrow-chain' }), org.auth);
+      assert.equal(skipped.status, 200);
+      assert.equal(skipped.headers.get('x-voicegate-model'), 'local');
+      await skipped.arrayBuffer();
+    } finally {
+      proxy.fault = { kind: 'pass' };
+    }
   });
 });
