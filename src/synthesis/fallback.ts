@@ -95,6 +95,8 @@ export class FallbackChain {
       const stop = () => attempt.abort(signal.reason);
       signal.addEventListener('abort', stop, { once: true });
       let timer: NodeJS.Timeout | null = timeoutMs === null ? null : setTimeout(() => attempt.abort(new FirstAudioTimeout()), timeoutMs);
+      // Half-way to the limit the next model is resolved ahead, so a fall-over costs its first audio alone.
+      let ahead: NodeJS.Timeout | null = timeoutMs === null ? null : setTimeout(() => void this.alternate(chain[i + 1], request), timeoutMs / 2);
       let handedOn = false;
       const held: AudioPiece[] = [];
       try {
@@ -102,7 +104,8 @@ export class FallbackChain {
           if (attempt.signal.aborted) throw attempt.signal.reason;
           if (timer && piece.audio.length > 0) {
             clearTimeout(timer);
-            timer = null;
+            clearTimeout(ahead!);
+            timer = ahead = null;
           }
           held.push(piece);
           if (whole || (piece.audio.length === 0 && !handedOn)) continue;
@@ -145,6 +148,7 @@ export class FallbackChain {
         lastError = err;
       } finally {
         if (timer) clearTimeout(timer);
+        if (ahead) clearTimeout(ahead);
         signal.removeEventListener('abort', stop);
         if (!attempt.signal.aborted) attempt.abort();
       }
