@@ -212,6 +212,34 @@ describe('fallback chains', { timeout: 180_000 }, () => {
     }
   });
 
+  test('a WebSocket turn falls over between sentences: the first spoken by the primary, the next by the fallback; priced by the first', async () => {
+    await healthy();
+    const taken = await fallbacks('refused');
+    const before = (await rows()).length;
+    const socket = await TestSocket.open(gateway.url, org.auth);
+    try {
+      const ctx = { model_id: 'premium', voice: { mode: 'id', id: 'sarah' }, output_format: RAW, context_id: 'between' };
+      socket.send({ ...ctx, transcript: 'The first sentence comes from the primary. ', continue: true, flush: true });
+      await socket.waitFor((e) => e.context_id === 'between' && e.type === 'flush_done', 20_000);
+      const first = socket.audio('between').length;
+      assert.ok(first > 10_000);
+      assert.equal(await fallbacks('refused'), taken, 'no fall-over yet');
+      proxy.fault = { kind: 'status', status: 503 };
+      socket.send({ ...ctx, transcript: 'The second one comes from the fallback.', continue: false });
+      const done = await socket.waitFor((e) => e.context_id === 'between' && (e.type === 'done' || e.type === 'error'), 20_000);
+      assert.equal(done.type, 'done', JSON.stringify(done));
+      assert.equal(done.model, 'premium', 'the turn is named and priced by the model of its first audio');
+      assert.ok(socket.audio('between').length > first + 10_000, 'the second sentence was spoken');
+      assert.equal(await fallbacks('refused'), taken + 1, 'the second sentence fell over');
+    } finally {
+      proxy.fault = { kind: 'pass' };
+      socket.close();
+    }
+    const all = await rows();
+    const charged = all.slice(0, all.length - before);
+    assert.ok(charged.length >= 1 && charged.every((row) => row.model === 'premium' && row.credits === -creditsFor(row.characters, PREMIUM)), JSON.stringify(charged));
+  });
+
   test('a stream cut after its first audio reached the client ends with an error event and is not re-served', async () => {
     await healthy();
     proxy.fault = { kind: 'cut', afterBytes: 16_000 };
