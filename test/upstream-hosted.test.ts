@@ -46,14 +46,14 @@ describe('hosted-provider engines', { timeout: 120_000 }, () => {
             upstreams: [{ url: proxy.url, apiKeyEnv: 'VG_TEST_ELEVENLABS_KEY' }],
             model: 'eleven_flash_v2_5',
             voices: { sarah: 'FGY2WhTYpPnrIDTdsKH5' },
-            probeIntervalMs: 200,
+            probeIntervalMs: 1000,
           },
           aura: {
             type: 'deepgram-upstream',
             upstreams: [{ url: proxy.url, apiKeyEnv: 'VG_TEST_DEEPGRAM_KEY' }],
             sampleRate: 16000,
             voices: { sarah: 'aura-2-thalia-en' },
-            probeIntervalMs: 200,
+            probeIntervalMs: 1000,
             // Deepgram's model listing asks for its own key scheme on this provider; readiness is the probe here.
             healthPath: '/readyz',
           },

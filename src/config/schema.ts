@@ -70,6 +70,8 @@ export const modelConfigSchema = z
     fallbackVoices: z.record(z.string(), z.string()).optional(),
     /** How long this model's engine may take to its first audio before the chain moves on (overrides the engine's). */
     firstAudioTimeoutMs: z.number().int().min(10).optional(),
+    /** Hedging: the next model of the chain runs too when this one has made no audio by then; the first audio wins. */
+    hedgeAfterMs: z.number().int().min(1).optional(),
   })
   .strict();
 

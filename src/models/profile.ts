@@ -63,4 +63,6 @@ export interface ModelProfile {
   fallbackVoices?: Record<string, string>;
   /** Overrides the engine's `firstAudioTimeoutMs` for this model's chain. */
   firstAudioTimeoutMs?: number;
+  /** Hedging: the next model runs too once this one has made no audio by then (synthesis/fallback). */
+  hedgeAfterMs?: number;
 }

@@ -45,6 +45,22 @@ export function fallbackReason(err: unknown): FallbackReason | null {
   }
 }
 
+/** A pipeline pulled to its first audio (a whole clip: to its end): the pieces so far, and whether it ended. */
+interface Opening {
+  held: AudioPiece[];
+  done: boolean;
+}
+
+async function opening(source: AsyncGenerator<AudioPiece>, whole: boolean): Promise<Opening> {
+  const held: AudioPiece[] = [];
+  for (;;) {
+    const next = await source.next();
+    if (next.done) return { held, done: true };
+    held.push(next.value);
+    if (!whole && next.value.audio.length > 0) return { held, done: false };
+  }
+}
+
 /** Thrown into an attempt that made no audio in time. */
 class FirstAudioTimeout extends Error {}
 
@@ -99,8 +115,13 @@ export class FallbackChain {
       let ahead: NodeJS.Timeout | null = timeoutMs === null ? null : setTimeout(() => void this.alternate(chain[i + 1], request), timeoutMs / 2);
       let handedOn = false;
       const held: AudioPiece[] = [];
+      // Hedging: the next model too, once this one has made no audio by `hedgeAfterMs`; the first audio wins.
+      const hedgeMs = i === 0 ? request.model.hedgeAfterMs : undefined;
+      const hedge = hedgeMs !== undefined && next !== undefined ? { winner: candidate, launched: false } : null;
+      let serving = candidate;
       try {
-        for await (const piece of synthesizeAudio(candidate, attempt.signal)) {
+        const source = hedge ? this.hedged(candidate, next!, request, attempt.signal, whole, hedgeMs!, hedge) : synthesizeAudio(candidate, attempt.signal);
+        for await (const piece of source) {
           if (attempt.signal.aborted) throw attempt.signal.reason;
           if (timer && piece.audio.length > 0) {
             clearTimeout(timer);
@@ -111,17 +132,21 @@ export class FallbackChain {
           if (whole || (piece.audio.length === 0 && !handedOn)) continue;
           if (!handedOn) {
             handedOn = true;
-            breaker?.success();
-            this.attempt(candidate, 'served');
-            served(candidate);
+            serving = hedge?.winner ?? candidate;
+            if (serving === candidate) breaker?.success();
+            else breaker?.neutral();
+            this.attempt(serving, 'served');
+            served(serving);
           }
           yield* held.splice(0);
         }
         if (attempt.signal.aborted) throw attempt.signal.reason;
         if (!handedOn) {
-          breaker?.success();
-          this.attempt(candidate, 'served');
-          served(candidate);
+          serving = hedge?.winner ?? candidate;
+          if (serving === candidate) breaker?.success();
+          else breaker?.neutral();
+          this.attempt(serving, 'served');
+          served(serving);
         }
         yield* held.splice(0);
         return;
@@ -133,7 +158,7 @@ export class FallbackChain {
         const err = thrown instanceof FirstAudioTimeout ? new ApiError('upstream_timeout', { model, seconds: Math.round((timeoutMs ?? 0) / 100) / 10 }) : thrown;
         // After the first audio reached the client, a failure ends the stream as it would without a chain.
         if (handedOn) {
-          if (fallbackReason(err)) breaker?.failure();
+          if (fallbackReason(err)) services.engines.breaker(serving.engine.id)?.failure();
           throw err;
         }
         const reason = thrown instanceof FirstAudioTimeout ? 'timeout' : fallbackReason(err);
@@ -146,6 +171,8 @@ export class FallbackChain {
         this.attempt(candidate, 'failed', reason, next);
         if (next !== undefined) services.logger.warn({ request_id: request.requestId, model, next, reason }, 'model failed before any audio; the next model of its chain serves');
         lastError = err;
+        // The hedge ran the next model too, and it failed as well: the chain goes on after it.
+        if (hedge?.launched) i++;
       } finally {
         if (timer) clearTimeout(timer);
         if (ahead) clearTimeout(ahead);
@@ -154,6 +181,68 @@ export class FallbackChain {
       }
     }
     throw lastError ?? new ApiError('model_offline', { model: request.model.id }, { 'retry-after': '5' });
+  }
+
+  /**
+   * Hedging: `first`'s pieces, unless it has made no audio after `afterMs`; then the next model runs
+   * too, and whichever makes its first audio first (a whole clip: completes first) is the one whose
+   * pieces follow (`hedge.winner`); the other is cancelled. Fails only when both fail (with the
+   * first's error).
+   */
+  private async *hedged(
+    first: SynthesisRequest,
+    nextId: string,
+    request: SynthesisRequest,
+    signal: AbortSignal,
+    whole: boolean,
+    afterMs: number,
+    hedge: { winner: SynthesisRequest; launched: boolean },
+  ): AsyncGenerator<AudioPiece> {
+    const controllers = [new AbortController(), new AbortController()];
+    const stop = () => controllers.forEach((c) => c.abort(signal.reason));
+    signal.addEventListener('abort', stop, { once: true });
+    const sources: AsyncGenerator<AudioPiece>[] = [synthesizeAudio(first, controllers[0].signal)];
+    const openings: Promise<Opening>[] = [opening(sources[0], whole)];
+    openings[0].catch(() => undefined);
+    let timer: NodeJS.Timeout | null = null;
+    try {
+      const early = await Promise.race([openings[0].then(() => true, () => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), afterMs)))]);
+      let second: SynthesisRequest | null = null;
+      if (!early) {
+        second = await this.alternate(nextId, request);
+        const breaker = second ? this.options.context.services.engines.breaker(second.engine.id) : undefined;
+        if (second && (breaker?.admit() ?? 'pass') !== 'skip') {
+          hedge.launched = true;
+          sources.push(synthesizeAudio(second, controllers[1].signal));
+          openings.push(opening(sources[1], whole));
+          openings[1].catch(() => undefined);
+        } else second = null;
+      }
+      let won: { index: number; open: Opening };
+      try {
+        won = await Promise.any(openings.map((open, index) => open.then((o) => ({ index, open: o }))));
+      } catch {
+        // Both failed: the first's failure is the chain's; the second's counts on its breaker.
+        if (second) await openings[1].catch((err) => this.options.context.services.engines.breaker(second!.engine.id)?.failure((err as { retryAfterMs?: number }).retryAfterMs));
+        return void (await openings[0]);
+      }
+      const loser = 1 - won.index;
+      if (loser < openings.length) {
+        controllers[loser].abort(new Error('the other model made audio first'));
+        void sources[loser].return(undefined).catch(() => undefined);
+      }
+      if (won.index === 1) {
+        hedge.winner = second!;
+        this.options.context.services.engines.breaker(second!.engine.id)?.success();
+        this.attempt(first, 'failed', 'timeout', nextId);
+      }
+      yield* won.open.held;
+      if (!won.open.done) yield* sources[won.index];
+    } finally {
+      if (timer) clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+      for (const controller of controllers) if (!controller.signal.aborted) controller.abort();
+    }
   }
 
   private attempt(request: SynthesisRequest, outcome: 'served' | 'skipped' | 'failed', reason?: string, next?: string): void {
