@@ -83,7 +83,7 @@ describe('hosted-provider engines', { timeout: 120_000 }, () => {
     assert.equal(sent.path, '/v1/text-to-speech/FGY2WhTYpPnrIDTdsKH5/stream?output_format=pcm_24000');
     assert.equal(sent.headers['xi-api-key'], EL_KEY);
     // The health probe costs nothing: GET /v1/models with the key.
-    assert.ok(proxy.requests.some((r) => r.method === 'GET' && r.path === '/v1/models' && r.headers['xi-api-key'] === EL_KEY));
+    await until(() => proxy.requests.some((r) => r.method === 'GET' && r.path === '/v1/models' && r.headers['xi-api-key'] === EL_KEY), { timeoutMs: 5000 });
   });
 
   test('ElevenLabs: SSE with word timestamps reads them from /stream/with-timestamps', async () => {
