@@ -1,7 +1,7 @@
 /**
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
- * overhead, streaming latency, the ElevenLabs dialect, Wyoming, throughput by language, tracing cost, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
+ * overhead, streaming latency, the ElevenLabs dialect, fallback chains, Wyoming, throughput by language, tracing cost, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
  * without underruns, usage summaries, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
@@ -11,6 +11,7 @@
 import { runCacheBench } from './cache.js';
 import { runColdStart } from './cold-start.js';
 import { runElevenLabsBench } from './elevenlabs.js';
+import { runFallbackBench } from './fallback.js';
 import { runGatewayOverhead } from './gateway-overhead.js';
 import { runJobsBench } from './jobs.js';
 import { runLanguagesBench } from './languages.js';
@@ -31,6 +32,7 @@ const serving = await runServingEfficiency();
 const gateway = await runGatewayOverhead();
 const streaming = await runStreamingLatency();
 const elevenlabs = await runElevenLabsBench();
+const fallback = await runFallbackBench();
 const wyoming = await runWyomingBench();
 const languages = await runLanguagesBench();
 const tracing = await runTracingBench();
@@ -58,6 +60,8 @@ console.log(
     '',
     streaming.markdown,
     elevenlabs.markdown,
+    '',
+    fallback.markdown,
     '',
     wyoming.markdown,
     '',

@@ -202,7 +202,7 @@ describe('the dashboard and alert rules', () => {
       // The rules loaded and are evaluated against the live series.
       const rules = (await (await fetch(`${prometheusUrl}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string }[] }[] } };
       const loaded = rules.data.groups.flatMap((group) => group.rules);
-      assert.equal(loaded.length, 10);
+      assert.equal(loaded.length, 11);
       for (const rule of loaded) assert.equal(rule.health, 'ok', rule.name);
     });
   });

@@ -97,7 +97,7 @@ describe('SSE on the wire', () => {
     // The transcript's own words, punctuation attached (docs/api.md).
     assert.deepEqual(words, ['Alpha', 'beta', 'gamma.']);
     const last = events.at(-1)!;
-    assert.deepEqual(last, { type: 'done', done: true, status_code: 200, context_id: 'ctx-1' });
+    assert.deepEqual(last, { type: 'done', done: true, status_code: 200, context_id: 'ctx-1', model: 'gepard-1.0' });
     assert.equal(events.filter((e) => e.type === 'done').length, 1);
   });
 

@@ -234,9 +234,14 @@ export class AccountsGate implements RequestGate {
       get quote() {
         return costHeaders(cost, balance - cost, pricing);
       },
-      charge: async (index, characters) => {
+      quoteFor(model) {
+        const credits = creditsFor(synthesis.characters, model.creditMultiplier);
+        return costHeaders(credits, balance - credits, pricing);
+      },
+      charge: async (index, characters, served) => {
         const id = keyOf(index);
-        const credits = creditsFor(characters, multiplier);
+        // A fallback model's audio is charged at its own price and under its name.
+        const credits = creditsFor(characters, served ? served.creditMultiplier : multiplier);
         const entry = {
           orgId,
           kind: 'charge' as const,
@@ -245,7 +250,7 @@ export class AccountsGate implements RequestGate {
           requestId,
           chargeKey: id,
           clientRequestId: options.clientRequestId,
-          model: synthesis.model.id,
+          model: served ? served.id : synthesis.model.id,
           endpoint: options.endpoint,
           characters,
           reason: null,

@@ -20,7 +20,11 @@ export function gatewayState(services: Services, isClosing: () => boolean) {
     instance: services.instanceId,
     version: services.version,
     status: isClosing() ? 'closing' : !services.engines.allReady() ? 'starting' : services.engines.failures().length ? 'degraded' : 'ready',
-    engines: services.engines.list().map((engine) => engine.info()),
+    // An engine with a circuit breaker shows its state (engines/breaker).
+    engines: services.engines.list().map((engine) => {
+      const breaker = services.engines.breaker(engine.id);
+      return breaker ? { ...engine.info(), breaker: breaker.info() } : engine.info();
+    }),
   };
 }
 

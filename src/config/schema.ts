@@ -64,6 +64,14 @@ export const modelConfigSchema = z
     cache: z.boolean().optional(),
     /** true: speed may be other than 1 on streams. */
     speedOnStreams: z.boolean().optional(),
+    /** Models that serve a request, in order, when this one cannot (synthesis/fallback). */
+    fallback: z.array(z.string().min(1)).optional(),
+    /** For the fallback chain: this model's voice id → the voice a fallback model speaks it with, when that model lacks the voice. */
+    fallbackVoices: z.record(z.string(), z.string()).optional(),
+    /** How long this model's engine may take to its first audio before the chain moves on (overrides the engine's). */
+    firstAudioTimeoutMs: z.number().int().min(10).optional(),
+    /** Hedging: the next model of the chain runs too when this one has made no audio by then; the first audio wins. */
+    hedgeAfterMs: z.number().int().min(1).optional(),
   })
   .strict();
 

@@ -8,13 +8,15 @@ import { z } from 'zod';
 import { espeakEngine } from './espeak/index.js';
 import { sherpaEngine } from './sherpa/index.js';
 import { toneEngine } from './tone/index.js';
-import { cartesiaUpstreamEngine, openaiUpstreamEngine } from './upstream/index.js';
+import { cartesiaUpstreamEngine, deepgramUpstreamEngine, elevenLabsUpstreamEngine, openaiUpstreamEngine } from './upstream/index.js';
 
 export const ENGINE_TYPES = [
   espeakEngine,
   toneEngine,
   openaiUpstreamEngine,
   cartesiaUpstreamEngine,
+  elevenLabsUpstreamEngine,
+  deepgramUpstreamEngine,
   sherpaEngine,
 ] as const;
 
@@ -28,7 +30,19 @@ type ConfigSchemas<T extends readonly { configSchema: z.ZodObject }[]> = {
  * and the like as words before the engine speaks (synthesis/normalize); absent, the type's default
  * (`EngineRegistration.normalize`).
  */
-export const COMMON_ENGINE_SETTINGS = { normalize: z.boolean().optional() };
+export const COMMON_ENGINE_SETTINGS = {
+  normalize: z.boolean().optional(),
+  /**
+   * A model with a fallback chain moves on when this engine has made no audio this long
+   * (synthesis/fallback); a model's own `firstAudioTimeoutMs` overrides it.
+   */
+  firstAudioTimeoutMs: z.number().int().min(10).default(5000),
+  /** A circuit breaker for this engine (engines/breaker): absent, none. */
+  breaker: z
+    .object({ failures: z.number().int().min(1).default(5), openMs: z.number().int().min(10).default(30_000) })
+    .strict()
+    .optional(),
+};
 
 /** One configured engine: the entry of whichever type it names. */
 export const engineConfigSchema = z.discriminatedUnion(

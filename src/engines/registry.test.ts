@@ -16,7 +16,7 @@ const upstream = { upstreams: [{ url: 'http://127.0.0.1:9' }], model: 'm', sampl
 
 test('each registration is one member of the config union, and the factory makes its type', () => {
   const types = ENGINE_TYPES.map((r) => r.type);
-  assert.deepEqual(types, ['espeak', 'tone', 'openai-upstream', 'cartesia-upstream', 'sherpa-onnx']);
+  assert.deepEqual(types, ['espeak', 'tone', 'openai-upstream', 'cartesia-upstream', 'elevenlabs-upstream', 'deepgram-upstream', 'sherpa-onnx']);
   assert.equal(new Set(types).size, types.length, 'one registration per type');
   for (const type of types) {
     const config = engineConfigSchema.parse(type.endsWith('-upstream') ? { type, ...upstream } : type === 'sherpa-onnx' ? { type, model: '/models/x' } : { type });
@@ -27,6 +27,20 @@ test('each registration is one member of the config union, and the factory makes
   }
   assert.throws(() => engineConfigSchema.parse({ type: 'nope' }));
   assert.throws(() => engineConfigSchema.parse({ type: 'tone', extra: 1 }), 'entries are strict');
+});
+
+test('an upstream key may come from the environment; unset, the engine does not start and the error names the variable, never a key', () => {
+  const config = engineConfigSchema.parse({ type: 'elevenlabs-upstream', upstreams: [{ url: 'http://127.0.0.1:9', apiKeyEnv: 'VG_UNIT_UPSTREAM_KEY' }], model: 'eleven_flash_v2_5' });
+  assert.ok(config.type === 'elevenlabs-upstream' && config.sampleRate === 24000 && config.healthPath === '/v1/models');
+  assert.throws(() => createEngine('eleven', config, context), /VG_UNIT_UPSTREAM_KEY/);
+  process.env.VG_UNIT_UPSTREAM_KEY = 'secret';
+  try {
+    assert.equal(createEngine('eleven', config, context).type, 'elevenlabs-upstream');
+  } finally {
+    delete process.env.VG_UNIT_UPSTREAM_KEY;
+  }
+  assert.throws(() => engineConfigSchema.parse({ type: 'deepgram-upstream', upstreams: [{ url: 'http://127.0.0.1:9', apiKey: 'k', apiKeyEnv: 'K' }] }), /not both/);
+  assert.throws(() => engineConfigSchema.parse({ type: 'deepgram-upstream', upstreams: [{ url: 'http://127.0.0.1:9' }], sampleRate: 22050 }), /sampleRate/);
 });
 
 test('eSpeak entries get the pool deadlines by default; the engine honours configured ones', () => {

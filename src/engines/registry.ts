@@ -10,6 +10,7 @@ import type { Voice } from '../voices/voice.js';
 import type { Engine } from './engine.js';
 import { FailedEngine } from './failed.js';
 import { ENGINE_TYPES, type EngineConfig } from './engine-types.js';
+import { CircuitBreaker } from './breaker.js';
 import type { EngineContext, EngineRegistration } from './registration.js';
 
 const BY_TYPE = new Map<string, EngineRegistration>(ENGINE_TYPES.map((registration) => [registration.type, registration as unknown as EngineRegistration]));
@@ -30,6 +31,7 @@ export function normalizes(config: EngineConfig): boolean {
 export class EngineRegistry {
   private readonly engines = new Map<string, Engine>();
   private readonly fingerprints = new Map<string, string>();
+  private readonly breakerMap = new Map<string, CircuitBreaker>();
 
   constructor(
     private readonly configs: Record<string, EngineConfig>,
@@ -41,11 +43,27 @@ export class EngineRegistry {
     for (const id of bound) {
       const config = configs[id];
       if (config) this.engines.set(id, instances[id] ?? createEngine(id, config, context));
+      if (config?.breaker) this.breakerMap.set(id, new CircuitBreaker(id, config.breaker));
     }
   }
 
   get(id: string): Engine | undefined {
     return this.engines.get(id);
+  }
+
+  /** The engine's circuit breaker (`engines.<id>.breaker`); undefined: it has none. */
+  breaker(id: string): CircuitBreaker | undefined {
+    return this.breakerMap.get(id);
+  }
+
+  /** Every engine's breaker, for the metrics. */
+  breakers(): CircuitBreaker[] {
+    return [...this.breakerMap.values()];
+  }
+
+  /** How long a model with a fallback chain waits for this engine's first audio (`firstAudioTimeoutMs`). */
+  firstAudioTimeoutMs(id: string): number {
+    return this.configs[id]?.firstAudioTimeoutMs ?? 5000;
   }
 
   /** Whether text for engine `id` is normalised before it is spoken (`normalize`, else its type's default). */

@@ -25,6 +25,7 @@ import {
   type SynthesisCharged,
   type SynthesisEnd,
   type SynthesisFirstAudio,
+  type SynthesisAttempt,
 } from '../synthesis/diagnostics.js';
 
 /** The label value of an endpoint or model a request ended before it was known. */
@@ -35,7 +36,7 @@ export interface MetricsSources {
   instanceId: string;
   version: string;
   /** Engine details read at scrape time (queue depth, busy workers, upstream health). */
-  engines: { list(): { info(): EngineInfo }[] };
+  engines: { list(): { info(): EngineInfo }[]; breakers?(): { engineId: string; current: number }[] };
   /** Credit multipliers of the models, for credits charged. */
   models: { get(id: string): { creditMultiplier: number } | undefined };
   activity: Activity;
@@ -147,6 +148,25 @@ export class Metrics {
       registers,
     });
 
+    const fallbacks = new Counter({
+      name: 'voicegate_fallbacks_total',
+      help: 'Requests a model passed on to the next model of its fallback chain, by reason (offline, refused, rate_limited, timeout, connect_error, breaker_open).',
+      labelNames: ['from', 'to', 'reason'],
+      registers,
+    });
+    this.on<SynthesisAttempt>(diagnostics.attempt.name as string, (event) => {
+      if (event.next !== undefined && event.reason) fallbacks.inc({ from: event.model, to: event.next, reason: event.reason });
+    });
+    new Gauge({
+      name: 'voicegate_engine_breaker_state',
+      help: "Each engine's circuit breaker (engines.<id>.breaker): 0 closed, 1 open, 2 half-open.",
+      labelNames: ['engine'],
+      registers,
+      collect() {
+        this.reset();
+        for (const breaker of sources.engines.breakers?.() ?? []) this.set({ engine: breaker.engineId }, breaker.current);
+      },
+    });
     this.on<SynthesisAdmitted>(diagnostics.admitted.name as string, (event) => this.admitMs.set(event.requestId, event.admitMs));
     this.on<SynthesisFirstAudio>(diagnostics.firstAudio.name as string, (event) => {
       ttfa.observe({ endpoint: event.endpoint, model: event.model }, event.ttfaMs / 1000);

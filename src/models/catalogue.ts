@@ -73,6 +73,9 @@ export function buildModelCatalogue(configured: Record<string, ModelConfig>, eng
       const problem = opusRulesProblem(rules);
       if (problem) throw new Error(`model ${profile.id}: ${name} ${problem}`);
     }
+    for (const next of profile.fallback ?? []) {
+      if (next === profile.id || !profiles.has(next)) throw new Error(`model ${profile.id}: fallback ${next} ${next === profile.id ? 'is the model itself' : 'is not a model'}`);
+    }
     if (!engineIds.has(profile.engine)) {
       throw new Error(`model ${profile.id} is bound to engine ${profile.engine}, which is not configured (engines: ${[...engineIds].join(', ')})`);
     }

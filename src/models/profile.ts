@@ -57,4 +57,12 @@ export interface ModelProfile {
   speedOnStreams?: boolean;
   /** false: responses of this model never come from or go to the audio cache; absent: they do. */
   cache?: boolean;
+  /** Models that serve a request, in order, when this one cannot (synthesis/fallback). */
+  fallback?: string[];
+  /** This model's voice id → the voice a fallback model lacking it speaks with. */
+  fallbackVoices?: Record<string, string>;
+  /** Overrides the engine's `firstAudioTimeoutMs` for this model's chain. */
+  firstAudioTimeoutMs?: number;
+  /** Hedging: the next model runs too once this one has made no audio by then (synthesis/fallback). */
+  hedgeAfterMs?: number;
 }

@@ -396,7 +396,13 @@ export const markTimestampsEventSchema = component(
 
 export const doneEventSchema = component(
   'DoneEvent',
-  z.object({ type: z.literal('done'), done: z.literal(true), status_code: z.literal(200), context_id: contextId }),
+  z.object({
+    type: z.literal('done'),
+    done: z.literal(true),
+    status_code: z.literal(200),
+    context_id: contextId,
+    model: z.string().optional().describe('The model that served: a fallback of the one asked for after a fall-over (docs/engines.md, fallback chains).'),
+  }),
 );
 
 export const flushDoneEventSchema = component(

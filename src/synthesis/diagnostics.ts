@@ -145,7 +145,22 @@ export interface WebSocketConnectionOpened extends WebSocketConnection {
   tracestate?: string;
 }
 
+/** One attempt of a model with a fallback chain (synthesis/fallback): which model, and how it ended. */
+export interface SynthesisAttempt {
+  instance: string;
+  requestId: string;
+  model: string;
+  engine: string;
+  /** `served`: it made the first audio; `skipped`: it was not tried (breaker open, cannot serve the request); `failed`: it was tried and the chain moved on or ended. */
+  outcome: 'served' | 'skipped' | 'failed';
+  /** Why the chain moved on from it (a `voicegate_fallbacks_total` reason), or the registry code of a failure that ended the chain. */
+  reason?: string;
+  /** The model tried next. */
+  next?: string;
+}
+
 export const diagnostics = {
+  attempt: channel('voicegate:synthesis:attempt'),
   start: channel('voicegate:synthesis:start'),
   admitted: channel('voicegate:synthesis:admitted'),
   firstAudio: channel('voicegate:synthesis:first-audio'),

@@ -12,6 +12,7 @@
  * the request ends.
  */
 import type { SynthesisRequest } from './request.js';
+import type { ModelProfile } from '../models/profile.js';
 
 export interface Caller {
   orgId: string | null;
@@ -98,12 +99,15 @@ export interface Admission {
    * leaves (the balance when reserved, less this cost). Sent by streams, whose charge comes later.
    */
   readonly quote: Record<string, string>;
+  /** The same headers at `model`'s price: a stream a fallback model serves (synthesis/fallback). */
+  quoteFor?(model: ModelProfile): Record<string, string>;
   /**
    * Records charge `index` of this request: one ledger row of `characters`, keyed
    * `<request id>/<index>`, in the same transaction that settles that batch's reservation. A retry
    * of the same index never charges twice. Resolves with the cost headers of this charge.
+   * `served`: the model that made the audio when a fallback did (its price, its name on the row).
    */
-  charge(index: number, characters: number): Promise<Record<string, string>>;
+  charge(index: number, characters: number, served?: ModelProfile): Promise<Record<string, string>>;
   /**
    * Reserves batch `index` (a WebSocket turn's next 1,000 characters); false when the balance is
    * used up. Throws the registry error when something else refuses it (the key's budget).

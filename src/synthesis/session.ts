@@ -29,7 +29,8 @@ import type { WordTiming } from '../engines/engine.js';
 import { cacheEntryOf } from './cache-entry.js';
 import { clipRequest, collectClip, storedClip, synthesizeAudio, type AudioPiece } from './pipeline.js';
 import type { SynthesisRequest } from './request.js';
-import { resolveSpeech } from './resolve.js';
+import { resolveSpeech, type ResolveContext } from './resolve.js';
+import { FallbackChain } from './fallback.js';
 import { awaitMeasured, measureInBackground } from './voice-gain.js';
 import type { SynthesisServices } from './services.js';
 import type { SpeechInput } from './speech-input.js';
@@ -76,8 +77,8 @@ export function releaseHold(services: SynthesisServices, id: string): Promise<vo
 export interface StreamFraming {
   /** Frames for one piece (empty pieces may yield none). */
   piece(piece: AudioPiece): (string | Buffer)[];
-  /** Frames that end a stream that succeeded. */
-  done(): (string | Buffer)[];
+  /** Frames that end a stream that succeeded; `served.model`: the model that made its audio (a fallback's after a fall-over). */
+  done(served: { model: string }): (string | Buffer)[];
   /** Frames that report a failure after the stream opened; null: the transport can only cut the connection. */
   error(error: ApiError): (string | Buffer)[] | null;
 }
@@ -129,6 +130,10 @@ export class SynthesisSession {
   cacheStatus: 'hit' | 'miss' | null = null;
   /** A hit while `cache.billHits` is off: charges are made for 0 characters. */
   private freeAudio = false;
+  /** The model's fallback chain and breakers (synthesis/fallback); null: its pipeline runs alone. */
+  private chain: FallbackChain | null = null;
+  /** The request that made the first audio (a fallback model's, or the admitted one): what is charged and named. */
+  private servedBy: SynthesisRequest | null = null;
 
   constructor(options: SessionOptions) {
     this.services = options.services;
@@ -212,15 +217,17 @@ export class SynthesisSession {
     this.throwIfOver();
     this.endpoint = endpoint;
     const resolveStartMs = performance.now() - this.startedAt;
-    let request = await resolveSpeech(input, {
+    const context: ResolveContext = {
       services: this.services,
       requestId: this.requestId,
       orgId: this.caller.orgId,
       allowEmptyTranscript: options.allowEmptyTranscript,
       maxCharacters: options.maxCharacters,
-    });
+    };
+    let request = await resolveSpeech(input, context);
     if (options.characters !== undefined) request = { ...request, characters: options.characters };
     this.request = request;
+    this.useChain(input, context, request);
     this.cacheAllowed = input.cache !== false && !!this.services.cache;
     this.throwIfOver();
     const resolvedMs = performance.now() - this.startedAt;
@@ -271,6 +278,7 @@ export class SynthesisSession {
     // A job's engine work yields to every request a listener waits for.
     request.background = true;
     this.request = request;
+    this.useChain(input, context, request);
     this.cacheAllowed = input.cache !== false && !!this.services.cache;
     this.throwIfOver();
     publish(diagnostics.admitted, {
@@ -290,6 +298,21 @@ export class SynthesisSession {
       background: true,
     });
     return request;
+  }
+
+  /** A model with a fallback chain, or an engine with a breaker, runs every pipeline of this session through the chain. */
+  private useChain(input: SpeechInput, context: ResolveContext, request: SynthesisRequest): void {
+    this.chain = FallbackChain.applies(request, context) ? new FallbackChain({ context, input, primary: request }) : null;
+  }
+
+  /** The model that made this session's first audio; until then, the one admitted. */
+  get servedModel(): string {
+    return (this.servedBy ?? this.request)?.model.id ?? '';
+  }
+
+  /** `x-voicegate-model`: the model that served (after a fall-over, a fallback of the one asked for). */
+  modelHeaders(): Record<string, string> {
+    return this.request ? { 'x-voicegate-model': this.servedModel } : {};
   }
 
   /** The cost headers known at admission (what the whole request will cost, the balance after it). */
@@ -343,7 +366,8 @@ export class SynthesisSession {
    */
   private cached(request: SynthesisRequest, cacheable: boolean): { entry: CachedAudio; id: string } | { entry: null; id: string | null } | Promise<{ entry: CachedAudio | null; id: string | null }> {
     const cache = this.services.cache;
-    const id = cache && cacheable && this.cacheAllowed ? cacheEntryOf(request, this.caller?.orgId ?? null, this.services) : null;
+    // A chain's audio may come from another model than the key names: it neither comes from nor goes to the cache.
+    const id = cache && cacheable && this.cacheAllowed && !this.chain ? cacheEntryOf(request, this.caller?.orgId ?? null, this.services) : null;
     if (!cache || !id) return { entry: null, id: null };
     const stored = cache.store.peek(id);
     if (stored) return this.hit(stored, id);
@@ -358,7 +382,8 @@ export class SynthesisSession {
   }
 
   /** The pieces made for `request`: by the pipeline alone (no entry id), or by the flight for `id` this request joins or leads. */
-  private made(request: SynthesisRequest, signal: AbortSignal, id: string | null): AsyncGenerator<AudioPiece> {
+  private made(request: SynthesisRequest, signal: AbortSignal, id: string | null, whole = false): AsyncGenerator<AudioPiece> {
+    if (this.chain) return this.chain.run(request, signal, whole, (served) => (this.servedBy ??= served));
     const cache = this.services.cache;
     if (!cache || !id) return synthesizeAudio(request, signal);
     const { flight, leader } = cache.store.flight(id, (flightSignal) => synthesizeAudio(request, flightSignal));
@@ -391,7 +416,7 @@ export class SynthesisSession {
     } else {
       this.running++;
       try {
-        clip = await collectClip(this.made(made, this.signal, found.id), request.format);
+        clip = await collectClip(this.made(made, this.signal, found.id, true), request.format);
       } finally {
         this.running--;
       }
@@ -400,7 +425,7 @@ export class SynthesisSession {
     this.throwIfOver();
     const headers = await this.charge(0, request.characters);
     this.delivered(seconds);
-    return { audio, headers: { ...headers, ...this.cacheHeaders() }, words, seconds };
+    return { audio, headers: { ...headers, ...this.cacheHeaders(), ...this.modelHeaders() }, words, seconds };
   }
 
   /**
@@ -449,13 +474,15 @@ export class SynthesisSession {
         if (framed.length === 0) continue;
         if (!opened) {
           this.throwIfOver();
-          let headers = this.admission?.quote ?? {};
+          // A fallback model's stream quotes that model's price.
+          const served = this.servedBy && this.servedBy.model.id !== request.model.id ? this.servedBy.model : null;
+          let headers = (served && this.admission?.quoteFor?.(served)) || (this.admission?.quote ?? {});
           // A free hit is charged its 0 credits before it opens: its headers say so, not the quote.
           if (this.freeAudio) {
             charged = true;
             headers = await this.charge(0, request.characters);
           }
-          sink.open({ ...headers, ...this.cacheHeaders() });
+          sink.open({ ...headers, ...this.cacheHeaders(), ...this.modelHeaders() });
           opened = true;
         }
         for (const frame of framed) frames.push(frame);
@@ -469,7 +496,7 @@ export class SynthesisSession {
           if (atHand) this.throwIfAborted();
         }
       }
-      for (const frame of framing.done()) frames.push(frame);
+      for (const frame of framing.done({ model: this.servedModel })) frames.push(frame);
       await flush();
       sink.end();
     } catch (err) {
@@ -499,7 +526,8 @@ export class SynthesisSession {
     // Timed only for a listener (tracing): a charge's span.
     const began = diagnostics.charged.hasSubscribers || diagnostics.chargeFailed.hasSubscribers ? performance.now() : 0;
     try {
-      const headers = await admission.charge(index, characters);
+      const served = this.servedBy && this.servedBy.model.id !== this.request?.model.id ? this.servedBy.model : undefined;
+      const headers = await admission.charge(index, characters, served);
       this.charactersCharged += characters;
       if (this.caller?.orgId && this.request && this.endpoint) {
         publish(diagnostics.charged, {
@@ -507,7 +535,7 @@ export class SynthesisSession {
           requestId: this.requestId,
           endpoint: this.endpoint,
           orgId: this.caller.orgId,
-          model: this.request.model.id,
+          model: this.servedModel,
           index,
           characters,
           ms: began > 0 ? performance.now() - began : 0,

@@ -139,6 +139,11 @@ export class TextTurn {
   /** Stops the clause being spoken (`cancelUnspoken`), not the turn. */
   private clause: AbortController | null = null;
 
+  /** The model that made this turn's first audio (a fallback's after a fall-over): what it is priced by, and its `done` names. */
+  get servedModel(): string {
+    return this.session.servedModel;
+  }
+
   constructor(
     readonly id: string,
     private readonly session: SynthesisSession,

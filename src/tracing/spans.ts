@@ -44,6 +44,7 @@ import { activeTraceContext, enterTraceContext } from '../log/trace-context.js';
 import {
   diagnostics,
   type SynthesisAdmitted,
+  type SynthesisAttempt,
   type SynthesisChargeFailed,
   type SynthesisCharged,
   type SynthesisEnd,
@@ -229,6 +230,19 @@ export function followSpans(sources: SpanSources): () => void {
     session.cache = event.cache;
     session.span.setAttribute('voicegate.time_to_first_audio_ms', event.ttfaMs);
     session.span.addEvent('first audio', epoch(session.startedAt + event.ttfaMs));
+  });
+
+  // Each model a fallback chain tried (synthesis/fallback): one event on the request's span per attempt.
+  mine<SynthesisAttempt>(diagnostics.attempt.name as string, (event) => {
+    const session = sessions.get(event.requestId);
+    if (!session) return;
+    session.span.addEvent('model attempt', {
+      'voicegate.model': event.model,
+      'voicegate.engine': event.engine,
+      'voicegate.attempt.outcome': event.outcome,
+      ...(event.reason ? { 'voicegate.attempt.reason': event.reason } : {}),
+      ...(event.next !== undefined ? { 'voicegate.attempt.next': event.next } : {}),
+    });
   });
 
   const multiplier = (model: string) => sources.models.get(model)?.creditMultiplier ?? 1;

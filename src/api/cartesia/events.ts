@@ -39,8 +39,9 @@ export function markTimestampsEvent(contextId: string | null, marks: readonly { 
   };
 }
 
-export function doneEvent(contextId: string | null): StreamEvent {
-  return { type: 'done', done: true, status_code: 200, context_id: contextId };
+export function doneEvent(contextId: string | null, model?: string): StreamEvent {
+  // `model`: the model that served (after a fall-over, a fallback of the one asked for).
+  return model ? { type: 'done', done: true, status_code: 200, context_id: contextId, model } : { type: 'done', done: true, status_code: 200, context_id: contextId };
 }
 
 export function flushDoneEvent(contextId: string, flushId: number | string): StreamEvent {

@@ -37,7 +37,7 @@ export function sseAnswer(synthesis: SynthesisRequest): StreamAnswer {
         if (piece.words && synthesis.wordTimestamps) frames.push(frame(timestampsEvent(contextId, piece.words)));
         return frames;
       },
-      done: () => [frame(doneEvent(contextId))],
+      done: (served) => [frame(doneEvent(contextId, served.model))],
       error: (error) => [frame(errorEvent(contextId, error, synthesis.requestId))],
     },
   };

@@ -74,7 +74,7 @@ export class WebSocketSession implements WebSocketHandler, TurnOutput {
   }
 
   async done(turn: TextTurn): Promise<void> {
-    await this.send(doneEvent(turn.id));
+    await this.send(doneEvent(turn.id, turn.servedModel));
   }
 
   async failed(turn: TextTurn, error: ApiError): Promise<void> {

@@ -785,6 +785,10 @@
         h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)))) :
         h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No engines.')))))];
     const pools = list.filter((e) => e.upstreams && Array.isArray(e.upstreams.servers));
+    // Engines with a circuit breaker: closed, open (requests skip it) or half-open (one probes it).
+    const breakers = list.filter((e) => e.breaker && e.breaker.state);
+    if (breakers.length) parts.push(h(heading, {}, 'Circuit breakers'), h('ul', {}, breakers.map((e) => h('li', {}, `${e.id}: `,
+      h('span', { class: 'badge ' + (e.breaker.state === 'closed' ? 'good' : 'bad') }, e.breaker.state), e.breaker.openUntil ? ` until ${new Date(e.breaker.openUntil).toLocaleTimeString()}` : ''))));
     if (pools.length) parts.push(h(heading, {}, 'Upstream pools'), h('ul', {}, pools.flatMap((e) => e.upstreams.servers.map((u) => h('li', {}, `${e.id}: ${where(u.url)} `, h('span', { class: 'badge ' + (u.healthy ? 'good' : 'bad') }, u.healthy ? 'healthy' : 'unhealthy'))))));
     return parts;
   }

@@ -24,6 +24,8 @@ export interface UpstreamEngineOptions {
   probeIntervalMs: number;
   ejectAfterFailures: number;
   logger: Logger;
+  /** The headers that carry a server's key in this dialect (default `Authorization: Bearer`). */
+  auth?: (apiKey: string) => Record<string, string>;
 }
 
 /** A failure of the connection itself, before any response arrived. */
@@ -37,6 +39,24 @@ const CONNECTION_CODES: Record<string, string> = {
   UND_ERR_SOCKET: 'connection closed',
   UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
 };
+
+/** What a server's refusal said, for a fallback chain and a circuit breaker (synthesis/fallback): its status and Retry-After. */
+export interface UpstreamRefusal {
+  upstreamStatus: number;
+  /** A 429's or 503's `Retry-After`, in milliseconds. */
+  retryAfterMs?: number;
+}
+
+function refusal(error: ApiError, response: Response): ApiError & UpstreamRefusal {
+  const header = response.headers.get('retry-after');
+  const seconds = header === null ? NaN : Number(header);
+  const date = header === null || Number.isFinite(seconds) ? NaN : Date.parse(header);
+  const retryAfterMs = Number.isFinite(seconds) ? seconds * 1000 : Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+  // Not enumerable: never part of what is logged or rendered.
+  Object.defineProperty(error, 'upstreamStatus', { value: response.status });
+  if (retryAfterMs !== undefined) Object.defineProperty(error, 'retryAfterMs', { value: retryAfterMs });
+  return error as ApiError & UpstreamRefusal;
+}
 
 function causeCode(err: unknown): string | undefined {
   const cause = (err as { cause?: { code?: string } }).cause;
@@ -60,6 +80,7 @@ export abstract class UpstreamEngine implements Engine {
       ejectAfterFailures: options.ejectAfterFailures,
       logger: options.logger,
       engineId: options.id,
+      ...(options.auth ? { auth: options.auth } : {}),
     });
   }
 
@@ -133,7 +154,7 @@ export abstract class UpstreamEngine implements Engine {
         responded = true;
         if (!response.ok) {
           await response.body?.cancel().catch(() => undefined);
-          throw this.error('upstream_error', `the server answered HTTP ${response.status}`);
+          throw refusal(this.error('upstream_error', `the server answered HTTP ${response.status}`), response);
         }
         for await (const chunk of this.read(response, input)) {
           produced = true;

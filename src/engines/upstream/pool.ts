@@ -30,7 +30,11 @@ export interface PoolOptions {
   logger: Logger;
   /** Label for logs. */
   engineId: string;
+  /** The headers that carry a server's key in this dialect (default `Authorization: Bearer`). */
+  auth?: (apiKey: string) => Record<string, string>;
 }
+
+const bearer = (apiKey: string) => ({ authorization: `Bearer ${apiKey}` });
 
 /** Why no server could take a request. */
 export type NoUpstream = 'offline' | 'busy';
@@ -109,7 +113,7 @@ export class UpstreamPool {
     let ok = false;
     try {
       const response = await fetch(upstream.url + this.options.healthPath, {
-        headers: upstream.apiKey ? { authorization: `Bearer ${upstream.apiKey}` } : {},
+        headers: upstream.apiKey ? (this.options.auth ?? bearer)(upstream.apiKey) : {},
         signal: AbortSignal.timeout(Math.min(5000, this.options.probeIntervalMs)),
       });
       await response.arrayBuffer().catch(() => undefined);
