@@ -45,6 +45,7 @@ import { Metrics } from './metrics/metrics.js';
 import { startTracing } from './tracing/tracing.js';
 import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
+import { ModelImporter } from './models/import/importer.js';
 import { registerRoutes } from './routes.js';
 import { WyomingListener } from './api/wyoming/listener.js';
 import { advertise, type Advertisement } from './api/wyoming/zeroconf.js';
@@ -210,6 +211,14 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       })
     : null;
   services.jobs = jobs;
+  const modelImports = (services.modelImports = new ModelImporter({
+    dataDir: config.dataDir,
+    maxUnpackedBytes: config.modelImport.maxUnpackedBytes,
+    engines,
+    models,
+    voices,
+    logger,
+  }));
   const stopLogging = logSynthesis(logger, instanceId);
   // Failed requests beside the ledger (accounts on: without them nothing is charged, so there is no usage to set them against).
   const stopRecordingFailures = accounts ? recordFailures(store.usage, logger, instanceId) : async () => {};
@@ -257,6 +266,8 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       }
       await Promise.all([engines.start(), cache?.store.open()]);
       voices.addBuiltin(engines.builtinVoices());
+      // Models imported before this start (models/import), served again without being imported again.
+      await modelImports.loadInstalled();
       // Before listening: the first callers meet warm code (warm-up.ts); nothing outside can reach it yet.
       if (config.server.warmUp) await warmUp(services, logger);
       jobs?.start();
