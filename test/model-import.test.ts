@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import tar from 'tar-stream';
-import { PIPER_SYMBOLS, removeRunDir, runDir, standInArchive, standInOnnx, STAND_IN_RATE } from './helpers/sherpa-model.js';
+import { removeRunDir, runDir, standInArchive, standInOnnx, standInPiperJson, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 
 const run = promisify(execFile);
@@ -37,22 +37,7 @@ after(async () => {
   removeRunDir();
 });
 
-/** A Piper `.onnx.json` as Piper writes it, for the stand-in's symbols. */
-function piperJson(options: { sampleRate?: number; speakers?: number; voice?: string } = {}): string {
-  return JSON.stringify({
-    audio: { sample_rate: options.sampleRate ?? STAND_IN_RATE, quality: 'medium' },
-    espeak: { voice: options.voice ?? 'en-us' },
-    language: { code: 'en_US', family: 'en', region: 'US', name_native: 'English', name_english: 'English', country_english: 'United States' },
-    inference: { noise_scale: 0.667, length_scale: 1, noise_w: 0.8 },
-    phoneme_type: 'espeak',
-    phoneme_map: {},
-    phoneme_id_map: Object.fromEntries(PIPER_SYMBOLS.map((s, i) => [s, [i]])),
-    num_symbols: PIPER_SYMBOLS.length,
-    num_speakers: options.speakers ?? 1,
-    speaker_id_map: {},
-    piper_version: '1.0.0',
-  });
-}
+const piperJson = standInPiperJson;
 
 type Part = [name: string, value: string | Uint8Array, filename?: string];
 

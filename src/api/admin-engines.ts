@@ -20,7 +20,8 @@ export function gatewayState(services: Services, isClosing: () => boolean) {
     instance: services.instanceId,
     version: services.version,
     status: isClosing() ? 'closing' : !services.engines.allReady() ? 'starting' : services.engines.failures().length ? 'degraded' : 'ready',
-    engines: services.engines.list().map((engine) => engine.info()),
+    // `imported`: a model imported while the server runs (models/import), which DELETE /admin/models/{id} removes.
+    engines: services.engines.list().map((engine) => ({ ...engine.info(), ...(services.engines.isAdded(engine.id) ? { imported: true } : {}) })),
   };
 }
 
