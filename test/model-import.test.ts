@@ -18,6 +18,8 @@ import { promisify } from 'node:util';
 import tar from 'tar-stream';
 import { removeRunDir, runDir, standInArchive, standInOnnx, standInPiperJson, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
+import { until } from './helpers/poll.js';
+import { deleteKeys, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
 
 const run = promisify(execFile);
 const MAIN = fileURLToPath(new URL('../src/main.js', import.meta.url));
@@ -229,4 +231,34 @@ test('DELETE /admin/models/{id} removes an imported model and its files; built-i
   const again = await importModel([['model', standInOnnx({ withoutMetadata: true }), 'en_US-amy-medium.onnx'], ['config', piperJson(), 'en_US-amy-medium.onnx.json']]);
   assert.equal(again.status, 201, await again.clone().text());
   await speaks('en_US-amy-medium');
+});
+
+test('with Redis and shared job storage, a model imported on one gateway is served by the others, and deleted from them', { timeout: 120_000 }, async () => {
+  const prefix = testPrefix();
+  const shared = tempDataDir();
+  const gateway = () => startServer({ logLevel: process.env.DEBUG_IMPORT ? 'info' : undefined, config: { ...config(tempDataDir()), redis: { url: TEST_REDIS_URL, keyPrefix: prefix }, jobs: { enabled: true, dir: shared } } as never });
+  const [a, b] = [await gateway(), await gateway()];
+  let c: TestServer | null = null;
+  const speakOn = (on: TestServer) =>
+    on.post('/tts/bytes', { model_id: 'shared-voice', transcript: 'Heard on every gateway.', voice: { mode: 'id', id: 'shared-voice' }, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: STAND_IN_RATE } });
+  try {
+    const form = new FormData();
+    form.append('id', 'shared-voice');
+    form.append('model', new Blob([standInOnnx({ withoutMetadata: true })]), 'voice.onnx');
+    form.append('config', new Blob([piperJson()]), 'voice.onnx.json');
+    const imported = await fetch(`${a.url}/admin/models`, { method: 'POST', headers: auth, body: form });
+    assert.equal(imported.status, 201, await imported.clone().text());
+    // The other gateway fetches it when the bus announces it, and speaks with it without a restart.
+    await until(async () => (await speakOn(b)).status === 200, { timeoutMs: 30_000 });
+    // One started afterwards finds it on the storage.
+    c = await gateway();
+    assert.equal((await speakOn(c)).status, 200);
+    const deleted = await fetch(`${a.url}/admin/models/shared-voice`, { method: 'DELETE', headers: auth });
+    assert.equal(deleted.status, 204);
+    for (const other of [b, c]) await until(async () => (await speakOn(other)).status === 404, { timeoutMs: 30_000 });
+    assert.ok(!existsSync(join(shared, 'models', 'shared-voice.tar')), 'off the shared storage');
+  } finally {
+    await Promise.all([a.close(), b.close(), c?.close()]);
+    await deleteKeys(prefix);
+  }
 });

@@ -10,7 +10,7 @@
 import { createReadStream, createWriteStream, linkSync, mkdirSync, symlinkSync } from 'node:fs';
 import { dirname, isAbsolute, join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import { Transform } from 'node:stream';
+import { Transform, type Readable } from 'node:stream';
 import bz2 from 'unbzip2-stream';
 import tar from 'tar-stream';
 import { ImportRefused } from './refusal.js';
@@ -27,12 +27,21 @@ function memberPath(name: string): string {
   return normal.replace(/^(\.\/)+/, '').replace(/\/$/, '');
 }
 
-/** Unpacks `archive` into the folder `target` (which exists and is empty); at most `maxUnpackedBytes` of file contents. */
-export async function unpackArchive(archive: string, target: string, maxUnpackedBytes: number): Promise<void> {
+/** Unpacks the `.tar.bz2` file `archive` into the folder `target` (which exists and is empty); at most `maxUnpackedBytes` of file contents. */
+export function unpackArchive(archive: string, target: string, maxUnpackedBytes: number): Promise<void> {
+  return unpack(createReadStream(archive), true, target, maxUnpackedBytes);
+}
+
+/** Unpacks an uncompressed tar stream (a model shared between gateways) under the same rules. */
+export function unpackTar(source: Readable, target: string, maxUnpackedBytes: number): Promise<void> {
+  return unpack(source, false, target, maxUnpackedBytes);
+}
+
+async function unpack(source: Readable, compressed: boolean, target: string, maxUnpackedBytes: number): Promise<void> {
   const extract = tar.extract();
   let unpacked = 0;
   const over = () => new ImportRefused(`the archive unpacks to more than ${size(maxUnpackedBytes)} (modelImport.maxUnpackedBytes)`, true);
-  const feeding = pipeline(createReadStream(archive), bz2(), extract).catch((err: unknown) => err);
+  const feeding = (compressed ? pipeline(source, bz2(), extract) : pipeline(source, extract)).catch((err: unknown) => err);
   try {
     for await (const entry of extract) {
       const { header } = entry;

@@ -78,9 +78,21 @@ export function idFromFileName(name: string): string {
     .slice(0, 64);
 }
 
+/** Where imports and deletions made here are passed on to the other gateways (sharing.ts). */
+export interface ImportAnnouncer {
+  imported(id: string): Promise<void>;
+  deleted(id: string): Promise<void>;
+}
+
 export class ModelImporter {
   /** Ids being imported or deleted right now. */
   private readonly busy = new Set<string>();
+  private announcer: ImportAnnouncer | null = null;
+
+  /** Passes each import and deletion made here on to the other gateways from now on. */
+  shareWith(announcer: ImportAnnouncer): void {
+    this.announcer = announcer;
+  }
 
   constructor(private readonly options: ImporterOptions) {}
 
@@ -121,12 +133,16 @@ export class ModelImporter {
         const manifest: Manifest = { id, importedAt: new Date().toISOString(), engine };
         writeFileSync(join(built, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
         renameSync(built, dir);
+        let imported: ImportedModel;
         try {
-          return await this.register(id, dir, manifest);
+          imported = await this.register(id, dir, manifest);
         } catch (err) {
           rmSync(dir, { recursive: true, force: true });
           throw new ImportRefused(`the model did not start: ${(err as Error).message}`);
         }
+        // Served here already; the other gateways follow when they hear of it.
+        await this.announcer?.imported(id).catch((err: unknown) => this.options.logger.warn({ model: id, err }, 'the imported model could not be shared with the other gateways'));
+        return imported;
       } finally {
         this.busy.delete(id);
       }
@@ -225,7 +241,7 @@ export class ModelImporter {
    * first (the engine's stop waits for them), then its folder goes. Built-in and configured models
    * are `model_not_removable`.
    */
-  async remove(id: string): Promise<void> {
+  async remove(id: string, options: { announce?: boolean } = {}): Promise<void> {
     const { engines, models, voices } = this.options;
     if (!this.isImported(id)) {
       const model = models.get(id);
@@ -241,6 +257,7 @@ export class ModelImporter {
       await engines.remove(id);
       rmSync(join(this.modelsDir, id), { recursive: true, force: true });
       this.options.logger.info({ model: id }, 'imported model deleted');
+      if (options.announce !== false) await this.announcer?.deleted(id).catch((err: unknown) => this.options.logger.warn({ model: id, err }, 'the deletion could not be passed on to the other gateways'));
     } finally {
       this.busy.delete(id);
     }
