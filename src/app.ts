@@ -216,6 +216,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
   const modelImports = (services.modelImports = new ModelImporter({
     dataDir: config.dataDir,
     maxUnpackedBytes: config.modelImport.maxUnpackedBytes,
+    idleUnloadSeconds: config.modelImport.idleUnloadSeconds,
     engines,
     models,
     voices,

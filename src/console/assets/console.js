@@ -781,7 +781,9 @@
     const parts = [h('div', { class: 'table-wrap' }, h('table', { id },
       h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth', ''].map((t, i) => h('th', { class: i > 2 && i < 6 ? 'num' : null }, t)))),
       h('tbody', {}, list.length ? list.map((e) => h('tr', {}, h('td', {}, e.id), h('td', {}, e.type || ''),
-        h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes')),
+        h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes'),
+          // An engine with idle unload: whether its workers hold the model now.
+          typeof e.loaded === 'boolean' ? [' ', h('span', { class: 'badge ' + (e.loaded ? 'good' : 'muted'), title: `loads: ${e.loads}` }, e.loaded ? 'loaded' : 'idle')] : null),
         h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)),
         h('td', {}, e.imported && id ? h('button', { type: 'button', class: 'danger', 'aria-label': `Delete model ${e.id}`, onclick: async (event) => {
           try { await json(`/admin/models/${encodeURIComponent(e.id)}`, { method: 'DELETE' }); route(); } catch (err) { event.target.replaceWith(errorBox(err)); }

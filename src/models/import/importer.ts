@@ -55,6 +55,8 @@ export interface ImporterOptions {
   logger: Logger;
   /** Longest the load check may take. */
   probeTimeoutMs?: number;
+  /** Idle unload for imported models' engines (`modelImport.idleUnloadSeconds`), applied at each registration. */
+  idleUnloadSeconds?: number;
 }
 
 /** The file in an imported model's folder that says it was imported, and how its engine is set up. */
@@ -216,7 +218,8 @@ export class ModelImporter {
   /** Starts the engine of the folder `dir` and adds its model and voices. */
   private async register(id: string, dir: string, manifest: Manifest): Promise<ImportedModel> {
     const { engines, models, voices } = this.options;
-    const config = engineConfigSchema.parse({ ...manifest.engine, model: dir });
+    const idle = this.options.idleUnloadSeconds;
+    const config = engineConfigSchema.parse({ ...manifest.engine, ...(idle !== undefined ? { idleUnloadSeconds: idle } : {}), model: dir });
     const engine = await engines.add(id, config);
     const own = engine.builtinVoices?.() ?? [];
     const languages = [...new Set(own.map((v) => v.language))];
