@@ -36,7 +36,7 @@ const info = () => server.app.services.engines.get('piper')!.info() as unknown a
 
 let spoken = 0;
 /** A request the engine speaks (a new text each time, so the audio cache cannot answer it). */
-async function speak(): Promise<void> {
+async function speak(): Promise<string | null> {
   spoken++;
   const response = await server.post('/tts/bytes', {
     model_id: 'piper-local',
@@ -46,6 +46,7 @@ async function speak(): Promise<void> {
   });
   assert.equal(response.status, 200, await response.clone().text());
   assert.ok((await response.arrayBuffer()).byteLength > 0);
+  return response.headers.get('x-voicegate-engine-load-ms');
 }
 
 async function metric(name: string): Promise<number> {
@@ -73,7 +74,11 @@ test('idle: the workers exit and memory returns; /readyz stays ready; the next r
   assert.equal(ready.status, 'ready');
   assert.deepEqual(ready.engines.filter((e) => e.id === 'piper').map((e) => [e.ready, e.loaded]), [[true, false]]);
   const unloaded = rss();
-  await speak();
+  // The request that found the model unloaded waited for the load, and says how long.
+  const loadMs = await speak();
+  assert.match(loadMs ?? '', /^\d+$/);
+  assert.equal(Number(loadMs) >= 0 && Number(loadMs) <= info().lastLoadMs! + 50, true, `${loadMs} ms against the load's ${info().lastLoadMs} ms`);
+  assert.equal(await speak(), null, 'a request on a loaded model waited for no load');
   assert.equal(info().loaded, true);
   assert.equal(info().loads, 2);
   assert.ok(typeof info().lastLoadMs === 'number');

@@ -98,7 +98,7 @@ export class SherpaEngine implements Engine, StagingEngine {
   private active = 0;
   private lastUsed = performance.now();
   /** Times the workers loaded the model: once at start, and once per load after an idle unload. */
-  private loads = 0;
+  private loadCount = 0;
   private lastLoadMs: number | null = null;
   private loading: Promise<void> | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -136,7 +136,7 @@ export class SherpaEngine implements Engine, StagingEngine {
     };
     this.pool = this.newPool();
     await this.pool.start();
-    this.loads = 1;
+    this.loadCount = 1;
     const idle = this.options.idleUnloadSeconds;
     if (idle !== undefined) {
       this.idleTimer = setInterval(() => void this.unloadIfIdle(idle * 1000), Math.min(1000, idle * 250));
@@ -161,7 +161,7 @@ export class SherpaEngine implements Engine, StagingEngine {
       const pool = this.newPool();
       await pool.start();
       this.pool = pool;
-      this.loads++;
+      this.loadCount++;
       this.lastLoadMs = Math.round(performance.now() - started);
       this.options.logger.info({ engine: this.id, loadMs: this.lastLoadMs }, 'engine loaded its model again after idle; this request\'s first audio includes the load');
     })().finally(() => {
@@ -237,9 +237,13 @@ export class SherpaEngine implements Engine, StagingEngine {
     await Promise.all(this.retiring);
   }
 
+  loads(): { count: number; lastMs: number | null } {
+    return { count: this.loadCount, lastMs: this.lastLoadMs };
+  }
+
   isReady(): boolean {
     // Let go of while idle, it is still ready: the next request loads it.
-    if (!this.pool && this.loads > 0 && !this.stopped) return true;
+    if (!this.pool && this.loadCount > 0 && !this.stopped) return true;
     return this.pool?.isReady() ?? false;
   }
 
@@ -280,7 +284,7 @@ export class SherpaEngine implements Engine, StagingEngine {
       ...(this.pool?.stats() ?? {}),
       firstSentencesSplit: this.firstSentencesSplit,
       ...(this.styles ? { mixSlots: this.styles.capacity, mixReloads: this.mixReloads } : {}),
-      ...(this.options.idleUnloadSeconds !== undefined ? { idleUnloadSeconds: this.options.idleUnloadSeconds, loaded: this.pool !== null, loads: this.loads, lastLoadMs: this.lastLoadMs } : {}),
+      ...(this.options.idleUnloadSeconds !== undefined ? { idleUnloadSeconds: this.options.idleUnloadSeconds, loaded: this.pool !== null, loads: this.loadCount, lastLoadMs: this.lastLoadMs } : {}),
     };
   }
 
