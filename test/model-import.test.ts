@@ -16,7 +16,7 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import tar from 'tar-stream';
-import { removeRunDir, runDir, standInArchive, standInOnnx, standInPiperJson, STAND_IN_RATE } from './helpers/sherpa-model.js';
+import { kokoroStandIn, kokoroStandInVoices, KOKORO_STYLE_DIM, removeRunDir, runDir, standInArchive, standInOnnx, standInPiperJson, STAND_IN_RATE } from './helpers/sherpa-model.js';
 import { startServer, tempDataDir, type TestServer } from './helpers/server.js';
 import { until } from './helpers/poll.js';
 import { deleteKeys, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
@@ -29,10 +29,16 @@ let dataDir: string;
 let server: TestServer;
 
 const config = (dir: string) => ({ dataDir: dir, accounts: { enabled: false, adminToken: ADMIN }, modelImport: { maxUnpackedBytes: 1024 * 1024 } });
+/** The first server also serves a Kokoro model, which voices files are added to. */
+const withKokoro = (dir: string) => ({
+  ...config(dir),
+  engines: { kokoro: { type: 'sherpa-onnx', model: kokoroStandIn(), workers: 1 } },
+  models: { 'kokoro-local': { extends: 'gepard-1.0', engine: 'kokoro' } },
+});
 
 before(async () => {
   dataDir = tempDataDir();
-  server = await startServer({ config: config(dataDir) as never });
+  server = await startServer({ config: withKokoro(dataDir) as never });
 }, { timeout: 60_000 });
 after(async () => {
   await server?.close();
@@ -108,8 +114,27 @@ test('a sherpa-onnx archive is imported and speaks', { timeout: 60_000 }, async 
   await speaks('vits-piper-en_US-lessac-medium');
 });
 
+test('a Kokoro voices file is added to the installed Kokoro model as a model of its own; a file of the wrong size or a target that is not Kokoro is refused', { timeout: 60_000 }, async () => {
+  const response = await importModel([['target', 'kokoro'], ['voices', kokoroStandInVoices(2), 'af_custom.bin']]);
+  assert.equal(response.status, 201, await response.clone().text());
+  const body = (await response.json()) as { id: string; voices: string[] };
+  assert.deepEqual([body.id, body.voices], ['af_custom', ['af_custom-0', 'af_custom-1']]);
+  const spoken = await speak('af_custom', 'af_custom-1');
+  assert.equal(spoken.status, 200, await spoken.clone().text());
+  assert.ok((await spoken.arrayBuffer()).byteLength > 0);
+  const before = installed();
+  const perVoice = KOKORO_STYLE_DIM[0] * KOKORO_STYLE_DIM[2] * 4;
+  const short = await importModel([['target', 'kokoro'], ['voices', Buffer.alloc(1000), 'short.bin']]);
+  assert.equal(short.status, 400);
+  assert.match(((await short.json()) as { message: string }).message, new RegExp(`\`short\.bin\` is 1,000 bytes: a Kokoro voices file holds ${perVoice.toLocaleString('en-US')} bytes per voice`));
+  const notKokoro = await importModel([['target', 'en_US-amy-medium'], ['voices', kokoroStandInVoices(1), 'x.bin']]);
+  assert.equal(notKokoro.status, 400);
+  assert.match(((await notKokoro.json()) as { message: string }).message, /target "en_US-amy-medium" is a vits model; a voices file is added to a Kokoro model/);
+  assert.deepEqual(installed(), before);
+});
+
 test('a server started on the same data folder serves the imported models', { timeout: 60_000 }, async () => {
-  const second = await startServer({ config: { ...config(dataDir), jobs: { enabled: false } } as never });
+  const second = await startServer({ config: { ...withKokoro(dataDir), jobs: { enabled: false } } as never });
   try {
     const response = await second.post('/tts/bytes', {
       model_id: 'my-voice',
@@ -133,6 +158,9 @@ test('voicegate models import hands a running server a Piper pair (the .onnx.jso
   const { stdout } = await run(process.execPath, [MAIN, 'models', 'import', join(dir, 'en_GB-cli-voice.onnx'), '--url', server.url], { env });
   assert.match(stdout, /Imported en_GB-cli-voice \(22050 Hz; voices: en_GB-cli-voice\)/);
   await speaks('en_GB-cli-voice');
+  writeFileSync(join(dir, 'bf_cli.bin'), kokoroStandInVoices(1));
+  const voices = await run(process.execPath, [MAIN, 'models', 'import', join(dir, 'bf_cli.bin'), '--target', 'kokoro', '--url', server.url], { env });
+  assert.match(voices.stdout, /Imported bf_cli \(24000 Hz; voices: bf_cli\)/);
   await assert.rejects(run(process.execPath, [MAIN, 'models', 'import', join(dir, 'lonely.onnx'), '--id', 'lonely', '--url', server.url], { env }), (err: { code: number; stderr: string }) => {
     assert.equal(err.code, 1);
     assert.match(err.stderr, /not imported \(400\): a Piper voice needs its `\.onnx\.json` beside `lonely\.onnx`/);

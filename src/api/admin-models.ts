@@ -4,7 +4,8 @@
  * importing a model while the server runs, and deleting an imported one
  * (`models/import/`). The import is multipart: `id` (optional, sent first),
  * then `model` (a Piper `.onnx`) with `config` (its `.onnx.json`), or
- * `archive` (a sherpa-onnx `.tar.bz2`). Each file is streamed to the import's
+ * `archive` (a sherpa-onnx `.tar.bz2`), or `voices` (a Kokoro voices file)
+ * with `target` (the installed Kokoro model it is added to). Each file is streamed to the import's
  * staging folder within `modelImport.maxUploadBytes`; nothing is registered
  * until every check has passed.
  */
@@ -18,7 +19,7 @@ import type { ImportSource, ModelImporter } from '../models/import/importer.js';
 import type { Services } from '../services.js';
 import { requireAdminToken } from './admin.js';
 
-const FILE_PARTS = ['model', 'config', 'archive'] as const;
+const FILE_PARTS = ['model', 'config', 'archive', 'voices'] as const;
 type FilePart = (typeof FILE_PARTS)[number];
 
 const invalid = (reason: string) => new ApiError('model_import_invalid', { reason });
@@ -26,16 +27,17 @@ const GIB = 1024 ** 3;
 const bytes = (n: number) => (n >= GIB && n % GIB === 0 ? `${n / GIB} GiB` : `${n.toLocaleString('en-US')} bytes`);
 
 /** Reads the parts into `<staging>/upload/`; the files by part name with the names they were sent as. */
-async function readParts(request: FastifyRequest, staging: string, maxBytes: number): Promise<{ id?: string; files: Partial<Record<FilePart, { path: string; name: string }>> }> {
+async function readParts(request: FastifyRequest, staging: string, maxBytes: number): Promise<{ id?: string; target?: string; files: Partial<Record<FilePart, { path: string; name: string }>> }> {
   const files: Partial<Record<FilePart, { path: string; name: string }>> = {};
   let id: string | undefined;
+  let target: string | undefined;
   try {
     for await (const part of request.parts()) {
       if (part.type === 'file') {
         const name = part.fieldname as FilePart;
         if (!FILE_PARTS.includes(name) || files[name]) {
           part.file.resume();
-          throw invalid(`unexpected file part ${JSON.stringify(part.fieldname)}; send model with config (a Piper voice), or archive (a sherpa-onnx .tar.bz2)`);
+          throw invalid(`unexpected file part ${JSON.stringify(part.fieldname)}; send model with config (a Piper voice), archive (a sherpa-onnx .tar.bz2), or voices with target (Kokoro)`);
         }
         const path = join(staging, 'upload', name);
         await pipeline(part.file, createWriteStream(path));
@@ -44,8 +46,9 @@ async function readParts(request: FastifyRequest, staging: string, maxBytes: num
       } else if (part.fieldname === 'id') {
         if (typeof part.value !== 'string' || part.value === '') throw invalid('id must be a non-empty text part');
         id = part.value;
-      } else if (part.fieldname === 'target' || part.fieldname === 'voices') {
-        throw invalid('a Kokoro voices file cannot be imported on its own by this server; import a whole Kokoro archive instead');
+      } else if (part.fieldname === 'target') {
+        if (typeof part.value !== 'string' || part.value === '') throw invalid('target must name an installed Kokoro model');
+        target = part.value;
       } else throw invalid(`unexpected part ${JSON.stringify(part.fieldname)}`);
     }
   } catch (err) {
@@ -56,11 +59,16 @@ async function readParts(request: FastifyRequest, staging: string, maxBytes: num
     if (err instanceof ApiError) throw err;
     throw invalid(`the multipart body could not be read: ${err instanceof Error ? err.message.slice(0, 200) : 'malformed'}`);
   }
-  return { ...(id !== undefined ? { id } : {}), files };
+  return { ...(id !== undefined ? { id } : {}), ...(target !== undefined ? { target } : {}), files };
 }
 
 /** What the parts make: a Piper pair or an archive, never both. */
-function sourceOf(files: Partial<Record<FilePart, { path: string; name: string }>>): ImportSource {
+function sourceOf(files: Partial<Record<FilePart, { path: string; name: string }>>, target: string | undefined): ImportSource {
+  if (files.voices) {
+    if (files.archive || files.model || files.config) throw invalid('send voices with target alone');
+    if (!target) throw invalid('voices needs target: the installed Kokoro model they are added to');
+    return { kind: 'voices', voices: files.voices, target };
+  }
   if (files.archive) {
     if (files.model || files.config) throw invalid('send either archive, or model with config, not both');
     return { kind: 'archive', archive: files.archive };
@@ -80,8 +88,8 @@ export function registerAdminModels(app: FastifyInstance, services: Services, im
         const staging = importer.staging();
         let imported;
         try {
-          const { id, files } = await readParts(request, staging, maxBytes);
-          imported = await importer.import(staging, sourceOf(files), id);
+          const { id, target, files } = await readParts(request, staging, maxBytes);
+          imported = await importer.import(staging, sourceOf(files, target), id);
         } finally {
           // The importer removes it too; a refusal while reading the parts leaves it to this.
           rmSync(staging, { recursive: true, force: true });

@@ -814,8 +814,10 @@ export const modelImportSchema = component(
       model: z.string().meta({ format: 'binary' }).optional().describe('A Piper voice’s `.onnx`, exactly as Piper exports it; with `config`.'),
       config: z.string().meta({ format: 'binary' }).optional().describe('Its `.onnx.json`.'),
       archive: z.string().meta({ format: 'binary' }).optional().describe('Or a sherpa-onnx model archive (`.tar.bz2`) in a published layout.'),
+      voices: z.string().meta({ format: 'binary' }).optional().describe('Or a Kokoro voices file (float32, 510 × 256 per voice); with `target`.'),
+      target: z.string().optional().describe('The installed Kokoro model (its engine id) the voices are added to.'),
     })
-    .describe('The multipart parts of `POST /admin/models`: `model` with `config`, or `archive`; each file within `modelImport.maxUploadBytes`.'),
+    .describe('The multipart parts of `POST /admin/models`: `model` with `config`, `archive`, or `voices` with `target`; each file within `modelImport.maxUploadBytes`.'),
 );
 
 export const importedModelSchema = component(

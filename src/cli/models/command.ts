@@ -44,6 +44,7 @@ const OPTIONS = {
   config: { type: 'string' },
   id: { type: 'string' },
   url: { type: 'string' },
+  target: { type: 'string' },
 } as const;
 
 export { ModelsError };
@@ -161,7 +162,7 @@ function remove(config: Config, name: string): void {
 export async function runModels(config: Config, argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS, strict: true });
   const [, sub, name, ...rest] = positionals;
-  if (sub === 'import') return importModel(config, positionals.slice(2), { id: values.id, url: values.url });
+  if (sub === 'import') return importModel(config, positionals.slice(2), { id: values.id, url: values.url, target: values.target });
   if (rest.length) throw new UsageError(`unexpected ${rest.join(' ')}\n\n${MODELS_USAGE}`);
   if (sub === 'list' || sub === undefined) return values.available ? listAvailable() : list(config);
   if (sub === 'pull') return pull(config, checkName(name, 'pull'), values);

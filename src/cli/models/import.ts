@@ -4,7 +4,8 @@
  * import (`POST /admin/models` with the admin token), so it is checked,
  * installed in that server's data folder and served at once, with no
  * restart. The paths are a Piper voice's `.onnx` with its `.onnx.json` (found
- * beside the `.onnx` when left out), or a sherpa-onnx `.tar.bz2`.
+ * beside the `.onnx` when left out), a sherpa-onnx `.tar.bz2`, or a Kokoro
+ * voices file (`.bin`) with `--target`.
  */
 import { existsSync, openAsBlob } from 'node:fs';
 import { basename, resolve } from 'node:path';
@@ -13,13 +14,19 @@ import { UsageError } from '../accounts.js';
 import { serverUrl } from '../cache.js';
 import { ModelsError } from './pull.js';
 
-export const IMPORT_USAGE = `voicegate models import <voice.onnx> [voice.onnx.json] | <model.tar.bz2> [--id <id>] [--url <server>]
-    Imports a Piper voice (its .onnx and .onnx.json, as Piper exports them) or a sherpa-onnx archive
-    into the running server at --url (default: this config's host and port), through its admin API
-    (VOICEGATE_ADMIN_TOKEN): checked, installed and served at once, under --id or the file's name.`;
+export const IMPORT_USAGE = `voicegate models import <voice.onnx> [voice.onnx.json] | <model.tar.bz2> | <voices.bin> --target <kokoro model> [--id <id>] [--url <server>]
+    Imports a Piper voice (its .onnx and .onnx.json, as Piper exports them), a sherpa-onnx archive,
+    or a Kokoro voices file added to an installed Kokoro model, into the running server at --url
+    (default: this config's host and port), through its admin API (VOICEGATE_ADMIN_TOKEN): checked,
+    installed and served at once, under --id or the file's name.`;
 
 /** The multipart parts for `paths`: `model` with `config`, or `archive`. */
-export function importParts(paths: string[]): [part: 'model' | 'config' | 'archive', path: string][] {
+export function importParts(paths: string[]): [part: 'model' | 'config' | 'archive' | 'voices', path: string][] {
+  const voices = paths.find((p) => /\.bin$/i.test(p));
+  if (voices) {
+    if (paths.length > 1) throw new UsageError(`give a voices file alone, with --target\n\n${IMPORT_USAGE}`);
+    return [['voices', voices]];
+  }
   const archive = paths.find((p) => /\.(tar\.bz2|tbz2?)$/i.test(p));
   if (archive) {
     if (paths.length > 1) throw new UsageError(`give an archive alone, or a .onnx with its .onnx.json\n\n${IMPORT_USAGE}`);
@@ -33,14 +40,19 @@ export function importParts(paths: string[]): [part: 'model' | 'config' | 'archi
   return config ? [['model', model], ['config', config]] : [['model', model]];
 }
 
-export async function importModel(config: Config, paths: string[], options: { id?: string; url?: string }, write: (line: string) => void = console.log): Promise<void> {
+export async function importModel(config: Config, paths: string[], options: { id?: string; url?: string; target?: string }, write: (line: string) => void = console.log): Promise<void> {
   if (paths.length === 0) throw new UsageError(`import needs the model's files\n\n${IMPORT_USAGE}`);
   for (const path of paths) if (!existsSync(path)) throw new ModelsError(`${path}: no such file`);
   const token = config.accounts.adminToken;
   if (!token) throw new UsageError('importing into a server needs its admin token (VOICEGATE_ADMIN_TOKEN)');
   const form = new FormData();
   if (options.id !== undefined) form.append('id', options.id);
-  for (const [part, path] of importParts(paths)) form.append(part, await openAsBlob(resolve(path)), basename(path));
+  const parts = importParts(paths);
+  if (parts[0][0] === 'voices') {
+    if (options.target === undefined) throw new UsageError(`a voices file needs --target, the installed Kokoro model it is added to\n\n${IMPORT_USAGE}`);
+    form.append('target', options.target);
+  }
+  for (const [part, path] of parts) form.append(part, await openAsBlob(resolve(path)), basename(path));
   const url = `${serverUrl(config, options.url)}/admin/models`;
   let res: Response;
   try {

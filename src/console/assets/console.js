@@ -834,15 +834,17 @@
     const status = h('p', { role: 'status', id: 'import-status' });
     const form = h('form', { class: 'card', 'aria-label': 'Import model' },
       h('div', { class: 'row' },
-        h('label', { class: 'field' }, 'Files (a Piper .onnx with its .onnx.json, or a sherpa-onnx .tar.bz2)', h('input', { name: 'files', type: 'file', multiple: true, accept: '.onnx,.json,.bz2', required: true })),
-        h('label', { class: 'field' }, 'Model id (optional: from the file name)', h('input', { name: 'id', size: 24 }))),
+        h('label', { class: 'field' }, 'Files (a Piper .onnx with its .onnx.json, a sherpa-onnx .tar.bz2, or a Kokoro voices .bin)', h('input', { name: 'files', type: 'file', multiple: true, accept: '.onnx,.json,.bz2,.bin', required: true })),
+        h('label', { class: 'field' }, 'Model id (optional: from the file name)', h('input', { name: 'id', size: 24 })),
+        h('label', { class: 'field' }, 'Kokoro model (for a voices .bin)', h('input', { name: 'voicesTarget', size: 20 }))),
       h('p', {}, h('button', { type: 'submit' }, 'Import model')), status);
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       const body = new FormData();
       if (form.id.value.trim()) body.append('id', form.id.value.trim());
+      if (form.voicesTarget.value.trim()) body.append('target', form.voicesTarget.value.trim());
       for (const file of form.files.files) {
-        const part = /\.(tar\.bz2|tbz2?)$/i.test(file.name) ? 'archive' : /\.json$/i.test(file.name) ? 'config' : 'model';
+        const part = /\.(tar\.bz2|tbz2?)$/i.test(file.name) ? 'archive' : /\.json$/i.test(file.name) ? 'config' : /\.bin$/i.test(file.name) ? 'voices' : 'model';
         body.append(part, file, file.name);
       }
       status.className = ''; status.textContent = 'Importing… (checked and loaded before it is installed)';

@@ -29,13 +29,15 @@ import type { ModelCatalogue } from '../catalogue.js';
 import type { ModelProfile } from '../profile.js';
 import { unpackArchive } from './archive.js';
 import { espeakVoiceExists } from './espeak-voice.js';
+import { buildKokoroVoices } from './kokoro-voices.js';
 import { checkPiperGraph, readPiperConfig, writePiperModel } from './piper.js';
 import { ImportRefused } from './refusal.js';
 
 /** What one import was given: files already on disk (in the staging folder's `upload/`, or the CLI's paths). */
 export type ImportSource =
   | { kind: 'piper'; model: { path: string; name: string }; config: { path: string; name: string } | null }
-  | { kind: 'archive'; archive: { path: string; name: string } };
+  | { kind: 'archive'; archive: { path: string; name: string } }
+  | { kind: 'voices'; voices: { path: string; name: string }; target: string };
 
 /** The answer of an import: `POST /admin/models`' 201 body. */
 export interface ImportedModel {
@@ -74,7 +76,7 @@ const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The id a file name gives: `en_US-amy-medium.onnx` → `en_US-amy-medium`. */
 export function idFromFileName(name: string): string {
   return basename(name)
-    .replace(/\.(tar\.bz2|tbz2?|onnx\.json|onnx|json)$/i, '')
+    .replace(/\.(tar\.bz2|tbz2?|onnx\.json|onnx|json|bin)$/i, '')
     .replace(/[^A-Za-z0-9._-]+/g, '-')
     .replace(/^[^A-Za-z0-9]+/, '')
     .slice(0, 64);
@@ -120,7 +122,7 @@ export class ModelImporter {
    * `model_import_too_large` or `model_exists`.
    */
   async import(staging: string, source: ImportSource, requestedId?: string): Promise<ImportedModel> {
-    const id = requestedId ?? idFromFileName(source.kind === 'piper' ? source.model.name : source.archive.name);
+    const id = requestedId ?? idFromFileName(source.kind === 'piper' ? source.model.name : source.kind === 'archive' ? source.archive.name : source.voices.name);
     try {
       if (!ID.test(id)) throw new ImportRefused(`the model id ${JSON.stringify(id)} must be 1–64 letters, digits, ".", "_" or "-", starting with a letter or digit`);
       this.claim(id);
@@ -128,6 +130,7 @@ export class ModelImporter {
         const built = join(staging, 'model');
         mkdirSync(built, { recursive: true });
         if (source.kind === 'piper') this.buildPiper(built, id, source);
+        else if (source.kind === 'voices') buildKokoroVoices(built, id, source.voices, source.target, this.options.engines);
         else await this.buildArchive(staging, built, source.archive);
         await this.verify(built);
         const dir = join(this.modelsDir, id);
