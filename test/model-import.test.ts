@@ -290,3 +290,21 @@ test('with Redis and shared job storage, a model imported on one gateway is serv
     await deleteKeys(prefix);
   }
 });
+
+test('an uploaded file over modelImport.maxUploadBytes is 413, and nothing is installed', { timeout: 60_000 }, async () => {
+  const dir = tempDataDir();
+  const small = await startServer({ config: { ...config(dir), modelImport: { maxUploadBytes: 2048 } } as never });
+  try {
+    const form = new FormData();
+    form.append('model', new Blob([Buffer.alloc(64 * 1024)]), 'big.onnx');
+    form.append('config', new Blob([piperJson()]), 'big.onnx.json');
+    const response = await fetch(`${small.url}/admin/models`, { method: 'POST', headers: auth, body: form });
+    const body = (await response.json()) as { error_code: string; message: string };
+    assert.equal(response.status, 413, JSON.stringify(body));
+    assert.equal(body.error_code, 'model_import_too_large');
+    assert.match(body.message, /big\.onnx is over 2,048 bytes \(modelImport\.maxUploadBytes\)|over 2,048 bytes/);
+    assert.deepEqual(existsSync(join(dir, 'models')) ? readdirSync(join(dir, 'models')) : [], []);
+  } finally {
+    await small.close();
+  }
+});
