@@ -45,6 +45,8 @@ import { Metrics } from './metrics/metrics.js';
 import { startTracing } from './tracing/tracing.js';
 import { MetricsServer } from './api/metrics.js';
 import { buildModelCatalogue } from './models/catalogue.js';
+import { ModelImporter } from './models/import/importer.js';
+import { ModelSharing } from './models/import/sharing.js';
 import { registerRoutes } from './routes.js';
 import { WyomingListener } from './api/wyoming/listener.js';
 import { advertise, type Advertisement } from './api/wyoming/zeroconf.js';
@@ -210,6 +212,25 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       })
     : null;
   services.jobs = jobs;
+  let ownModelBus: ChangeBus | null = null;
+  const modelImports = (services.modelImports = new ModelImporter({
+    dataDir: config.dataDir,
+    maxUnpackedBytes: config.modelImport.maxUnpackedBytes,
+    idleUnloadSeconds: config.modelImport.idleUnloadSeconds,
+    engines,
+    models,
+    voices,
+    logger,
+  }));
+  // With Redis (several gateways) and job storage, an import reaches every gateway: the files through the storage, the news on the bus.
+  const modelBus = config.redis.url && jobBlobs ? (changes ?? (ownModelBus = openChangeBus(config, logger))) : null;
+  const modelSharing = modelBus ? new ModelSharing(modelImports, jobBlobs!, (change) => modelBus.publish({ model: change }), config.modelImport.maxUnpackedBytes, logger) : null;
+  if (modelBus && modelSharing) {
+    modelImports.shareWith(modelSharing);
+    modelBus.subscribe((change) => {
+      if (change.model) void modelSharing.heard(change.model).catch((err: unknown) => logger.error({ change: change.model, reason: (err as Error).message }, 'a model change from another gateway could not be applied'));
+    });
+  }
   const stopLogging = logSynthesis(logger, instanceId);
   // Failed requests beside the ledger (accounts on: without them nothing is charged, so there is no usage to set them against).
   const stopRecordingFailures = accounts ? recordFailures(store.usage, logger, instanceId) : async () => {};
@@ -257,6 +278,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
       }
       await Promise.all([engines.start(), cache?.store.open()]);
       voices.addBuiltin(engines.builtinVoices());
+      // Models imported before this start (models/import), served again without being imported again.
+      await modelImports.loadInstalled();
+      await modelSharing?.fetchMissing().catch((err: unknown) => logger.error({ reason: (err as Error).message }, 'the shared storage could not be read for imported models'));
       // Before listening: the first callers meet warm code (warm-up.ts); nothing outside can reach it yet.
       if (config.server.warmUp) await warmUp(services, logger);
       jobs?.start();
@@ -303,7 +327,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         await engines.stop();
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();
-        await Promise.all([accounts?.limits.close(), changes?.close(), cache?.store.close(), roster?.close(), stopRecordingFailures()]);
+        await Promise.all([accounts?.limits.close(), changes?.close(), ownModelBus?.close(), cache?.store.close(), roster?.close(), stopRecordingFailures()]);
         await store.close();
         stopLogging();
         await tracing.stop();

@@ -17,7 +17,7 @@ import { ConfigError, loadConfig } from './config/load.js';
 const USAGE = `Usage: voicegate [serve] [--config path.json] [--tls self-signed]
        voicegate <accounts command> [--config path.json]
        ${SAY_USAGE.split('\n')[0]}
-       voicegate models list|pull|verify|remove
+       voicegate models list|pull|verify|remove|import
        voicegate healthcheck
        voicegate cache purge
 

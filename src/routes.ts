@@ -12,6 +12,7 @@ import { UsageReports } from './accounts/usage-reports.js';
 import { registerAccessToken } from './api/access-token.js';
 import { registerAdmin } from './api/admin.js';
 import { registerAdminEngines } from './api/admin-engines.js';
+import { registerAdminModels } from './api/admin-models.js';
 import { registerAdminOrgData } from './api/admin-org-data.js';
 import { registerAdminVoices } from './api/admin-voices.js';
 import { registerConsole } from './api/console.js';
@@ -78,6 +79,8 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     registerAdminOrgData(app, admin, services);
     registerAdminVoices(app, services);
   }
+  // Without accounts too: a homelab server imports its own voices with the admin token alone.
+  if (services.modelImports) registerAdminModels(app, services, services.modelImports);
   registerJobs(app, services);
   const websockets = registerWebSockets(app, services, isClosing);
   registerSynthesisRoutes(app, services);

@@ -15,6 +15,7 @@ import type { JobService } from './jobs/service.js';
 import type { Store } from './store/store.js';
 import type { SynthesisServices } from './synthesis/services.js';
 import type { GatewayRoster } from './cluster/roster.js';
+import type { ModelImporter } from './models/import/importer.js';
 
 /** Present when accounts are enabled. */
 export interface AccountsServices {
@@ -43,6 +44,8 @@ export interface Services extends SynthesisServices {
   jobs: JobService | null;
   /** Every gateway's card in Redis (engines, cache, status); absent without shared limit counters. */
   roster?: GatewayRoster | null;
+  /** Models imported while the server runs (`POST /admin/models`); absent in servers built without it. */
+  modelImports?: ModelImporter | null;
   /** The Wyoming listener's state, for `/readyz` and the metrics; absent or null when it is off. */
   wyoming?: { status(): { listening: boolean; port: number | null; connections: number } } | null;
 }

@@ -21,7 +21,7 @@
  * where the one before it left the console.
  */
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import packagedChromium from '@sparticuz/chromium';
@@ -30,6 +30,7 @@ import { newOrg, type TestOrg } from './helpers/accounts.js';
 import { startFakeUpstream, type FakeUpstream } from './helpers/fake-upstream.js';
 import { closedPort, deleteKeys, TEST_REDIS_URL, testPrefix } from './helpers/redis.js';
 import { startServer, tempDataDir, ttsBody, type TestServer } from './helpers/server.js';
+import { standInOnnx, standInPiperJson } from './helpers/sherpa-model.js';
 
 /** Functions passed to page.evaluate run in the page; this project compiles without the DOM types. */
 declare const window: any;
@@ -279,7 +280,7 @@ test('admin: revoke the key, then a request with it is 401; engines; purge the c
   const espeak = page.locator('#engines-table tbody tr').filter({ has: page.getByRole('cell', { name: 'espeak', exact: true }) });
   await espeak.waitFor(WAIT);
   // Ready, no worker busy, its one worker idle, nothing queued.
-  assert.deepEqual(await espeak.locator('td').allTextContents(), ['espeak', 'espeak', 'yes', '0', '1', '0']);
+  assert.deepEqual(await espeak.locator('td').allTextContents(), ['espeak', 'espeak', 'yes', '0', '1', '0', '']);
   await page.getByText('Only this gateway').waitFor(WAIT);
   const engines = (await (await fetch(`${server.url}/admin/engines`, { headers: admin })).json()) as { gateways: unknown; instance: string; engines: { id: string }[] };
   assert.equal(engines.gateways, null);
@@ -290,6 +291,22 @@ test('admin: revoke the key, then a request with it is 401; engines; purge the c
   await member(upstream.url).getByText('healthy', { exact: true }).waitFor(WAIT);
   await member(deadUpstream).getByText('unhealthy', { exact: true }).waitFor(WAIT);
   assert.equal((await fetch(`${server.url}/admin/engines`, { headers: { authorization: `Bearer ${issuedKey}` } })).status, 401);
+
+  // Import a Piper voice (its .onnx and .onnx.json) through the form, speak with it, delete it.
+  const voiceDir = join(artefacts, 'piper-voice');
+  mkdirSync(voiceDir, { recursive: true });
+  writeFileSync(join(voiceDir, 'en_US-console-medium.onnx'), standInOnnx({ withoutMetadata: true }));
+  writeFileSync(join(voiceDir, 'en_US-console-medium.onnx.json'), standInPiperJson());
+  const importForm = page.getByRole('form', { name: 'Import model' });
+  await importForm.getByLabel(/^Files/).setInputFiles([join(voiceDir, 'en_US-console-medium.onnx'), join(voiceDir, 'en_US-console-medium.onnx.json')]);
+  await importForm.getByRole('button', { name: 'Import model' }).click();
+  await page.getByText(/^Imported en_US-console-medium: 22,050 Hz, voices en_US-console-medium\./).waitFor({ timeout: 45_000 });
+  await page.getByRole('cell', { name: 'en_US-console-medium', exact: true }).waitFor(WAIT);
+  const imported = await fetch(`${server.url}/admin/voices/en_US-console-medium/preview`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ model_id: 'en_US-console-medium' }) });
+  assert.equal(imported.status, 200, await imported.clone().text());
+  await page.getByRole('button', { name: 'Delete model en_US-console-medium' }).click();
+  await page.getByRole('cell', { name: 'en_US-console-medium', exact: true }).waitFor({ state: 'detached', ...WAIT });
+  assert.ok(!server.app.services.models.get('en_US-console-medium'));
 
   await go('Cache');
   await page.getByRole('button', { name: 'Purge' }).click();

@@ -4,6 +4,7 @@
  * checks. The CLI and the admin HTTP API both call these, so the rules live
  * in one place.
  */
+import type { ModelChange } from '../models/import/sharing.js';
 import { randomBytes } from 'node:crypto';
 import type { AccountsConfig } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
@@ -130,6 +131,8 @@ export interface AccountsChange {
   orgId?: string;
   /** An audio-cache purge: every server removes these entries from its own memory and disk tiers. */
   purge?: { orgId?: string; voiceId?: string };
+  /** A model imported or deleted on one gateway: the others fetch or drop it (models/import/sharing). */
+  model?: ModelChange;
 }
 
 export class AccountsAdmin {

@@ -20,10 +20,15 @@ export function gatewayState(services: Services, isClosing: () => boolean) {
     instance: services.instanceId,
     version: services.version,
     status: isClosing() ? 'closing' : !services.engines.allReady() ? 'starting' : services.engines.failures().length ? 'degraded' : 'ready',
-    // An engine with a circuit breaker shows its state (engines/breaker).
+    // An engine with a circuit breaker shows its state (engines/breaker); `imported`: a model imported while the
+    // server runs (models/import), which DELETE /admin/models/{id} removes.
     engines: services.engines.list().map((engine) => {
       const breaker = services.engines.breaker(engine.id);
-      return breaker ? { ...engine.info(), breaker: breaker.info() } : engine.info();
+      return {
+        ...engine.info(),
+        ...(breaker ? { breaker: breaker.info() } : {}),
+        ...(services.engines.isAdded(engine.id) ? { imported: true } : {}),
+      };
     }),
   };
 }

@@ -15,7 +15,7 @@ export const CACHE_USAGE = `voicegate cache purge (--org <id> [--voice <id>] | -
     admin API (VOICEGATE_ADMIN_TOKEN). Other servers' memory and disk are theirs to purge.`;
 
 /** The server to ask: `--url`, else this config's address as reached from the same machine. */
-function serverUrl(config: Config, given: string | undefined): string {
+export function serverUrl(config: Config, given: string | undefined): string {
   if (given) return given.replace(/\/+$/, '');
   const host = config.server.host === '0.0.0.0' || config.server.host === '' ? '127.0.0.1' : config.server.host;
   const scheme = config.server.tls ? 'https' : 'http';

@@ -29,7 +29,12 @@ export interface RedisChangeBusOptions {
 const id = z.string().min(1).max(200);
 const messageSchema = z.object({
   origin: z.string(),
-  change: z.object({ keyId: id.optional(), orgId: id.optional(), purge: z.object({ orgId: id.optional(), voiceId: id.optional() }).optional() }),
+  change: z.object({
+    keyId: id.optional(),
+    orgId: id.optional(),
+    purge: z.object({ orgId: id.optional(), voiceId: id.optional() }).optional(),
+    model: z.object({ imported: id.optional(), deleted: id.optional() }).optional(),
+  }),
 });
 
 export class RedisChangeBus implements ChangeBus {

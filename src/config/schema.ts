@@ -18,6 +18,7 @@ import { jobsSection } from './sections/jobs.js';
 import { limitsSection } from './sections/limits.js';
 import { logSection } from './sections/log.js';
 import { metricsSection } from './sections/metrics.js';
+import { modelImportSection } from './sections/model-import.js';
 import { openaiSection } from './sections/openai.js';
 import { redisSection } from './sections/redis.js';
 import { serverSection } from './sections/server.js';
@@ -101,6 +102,7 @@ export const SECTIONS = [
   jobsSection,
   storageSection,
   wyomingSection,
+  modelImportSection,
   defineSection('engines', z.record(z.string(), engineConfigSchema).default({})),
   defineSection('models', z.record(z.string(), modelConfigSchema).default({})),
 ] as const;

@@ -157,4 +157,10 @@ export interface Engine {
    * read once after `start()`. Engines without voices of their own leave it out.
    */
   builtinVoices?(): Voice[];
+  /**
+   * How often the engine has loaded its model (at start, and again after each idle unload) and how
+   * long the last load took: a request during which the count rose waited for that load (the
+   * `X-Voicegate-Engine-Load-Ms` header). Engines without idle unload leave it out.
+   */
+  loads?(): { count: number; lastMs: number | null };
 }

@@ -32,6 +32,8 @@ export class EngineRegistry {
   private readonly engines = new Map<string, Engine>();
   private readonly fingerprints = new Map<string, string>();
   private readonly breakerMap = new Map<string, CircuitBreaker>();
+  /** Engines added after start (imported models), beside the configured ones. */
+  private readonly added = new Map<string, EngineConfig>();
 
   constructor(
     private readonly configs: Record<string, EngineConfig>,
@@ -63,13 +65,51 @@ export class EngineRegistry {
 
   /** How long a model with a fallback chain waits for this engine's first audio (`firstAudioTimeoutMs`). */
   firstAudioTimeoutMs(id: string): number {
-    return this.configs[id]?.firstAudioTimeoutMs ?? 5000;
+    return this.configOf(id)?.firstAudioTimeoutMs ?? 5000;
   }
 
   /** Whether text for engine `id` is normalised before it is spoken (`normalize`, else its type's default). */
   normalizes(id: string): boolean {
-    const config = this.configs[id];
+    const config = this.configOf(id);
     return config ? normalizes(config) : false;
+  }
+
+  /** Engine `id`'s entry: the configuration's, or the one it was added with. */
+  configOf(id: string): EngineConfig | undefined {
+    return this.added.get(id) ?? this.configs[id];
+  }
+
+  /** Whether engine `id` was added after start (`add`), and so may be removed. */
+  isAdded(id: string): boolean {
+    return this.added.has(id);
+  }
+
+  /**
+   * Creates and starts engine `id` while the server runs (an imported model). One that cannot start
+   * is stopped and the error thrown, leaving nothing registered.
+   */
+  async add(id: string, config: EngineConfig): Promise<Engine> {
+    if (this.engines.has(id) || this.configs[id]) throw new Error(`engine ${id} exists`);
+    const engine = createEngine(id, config, this.context);
+    try {
+      await engine.start();
+    } catch (err) {
+      await engine.stop().catch(() => {});
+      throw err;
+    }
+    this.engines.set(id, engine);
+    this.added.set(id, config);
+    return engine;
+  }
+
+  /** Removes an engine `add` added: its calls under way end first (`Engine.stop`). */
+  async remove(id: string): Promise<void> {
+    const engine = this.engines.get(id);
+    if (!engine || !this.added.has(id)) return;
+    this.engines.delete(id);
+    this.added.delete(id);
+    this.fingerprints.delete(id);
+    await engine.stop();
   }
 
   list(): Engine[] {
@@ -103,7 +143,7 @@ export class EngineRegistry {
     const engine = this.engines.get(id);
     if (!engine || engine instanceof FailedEngine) return null;
     const made = createHash('sha256')
-      .update(JSON.stringify({ type: engine.type, config: this.configs[id] ?? null, own: engine.fingerprint?.() ?? null }))
+      .update(JSON.stringify({ type: engine.type, config: this.configOf(id) ?? null, own: engine.fingerprint?.() ?? null }))
       .digest('hex');
     if (engine.isReady()) this.fingerprints.set(id, made);
     return made;

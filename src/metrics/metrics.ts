@@ -478,6 +478,21 @@ export class Metrics {
     perEngine('voicegate_engine_queue_depth', 'Jobs waiting for a worker of the engine.', (info) => numberOf(info.queued));
     perEngine('voicegate_engine_busy_workers', 'Workers of the engine running a job.', (info) => numberOf(info.busy));
     perEngine('voicegate_engine_workers', 'Workers of the engine ready to run jobs.', (info) => numberOf(info.workers));
+    // An engine with idle unload (sherpa-onnx `idleUnloadSeconds`) says whether its workers hold the model now, and how often they loaded it.
+    perEngine('voicegate_engine_loaded', 'Whether the engine holds its model in memory (1) or let go of it while idle (0).', (info) => (typeof info.loaded === 'boolean' ? (info.loaded ? 1 : 0) : null));
+    new Counter({
+      name: 'voicegate_engine_loads_total',
+      help: 'Times the engine loaded its model: at start, and again on a request after it let go of it while idle.',
+      labelNames: ['engine'],
+      registers,
+      collect() {
+        this.reset();
+        for (const info of infos()) {
+          const value = numberOf(info.loads);
+          if (value !== null) this.inc({ engine: info.id }, value);
+        }
+      },
+    });
     // The engine keeps the count; a scrape reads it, as it reads the gauges.
     new Counter({
       name: 'voicegate_engine_first_sentences_split_total',

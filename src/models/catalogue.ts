@@ -20,6 +20,16 @@ export class ModelCatalogue {
     return this.models.get(id);
   }
 
+  /** Adds a model while the server runs (an imported one). */
+  add(profile: ModelProfile): void {
+    this.models.set(profile.id, profile);
+  }
+
+  /** Removes model `id`: requests that name it from now on get 404 `model_not_found`. */
+  remove(id: string): void {
+    this.models.delete(id);
+  }
+
   list(): ModelProfile[] {
     return [...this.models.values()];
   }

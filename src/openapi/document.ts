@@ -735,6 +735,16 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         ...errors([]),
       }),
     };
+    paths['/admin/models'] = {
+      post: admin(
+        'Import a model',
+        { '201': ok('The model, registered and serving: speech may name it at once.', 'ImportedModel'), ...errors([400, 409, 413, 415]) },
+        { body: { required: true, content: { 'multipart/form-data': { schema: ref('ModelImport') } } } },
+      ),
+    };
+    paths['/admin/models/{id}'] = {
+      delete: admin('Delete an imported model', { '204': ok('Deleted, once its requests under way had ended; speech naming it gets 404 `model_not_found`.'), ...errors([404, 409]) }, { parameters: [idParam('model')] }),
+    };
     paths['/admin/cache/purge'] = {
       post: admin('Purge the audio cache', { '200': ok('How many entries this server removed.', 'CachePurged'), ...errors([400, 503]) }, { body: { required: true, content: json(ref('CachePurge')) } }),
     };

@@ -812,6 +812,31 @@ export const cachePurgeSchema = component(
     .describe('What to remove from this server’s audio cache; an empty body is refused.'),
 );
 
+export const modelImportSchema = component(
+  'ModelImport',
+  z
+    .object({
+      id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional().describe('The model id; sent first. Without it, from the file name (`en_US-amy-medium.onnx` → `en_US-amy-medium`).'),
+      model: z.string().meta({ format: 'binary' }).optional().describe('A Piper voice’s `.onnx`, exactly as Piper exports it; with `config`.'),
+      config: z.string().meta({ format: 'binary' }).optional().describe('Its `.onnx.json`.'),
+      archive: z.string().meta({ format: 'binary' }).optional().describe('Or a sherpa-onnx model archive (`.tar.bz2`) in a published layout.'),
+      voices: z.string().meta({ format: 'binary' }).optional().describe('Or a Kokoro voices file (float32, 510 × 256 per voice); with `target`.'),
+      target: z.string().optional().describe('The installed Kokoro model (its engine id) the voices are added to.'),
+    })
+    .describe('The multipart parts of `POST /admin/models`: `model` with `config`, `archive`, or `voices` with `target`; each file within `modelImport.maxUploadBytes`.'),
+);
+
+export const importedModelSchema = component(
+  'ImportedModel',
+  z.object({
+    id: z.string(),
+    engine: z.string().describe('The engine serving it (the same id).'),
+    sample_rate: z.int().describe('The model’s native rate in Hz.'),
+    voices: z.array(z.string()).describe('Its voices’ ids (a single-speaker model’s one voice has the model’s id).'),
+    languages: z.array(z.string()),
+  }),
+);
+
 export const cachePurgedSchema = component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }));
 
 export const alertCreateSchema = component(

@@ -189,6 +189,9 @@ export class SynthesisSession {
     return this.aborted || this.ending !== null;
   }
 
+  /** The engine's load count when this request was admitted (engines with idle unload). */
+  private loadsAtAdmission: number | null = null;
+
   get synthesis(): SynthesisRequest {
     if (!this.request) throw new Error('session not admitted');
     return this.request;
@@ -228,6 +231,8 @@ export class SynthesisSession {
     if (options.characters !== undefined) request = { ...request, characters: options.characters };
     this.request = request;
     this.useChain(input, context, request);
+    // An engine that lets go of its model while idle loads it for the first request after: that request's headers say so.
+    this.loadsAtAdmission = request.engine.loads?.().count ?? null;
     this.cacheAllowed = input.cache !== false && !!this.services.cache;
     this.throwIfOver();
     const resolvedMs = performance.now() - this.startedAt;
@@ -336,9 +341,15 @@ export class SynthesisSession {
     return this.source(request, signal, options.cache === true);
   }
 
-  /** `x-cache` for the response's headers once its source is known; none when the cache took no part. */
+  /**
+   * `x-cache` for the response's headers once its source is known (none when the cache took no
+   * part), and `x-voicegate-engine-load-ms` when the engine loaded its model for this request
+   * (idle unload), whose first audio includes that load.
+   */
   cacheHeaders(): Record<string, string> {
-    return this.cacheStatus ? { 'x-cache': this.cacheStatus } : {};
+    const loads = this.request?.engine.loads?.();
+    const loadMs = loads && this.loadsAtAdmission !== null && loads.count > this.loadsAtAdmission ? loads.lastMs : null;
+    return { ...(this.cacheStatus ? { 'x-cache': this.cacheStatus } : {}), ...(loadMs !== null ? { 'x-voicegate-engine-load-ms': String(loadMs) } : {}) };
   }
 
   /**

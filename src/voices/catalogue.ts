@@ -70,6 +70,16 @@ export class VoiceCatalogue {
     }
   }
 
+  /** Removes built-in voices (an imported model's, when it is deleted) and their aliases. */
+  removeBuiltin(ids: Iterable<string>): void {
+    for (const id of ids) {
+      const voice = this.builtin.get(id);
+      if (!voice) continue;
+      this.builtin.delete(id);
+      for (const alias of voice.aliases ?? []) if (this.aliases.get(alias) === voice) this.aliases.delete(alias);
+    }
+  }
+
   /** A built-in voice (or an alias of one), without a lookup. */
   builtinVoice(id: string): Voice | undefined {
     return this.builtin.get(id) ?? this.aliases.get(id);

@@ -141,6 +141,23 @@ export function standInOnnx(options: StandInOptions = {}): Uint8Array {
 
 export const standInTokens = (): string => PIPER_SYMBOLS.map((s, i) => `${s} ${i}\n`).join('');
 
+/** The stand-in's `.onnx.json` as Piper writes one (rate, speakers and eSpeak NG voice as given). */
+export function standInPiperJson(options: { sampleRate?: number; speakers?: number; voice?: string } = {}): string {
+  return JSON.stringify({
+    audio: { sample_rate: options.sampleRate ?? STAND_IN_RATE, quality: 'medium' },
+    espeak: { voice: options.voice ?? 'en-us' },
+    language: { code: 'en_US', family: 'en', region: 'US', name_native: 'English', name_english: 'English', country_english: 'United States' },
+    inference: { noise_scale: 0.667, length_scale: 1, noise_w: 0.8 },
+    phoneme_type: 'espeak',
+    phoneme_map: {},
+    phoneme_id_map: Object.fromEntries(PIPER_SYMBOLS.map((s, i) => [s, [i]])),
+    num_symbols: PIPER_SYMBOLS.length,
+    num_speakers: options.speakers ?? 1,
+    speaker_id_map: {},
+    piper_version: '1.0.0',
+  });
+}
+
 /** Writes a stand-in model folder at `dir` (`model.onnx`, `tokens.txt`, `espeak-ng-data/`). */
 export function writeStandInModel(dir: string, options: StandInOptions & { onnxName?: string } = {}): string {
   rmSync(dir, { recursive: true, force: true });

@@ -18,11 +18,13 @@ import { speakerNames } from '../../engines/sherpa/speakers.js';
 import { installedModels, modelsDir, verifyModel, type Verified } from './install.js';
 import { ByteProgress } from './progress.js';
 import { ModelsError, pullModel } from './pull.js';
+import { IMPORT_USAGE, importModel } from './import.js';
 
 export const MODELS_USAGE = `voicegate models list [--available]
   voicegate models pull <name> [--from <file|url>] [--sha256 <hex>] [--base-url <url>] [--force] [--progress]
   voicegate models verify [name]
   voicegate models remove <name>
+  ${IMPORT_USAGE}
     Local neural voices for the sherpa-onnx engine, kept in <dataDir>/models/<name>.
     --available         the catalogue only, by language, with each archive's size and licence
     --from <file|url>   install from a downloaded archive (.tar.bz2) or another URL
@@ -40,6 +42,9 @@ const OPTIONS = {
   progress: { type: 'boolean' },
   available: { type: 'boolean' },
   config: { type: 'string' },
+  id: { type: 'string' },
+  url: { type: 'string' },
+  target: { type: 'string' },
 } as const;
 
 export { ModelsError };
@@ -157,6 +162,7 @@ function remove(config: Config, name: string): void {
 export async function runModels(config: Config, argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS, strict: true });
   const [, sub, name, ...rest] = positionals;
+  if (sub === 'import') return importModel(config, positionals.slice(2), { id: values.id, url: values.url, target: values.target });
   if (rest.length) throw new UsageError(`unexpected ${rest.join(' ')}\n\n${MODELS_USAGE}`);
   if (sub === 'list' || sub === undefined) return values.available ? listAvailable() : list(config);
   if (sub === 'pull') return pull(config, checkName(name, 'pull'), values);

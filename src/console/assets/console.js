@@ -779,11 +779,16 @@
     const num = (v) => (typeof v === 'number' ? fmt(v) : '–');
     const where = (url) => { try { const u = new URL(url); return u.host + (u.pathname === '/' ? '' : u.pathname); } catch { return 'unknown'; } };
     const parts = [h('div', { class: 'table-wrap' }, h('table', { id },
-      h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth'].map((t, i) => h('th', { class: i > 2 ? 'num' : null }, t)))),
+      h('thead', {}, h('tr', {}, ['Engine', 'Type', 'Ready', 'Workers busy', 'Workers idle', 'Queue depth', ''].map((t, i) => h('th', { class: i > 2 && i < 6 ? 'num' : null }, t)))),
       h('tbody', {}, list.length ? list.map((e) => h('tr', {}, h('td', {}, e.id), h('td', {}, e.type || ''),
-        h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes')),
-        h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)))) :
-        h('tr', {}, h('td', { colspan: 6, class: 'empty' }, 'No engines.')))))];
+        h('td', {}, e.ready === false ? h('span', { class: 'badge bad' }, e.error || 'no') : h('span', { class: 'badge good' }, 'yes'),
+          // An engine with idle unload: whether its workers hold the model now.
+          typeof e.loaded === 'boolean' ? [' ', h('span', { class: 'badge ' + (e.loaded ? 'good' : 'muted'), title: `loads: ${e.loads}` }, e.loaded ? 'loaded' : 'idle')] : null),
+        h('td', { class: 'num' }, num(e.busy)), h('td', { class: 'num' }, typeof e.workers === 'number' && typeof e.busy === 'number' ? fmt(Math.max(0, e.workers - e.busy)) : '–'), h('td', { class: 'num' }, num(e.queued)),
+        h('td', {}, e.imported && id ? h('button', { type: 'button', class: 'danger', 'aria-label': `Delete model ${e.id}`, onclick: async (event) => {
+          try { await json(`/admin/models/${encodeURIComponent(e.id)}`, { method: 'DELETE' }); route(); } catch (err) { event.target.replaceWith(errorBox(err)); }
+        } }, 'Delete') : ''))) :
+        h('tr', {}, h('td', { colspan: 7, class: 'empty' }, 'No engines.')))))];
     const pools = list.filter((e) => e.upstreams && Array.isArray(e.upstreams.servers));
     // Engines with a circuit breaker: closed, open (requests skip it) or half-open (one probes it).
     const breakers = list.filter((e) => e.breaker && e.breaker.state);
@@ -822,7 +827,38 @@
     }
     await draw();
     live(draw);
-    return [h('h1', {}, 'Engines'), body];
+    if (state.role !== 'admin') return [h('h1', {}, 'Engines'), body];
+    return [h('h1', {}, 'Engines'), body, h('h2', {}, 'Import model'), importForm(draw)];
+  }
+  /**
+   * The admin token's "Import model" form (`POST /admin/models`): a Piper voice's `.onnx` with its
+   * `.onnx.json`, or a sherpa-onnx `.tar.bz2`, told apart by their names; an optional id.
+   */
+  function importForm(redraw) {
+    const status = h('p', { role: 'status', id: 'import-status' });
+    const form = h('form', { class: 'card', 'aria-label': 'Import model' },
+      h('div', { class: 'row' },
+        h('label', { class: 'field' }, 'Files (a Piper .onnx with its .onnx.json, a sherpa-onnx .tar.bz2, or a Kokoro voices .bin)', h('input', { name: 'files', type: 'file', multiple: true, accept: '.onnx,.json,.bz2,.bin', required: true })),
+        h('label', { class: 'field' }, 'Model id (optional: from the file name)', h('input', { name: 'id', size: 24 })),
+        h('label', { class: 'field' }, 'Kokoro model (for a voices .bin)', h('input', { name: 'voicesTarget', size: 20 }))),
+      h('p', {}, h('button', { type: 'submit' }, 'Import model')), status);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const body = new FormData();
+      if (form.id.value.trim()) body.append('id', form.id.value.trim());
+      if (form.voicesTarget.value.trim()) body.append('target', form.voicesTarget.value.trim());
+      for (const file of form.files.files) {
+        const part = /\.(tar\.bz2|tbz2?)$/i.test(file.name) ? 'archive' : /\.json$/i.test(file.name) ? 'config' : /\.bin$/i.test(file.name) ? 'voices' : 'model';
+        body.append(part, file, file.name);
+      }
+      status.className = ''; status.textContent = 'Importing… (checked and loaded before it is installed)';
+      try {
+        const m = await json('/admin/models', { method: 'POST', body });
+        status.className = 'ok'; status.textContent = `Imported ${m.id}: ${fmt(m.sample_rate)} Hz, voices ${m.voices.join(', ')}.`;
+        form.reset(); await redraw();
+      } catch (err) { status.className = 'error'; status.textContent = err.message; }
+    });
+    return form;
   }
 
   // ---- Cache ---------------------------------------------------------------------------------

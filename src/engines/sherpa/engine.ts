@@ -67,6 +67,8 @@ export interface SherpaEngineOptions extends PoolLimits {
    * first words always, between words while every worker is busy (engines/sentences, splitHead).
    */
   splitFirstSentence?: boolean;
+  /** Let go of the model after this long with no request (its workers exit); the next request loads it again. */
+  idleUnloadSeconds?: number;
   logger: Logger;
 }
 
@@ -92,6 +94,14 @@ export class SherpaEngine implements Engine, StagingEngine {
   private readonly retiring = new Set<Promise<void>>();
   private mixReloads = 0;
   private stopped = false;
+  /** Requests speaking now, and when the last one began or ended (idle unload). */
+  private active = 0;
+  private lastUsed = performance.now();
+  /** Times the workers loaded the model: once at start, and once per load after an idle unload. */
+  private loadCount = 0;
+  private lastLoadMs: number | null = null;
+  private loading: Promise<void> | null = null;
+  private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly options: SherpaEngineOptions) {
     this.id = options.id;
@@ -126,6 +136,38 @@ export class SherpaEngine implements Engine, StagingEngine {
     };
     this.pool = this.newPool();
     await this.pool.start();
+    this.loadCount = 1;
+    const idle = this.options.idleUnloadSeconds;
+    if (idle !== undefined) {
+      this.idleTimer = setInterval(() => void this.unloadIfIdle(idle * 1000), Math.min(1000, idle * 250));
+      this.idleTimer.unref();
+    }
+  }
+
+  /** Lets the workers go when nothing has used them for `idleMs`: they exit, and their memory with them. */
+  private async unloadIfIdle(idleMs: number): Promise<void> {
+    const pool = this.pool;
+    if (!pool || this.stopped || this.active > 0 || this.loading || this.retiring.size > 0 || performance.now() - this.lastUsed < idleMs) return;
+    this.pool = null;
+    this.options.logger.info({ engine: this.id, idleSeconds: idleMs / 1000 }, 'engine idle: its workers exit and let go of the model; the next request loads it again');
+    await pool.stop().catch((err: unknown) => this.options.logger.warn({ engine: this.id, err }, 'stopping the idle sherpa-onnx workers failed'));
+  }
+
+  /** The workers, loaded again when idle unload let them go; requests arriving meanwhile wait for the same load. */
+  private async loaded(): Promise<void> {
+    if (this.pool || this.stopped) return;
+    this.loading ??= (async () => {
+      const started = performance.now();
+      const pool = this.newPool();
+      await pool.start();
+      this.pool = pool;
+      this.loadCount++;
+      this.lastLoadMs = Math.round(performance.now() - started);
+      this.options.logger.info({ engine: this.id, loadMs: this.lastLoadMs }, 'engine loaded its model again after idle; this request\'s first audio includes the load');
+    })().finally(() => {
+      this.loading = null;
+    });
+    await this.loading;
   }
 
   /** A Kokoro model's table of mixes (style-mix.ts), unless mixing is off or the model has no style table. */
@@ -189,11 +231,19 @@ export class SherpaEngine implements Engine, StagingEngine {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.idleTimer) clearInterval(this.idleTimer);
+    await this.loading?.catch(() => {});
     await this.pool?.stop();
     await Promise.all(this.retiring);
   }
 
+  loads(): { count: number; lastMs: number | null } {
+    return { count: this.loadCount, lastMs: this.lastLoadMs };
+  }
+
   isReady(): boolean {
+    // Let go of while idle, it is still ready: the next request loads it.
+    if (!this.pool && this.loadCount > 0 && !this.stopped) return true;
     return this.pool?.isReady() ?? false;
   }
 
@@ -234,6 +284,7 @@ export class SherpaEngine implements Engine, StagingEngine {
       ...(this.pool?.stats() ?? {}),
       firstSentencesSplit: this.firstSentencesSplit,
       ...(this.styles ? { mixSlots: this.styles.capacity, mixReloads: this.mixReloads } : {}),
+      ...(this.options.idleUnloadSeconds !== undefined ? { idleUnloadSeconds: this.options.idleUnloadSeconds, loaded: this.pool !== null, loads: this.loadCount, lastLoadMs: this.lastLoadMs } : {}),
     };
   }
 
@@ -255,11 +306,19 @@ export class SherpaEngine implements Engine, StagingEngine {
    * A request's first sentence may go as a head and the rest (firstParts).
    */
   private async *run<T>(input: EngineInput, signal: AbortSignal, decoder: ChunkDecoder<Float32Array | Uint8Array, never, T>, samplesOf: (chunk: T) => number, stage?: StageCursor): AsyncGenerator<T> {
-    const { job, release } = await this.job(input);
+    this.active++;
+    this.lastUsed = performance.now();
     try {
-      yield* this.sentences(job, input, signal, decoder, samplesOf, stage);
+      await this.loaded();
+      const { job, release } = await this.job(input);
+      try {
+        yield* this.sentences(job, input, signal, decoder, samplesOf, stage);
+      } finally {
+        release();
+      }
     } finally {
-      release();
+      this.active--;
+      this.lastUsed = performance.now();
     }
   }
 

@@ -58,6 +58,12 @@ export const sherpaEngine = defineEngine({
        * words: cut at clause punctuation always, between words while every worker is busy.
        */
       splitFirstSentence: z.boolean().default(true),
+      /**
+       * After this long with no request, the workers exit and the model's memory returns to the
+       * system; the next request loads it again (its first audio waits for the load). Absent: the
+       * model stays loaded for the life of the server.
+       */
+      idleUnloadSeconds: z.number().int().min(1).max(86_400).optional(),
     })
     .strict(),
   create: (id, { type: _type, ...config }, { logger, dataDir }) =>

@@ -64,6 +64,80 @@ export function readOnnxSummary(path: string): OnnxSummary {
   }
 }
 
+const GRAPH_INPUT = 11;
+
+/**
+ * The names of the graph's inputs (`GraphProto.input`, each a `ValueInfoProto` whose name is field
+ * 1), read as the summary is: the nodes and weights are skipped by their lengths, never read. A
+ * Piper graph takes `sid` only when it was trained with several speakers.
+ */
+export function readGraphInputs(path: string): string[] {
+  const fd = openSync(path, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    const reader = new FileReader(fd, size);
+    const names: string[] = [];
+    let graphEnd = -1;
+    while (reader.position < size) {
+      if (graphEnd >= 0 && reader.position >= graphEnd) {
+        graphEnd = -1;
+        continue;
+      }
+      const tag = reader.varint();
+      const field = Math.floor(tag / 8);
+      const wire = tag & 7;
+      const inGraph = graphEnd >= 0;
+      if (wire === 0) reader.varint();
+      else if (wire === 2) {
+        const length = reader.varint();
+        if (reader.position + length > size) throw new OnnxFormatError(`field ${field} runs ${reader.position + length - size} bytes past the end (truncated?)`);
+        if (!inGraph && field === GRAPH) graphEnd = reader.position + length; // walk into the graph
+        else if (inGraph && field === GRAPH_INPUT && length <= MAX_ENTRY) names.push(valueInfoName(reader.bytes(length)));
+        else reader.advance(length);
+      } else if (wire === 1) reader.advance(8);
+      else if (wire === 5) reader.advance(4);
+      else throw new OnnxFormatError(`unknown wire type ${wire} at byte ${reader.position}`);
+    }
+    return names;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** A `ValueInfoProto`'s name (field 1); its type, further on, is not needed. */
+function valueInfoName(bytes: Buffer): string {
+  if (bytes[0] !== 0x0a) return '';
+  let length = 0;
+  let at = 1;
+  for (let shift = 0; at < bytes.length && shift < 35; shift += 7) {
+    const b = bytes[at++];
+    length += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) break;
+  }
+  return bytes.subarray(at, at + length).toString('utf8');
+}
+
+/**
+ * The bytes that, appended to an ONNX file, add `entries` to its `metadata_props` (field 14): a
+ * protobuf message may repeat a field anywhere, so the file itself is copied untouched, as
+ * `onnx.save` after `metadata_props.add()` would make it read.
+ */
+export function metadataBytes(entries: Record<string, string>): Buffer {
+  const varint = (n: number) => {
+    const out: number[] = [];
+    while (n >= 0x80) {
+      out.push((n & 0x7f) | 0x80);
+      n = Math.floor(n / 128);
+    }
+    out.push(n);
+    return Buffer.from(out);
+  };
+  const field = (tag: number, body: Buffer) => Buffer.concat([Buffer.from([tag]), varint(body.length), body]);
+  return Buffer.concat(
+    Object.entries(entries).map(([key, value]) => field((METADATA << 3) | 2, Buffer.concat([field(0x0a, Buffer.from(key, 'utf8')), field(0x12, Buffer.from(value, 'utf8'))]))),
+  );
+}
+
 /** A `StringStringEntryProto`: key = 1, value = 2. */
 function entry(bytes: Buffer): [string, string] {
   let key = '';
