@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { basename, join } from 'node:path';
 import { ApiError } from '../../errors/api-error.js';
 import type { EngineRegistry } from '../../engines/registry.js';
+import type { z } from 'zod';
 import { engineConfigSchema, type EngineConfig } from '../../engines/engine-types.js';
 import { ensureEspeakData } from '../../engines/sherpa/espeak-data.js';
 import { CLONING_FAMILIES, detectLayout, LayoutError, sherpaConfig, type ModelLayout } from '../../engines/sherpa/layout.js';
@@ -68,7 +69,7 @@ interface Manifest {
   id: string;
   importedAt: string;
   /** The engine entry, its `model` folder left out (it is the manifest's own folder). */
-  engine: Omit<EngineConfig, 'model'>;
+  engine: Omit<z.input<typeof engineConfigSchema>, 'model'>;
 }
 
 const ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
