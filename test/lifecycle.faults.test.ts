@@ -429,6 +429,21 @@ describe('WebSocket turns', { timeout: 60_000 }, () => {
     assert.equal((await charges(org.orgId)).length, 0);
   });
 
+  test('a turn whose last charge cannot be written ends with store_unavailable, never done', async () => {
+    const org = await newOrg(server, { credits: 100_000 });
+    const socket = await TestSocket.open(server.url, org.auth);
+    // The turn's one batch is charged as it ends: every write of it fails (not an outage: a broken write).
+    store.faults.set('ledger.settle', { fail: Infinity });
+    socket.send({ ...WS, context_id: 'last', transcript: 'A short turn, charged as it ends.' });
+    const end = await socket.waitFor((e) => (e.type === 'error' || e.type === 'done') && e.context_id === 'last');
+    assert.equal(end.type, 'error', 'done is sent only once the last charge is written');
+    assert.equal(end.error_code, 'store_unavailable');
+    store.faults.clear();
+    socket.close();
+    await atRest(org);
+    assert.equal((await charges(org.orgId)).length, 0);
+  });
+
   test('a key revoked while its socket is open cannot open new contexts', async () => {
     const org = await newOrg(server, { credits: 10_000 });
     const socket = await TestSocket.open(server.url, org.auth);
