@@ -6,6 +6,7 @@
 import type { AccessTokens } from './accounts/access-tokens.js';
 import type { AccountsAdmin } from './accounts/admin.js';
 import type { UsageAlerts } from './accounts/alerts.js';
+import type { ChargeJournal } from './accounts/charge-journal.js';
 import type { LimitCounters } from './limits/counters.js';
 import type { PricingConfig } from './accounts/pricing.js';
 import type { Activity } from './concurrency/activity.js';
@@ -28,6 +29,8 @@ export interface AccountsServices {
   alerts: UsageAlerts;
   /** The webhook URL guard (alerts' URLs pass it as job webhooks' do). */
   checkWebhookUrl: (url: string) => Promise<unknown>;
+  /** Charges waiting for the store on this gateway's disk (`accounts/charge-journal.ts`). */
+  journal: ChargeJournal;
 }
 
 /** The synthesis services (catalogues, engines, store, gate, logger, instance id) and the rest a server's handlers use. */

@@ -459,6 +459,60 @@ describe('WebSocket turns', { timeout: 60_000 }, () => {
   });
 });
 
+describe('charges while the store is away', { timeout: 60_000 }, () => {
+  const WS = { model_id: 'gepard-1.0', voice: { mode: 'id', id: 'sarah' }, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 } };
+  const journal = () => server.app.services.accounts!.journal;
+
+  test('a clip, a stream and a WebSocket turn whose charges meet an outage are served, journaled, and written once when the store is back', async () => {
+    const org = await newOrg(server, { credits: 100_000 });
+    const before = journal().entries;
+    store.faults.set('ledger.settle', { fail: Infinity, unavailable: true });
+    const clipText = 'A clip charged from the journal.';
+    const clip = await server.post('/tts/bytes', ttsBody({ transcript: clipText }), org.auth);
+    assert.equal(clip.status, 200);
+    assert.ok((await clip.arrayBuffer()).byteLength > 0);
+    assert.equal(clip.headers.get('x-request-credits'), String([...clipText].length));
+    const streamText = 'A stream charged at its first audio, from the journal.';
+    const stream = await server.post('/tts/sse', ttsBody({ transcript: streamText, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 } }), org.auth);
+    const events = await sseEvents(stream);
+    assert.equal(events.at(-1)!.type, 'done', 'the stream ends as it would with the store up');
+    const socket = await TestSocket.open(server.url, org.auth);
+    const turnText = 'A turn whose last batch is journaled before done.';
+    socket.send({ ...WS, context_id: 'journaled', transcript: turnText });
+    const end = await socket.waitFor((e) => (e.type === 'error' || e.type === 'done') && e.context_id === 'journaled');
+    assert.equal(end.type, 'done');
+    socket.close();
+    assert.equal(journal().entries - before, 3, 'each charge is on the gateway\'s disk');
+    assert.equal((await charges(org.orgId)).length, 0, 'nothing reached the store yet');
+    const metrics = server.app.services.metrics!.registry;
+    assert.match(await metrics.metrics(), new RegExp(`^voicegate_charge_journal_entries ${before + 3}$`, 'm'));
+    const replayed = server.app.services.accounts!.journal.replayed;
+
+    store.faults.clear();
+    await until(() => journal().entries === before, { timeoutMs: 10_000, what: 'the journal drained within 10 s of the store answering' });
+    const rows = await charges(org.orgId);
+    assert.deepEqual(rows.map((r) => r.characters).sort((a, b) => a! - b!), [clipText, turnText, streamText].map((t) => [...t].length).sort((a, b) => a - b));
+    assert.equal(new Set(rows.map((r) => r.chargeKey)).size, 3, 'no charge key twice');
+    assert.ok(rows.some((r) => r.chargeKey === `${clip.headers.get('x-request-id')}/0`), 'under the request\'s own charge key');
+    assert.match(await metrics.metrics(), new RegExp(`^voicegate_charge_journal_replayed_total ${replayed + 3}$`, 'm'));
+    await atRest(org);
+  });
+
+  test('a charge that committed but whose answers were lost in the outage is journaled and still lands once', async () => {
+    const org = await newOrg(server, { credits: 1000 });
+    store.faults.set('ledger.settle', { fail: 3, failAfterCall: true, unavailable: true });
+    const response = await server.post('/tts/bytes', ttsBody({ transcript: 'Charged exactly once.' }), org.auth);
+    assert.equal(response.status, 200);
+    await response.arrayBuffer();
+    assert.equal((await charges(org.orgId)).length, 1, 'the first attempt committed');
+    await until(() => journal().entries === 0, { timeoutMs: 10_000, what: 'the journal drained' });
+    const rows = await charges(org.orgId);
+    assert.equal(rows.length, 1, 'the replay found it there');
+    assert.equal(rows[0].chargeKey, `${response.headers.get('x-request-id')}/0`);
+    await atRest(org);
+  });
+});
+
 describe('reservations', { timeout: 30_000 }, () => {
   test('30 concurrent 20-character requests on a 10-credit balance overshoot by at most one request', async () => {
     const org = await newOrg(server, { credits: 10 });

@@ -4,7 +4,9 @@
  * per-key rate and per-org concurrency limits, a reservation of each
  * request's cost against the postpaid balance (granted only while balance −
  * open reservations > 0, so racing requests overshoot by at most one), and
- * one idempotent ledger row per charge that settles its reservation.
+ * one idempotent ledger row per charge that settles its reservation. A
+ * charge the store cannot take while it is away goes to this gateway's
+ * charge journal, to be written once it answers (`charge-journal.ts`).
  *
  * Key records and organisations are reused for CACHE_MS after a read, so a
  * request costs no store reads on the hot path; an organisation's cached
@@ -27,6 +29,7 @@ import { inNetworks } from './networks.js';
 import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 import { periodReset, periodStart } from './budget-period.js';
 import { callerScopes, hasScope } from './scopes.js';
+import { isStoreOutage, type ChargeJournal } from './charge-journal.js';
 
 /** The key's budget is spent: when it resets, in the message and a header of its own. */
 function budgetExceeded(key: ApiKeyRecord, refused: { spent: number; reserved: number }): ApiError {
@@ -101,6 +104,8 @@ export class AccountsGate implements RequestGate {
     private readonly reservationTtlMs = RESERVATION_TTL_MS,
     /** Verifies access tokens; without it every access token is refused as invalid. */
     private readonly tokens: AccessTokens | null = null,
+    /** Where a charge goes when the store does not answer (`charge-journal.ts`); null: such a charge fails its request. */
+    private readonly journal: ChargeJournal | null = null,
   ) {}
 
   async authenticate(presented: string | null, options: AuthenticateOptions = {}): Promise<Caller> {
@@ -229,6 +234,7 @@ export class AccountsGate implements RequestGate {
     const cost = creditsFor(synthesis.characters, multiplier);
     const pricing = this.pricing;
     const balance = first.balance;
+    const balanceAtAdmission = balance;
     return {
       // Only streams send it (a clip sends its charge's headers): made when asked for.
       get quote() {
@@ -251,8 +257,20 @@ export class AccountsGate implements RequestGate {
           reason: null,
         };
         // The key makes a retry safe: a write that failed after committing is not applied twice.
-        const result = await this.guard('store', () => retry(() => this.store.ledger.settle(id, entry)));
+        const journal = this.journal;
+        const result = await this.guard('store', () => retry(() => this.store.ledger.settle(id, entry)).catch((err: unknown) => {
+          if (journal && isStoreOutage(err)) return null;
+          throw err;
+        }));
         open.delete(id);
+        if (result === null) {
+          // The store is away: the charge is on this gateway's disk, written to the store once it answers
+          // (under the same key, so once). Its reservation stays held until then, and lapses at worst.
+          journal!.append(id, entry);
+          const balance = (this.orgs.entries.get(orgId)?.value.balance ?? balanceAtAdmission) - credits;
+          this.balanceChanged(orgId, balance);
+          return costHeaders(credits, balance, this.pricing);
+        }
         this.balanceChanged(orgId, result.balance);
         return costHeaders(credits, result.balance, this.pricing);
       },
