@@ -47,6 +47,8 @@ export interface MetricsSources {
   cache?: { stats(): CacheStats } | null;
   /** The job queue, read at scrape time; null or absent: no job metrics. */
   jobs?: { countByStatus(): Promise<Record<JobStatus, number>> } | null;
+  /** This gateway's charge journal (accounts on), read at scrape time. */
+  journal?: { readonly entries: number; readonly replayed: number } | null;
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
   /** Whether the server is leaving (SIGTERM), and its HTTP connections, read at scrape time. */
@@ -183,8 +185,9 @@ export class Metrics {
         labelNames: ['status'],
         registers,
         async collect() {
-          const counts = await jobQueue.countByStatus();
-          for (const status of JOB_STATUSES) this.set({ status }, counts[status] ?? 0);
+          // A store that does not answer leaves the last figures (stale), never a failed scrape.
+          const counts = await jobQueue.countByStatus().catch(() => null);
+          if (counts) for (const status of JOB_STATUSES) this.set({ status }, counts[status] ?? 0);
         },
       });
       const segments = new Counter({ name: 'voicegate_job_segments_total', help: 'Job segments this server made and persisted (its rate: segments per second).', registers });
@@ -283,6 +286,7 @@ export class Metrics {
     });
     this.engineGauges();
     this.storeGauges();
+    this.journalGauges();
     this.limitsGauges();
     this.cacheMetrics();
   }
@@ -432,6 +436,30 @@ export class Metrics {
       registers,
       collect() {
         this.set((stats().averageMs ?? 0) / 1000);
+      },
+    });
+  }
+
+  /** The charge journal: entries waiting for the store, and entries this process has written to it. */
+  private journalGauges(): void {
+    const journal = this.sources.journal;
+    if (!journal) return;
+    const registers = [this.registry];
+    new Gauge({
+      name: 'voicegate_charge_journal_entries',
+      help: "Charges in this gateway's charge journal, due while the store was away and not yet written to it (0 once drained).",
+      registers,
+      collect() {
+        this.set(journal.entries);
+      },
+    });
+    new Counter({
+      name: 'voicegate_charge_journal_replayed_total',
+      help: "Journaled charges this gateway has written to the store once it answered.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(journal.replayed);
       },
     });
   }
