@@ -14,6 +14,7 @@ import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
 import { recordFailures } from './accounts/failures.js';
 import { AccountsGate } from './accounts/gate.js';
 import { ChargeJournal } from './accounts/charge-journal.js';
+import { StoreOutage } from './accounts/store-outage.js';
 import { resolveTokenSecret } from './accounts/token-secret.js';
 import { Activity } from './concurrency/activity.js';
 import type { ChangeBus } from './cluster/change-bus.js';
@@ -120,13 +121,14 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     const alerts = new UsageAlerts(store, logger, { fired: () => alertWebhooks?.kick() });
     // Charges the store cannot take while it is away wait here, on this gateway's disk, until it answers.
     const journal = new ChargeJournal(join(config.dataDir, 'charge-journal.sqlite'), store.ledger, logger);
-    accounts = { store, admin, limits, pricing, tokens, alerts, journal, checkWebhookUrl: (url) => checkWebhookUrl(url, config.jobs.webhooks) };
+    const outage = new StoreOutage(config.accounts.outageMaxSeconds * 1000, logger);
+    accounts = { store, admin, limits, pricing, tokens, alerts, journal, outage, checkWebhookUrl: (url) => checkWebhookUrl(url, config.jobs.webhooks) };
     // Every change reaches every server's caches at once through the bus (Redis when configured); else the CLI's within their lifetime.
     const bus = (changes = openChangeBus(config, logger));
     admin.onChange((change) => void bus.publish(change).catch((err) => logger.warn({ err }, 'could not announce an account change to other servers')));
     if (options.gate) gate = options.gate;
     else {
-      const accountsGate = new AccountsGate(store, limits, pricing, logger, config.accounts.reservationTtlMs, tokens, journal);
+      const accountsGate = new AccountsGate(store, limits, pricing, logger, config.accounts.reservationTtlMs, tokens, journal, outage);
       bus.subscribe((change) => accountsGate.invalidate(change));
       bus.onMissed(() => accountsGate.forgetAll());
       gate = accountsGate;
@@ -175,6 +177,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         cache: cache?.store ?? null,
         jobs: config.jobs.enabled ? store.jobs : null,
         journal: accounts?.journal ?? null,
+        storeState: accounts ? () => accounts!.outage.state : null,
         // Read at scrape time, once the server below exists.
         lifecycle: { draining: () => draining || closing, connections: () => connections.counts(), ...(config.wyoming.port !== null ? { wyoming: () => services.wyoming?.status() ?? null } : {}) },
       })

@@ -498,6 +498,55 @@ describe('charges while the store is away', { timeout: 60_000 }, () => {
     await atRest(org);
   });
 
+  test('while the store is away, a key used here is admitted from its last-known-good copy; a key never seen is 503 at once; readyz says store degraded', async () => {
+    const known = await newOrg(server, { credits: 100_000 });
+    const unseen = await newOrg(server, { credits: 100_000 });
+    const outage = server.app.services.accounts!.outage;
+    const speak = () => server.post('/tts/bytes', ttsBody({ transcript: 'Known key, held credit.' }), known.auth);
+    const first = await speak();
+    assert.equal(first.status, 200);
+    await first.arrayBuffer();
+    const reads = store.faults.count('keys.get');
+    store.faults.set('keys.get', { fail: Infinity, unavailable: true });
+    store.faults.set('orgs.get', { fail: Infinity, unavailable: true });
+    store.faults.set('ledger.settle', { fail: Infinity, unavailable: true });
+    // Served throughout, past the cache's 500 ms, while the key's reads fail.
+    const began = performance.now();
+    let served = 0;
+    await until(
+      async () => {
+        const response = await speak();
+        assert.equal(response.status, 200, `served from the last-known-good copy (${response.status})`);
+        await response.arrayBuffer();
+        served++;
+        return store.faults.count('keys.get') > reads && performance.now() - began > 1_000;
+      },
+      { timeoutMs: 10_000, what: 'requests served while the key could not be read' },
+    );
+    assert.equal(outage.state, 'degraded');
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { status: string; store?: string };
+    assert.equal(ready.status, 'ready');
+    assert.equal(ready.store, 'degraded');
+
+    const t0 = performance.now();
+    const refused = await server.post('/tts/bytes', ttsBody({ transcript: 'Never seen here.' }), unseen.auth);
+    assert.equal(refused.status, 503);
+    assert.equal(((await refused.json()) as { error_code: string }).error_code, 'store_unavailable');
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.ok(performance.now() - t0 < 1_000, 'refused within a second');
+
+    store.faults.clear();
+    await until(() => server.app.services.accounts!.journal.entries === 0, { timeoutMs: 10_000, what: 'the journal drained' });
+    const rows = await charges(known.orgId);
+    assert.equal(rows.length, served + 1, 'every request served is charged, once');
+    assert.equal(new Set(rows.map((r) => r.chargeKey)).size, rows.length);
+    const again = await speak();
+    assert.equal(again.status, 200);
+    await again.arrayBuffer();
+    await until(() => outage.state === 'available', { what: 'the store answers again' });
+    await atRest(known);
+  });
+
   test('a charge that committed but whose answers were lost in the outage is journaled and still lands once', async () => {
     const org = await newOrg(server, { credits: 1000 });
     store.faults.set('ledger.settle', { fail: 3, failAfterCall: true, unavailable: true });

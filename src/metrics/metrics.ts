@@ -47,6 +47,8 @@ export interface MetricsSources {
   cache?: { stats(): CacheStats } | null;
   /** The job queue, read at scrape time; null or absent: no job metrics. */
   jobs?: { countByStatus(): Promise<Record<JobStatus, number>> } | null;
+  /** Whether the store answers as the accounts see it (accounts on), read at scrape time. */
+  storeState?: (() => 'available' | 'degraded' | 'unavailable') | null;
   /** This gateway's charge journal (accounts on), read at scrape time. */
   journal?: { readonly entries: number; readonly replayed: number } | null;
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
@@ -442,9 +444,20 @@ export class Metrics {
 
   /** The charge journal: entries waiting for the store, and entries this process has written to it. */
   private journalGauges(): void {
+    const registers = [this.registry];
+    const storeState = this.sources.storeState;
+    if (storeState) {
+      new Gauge({
+        name: 'voicegate_store_available',
+        help: 'Accounts on: 1 while the store answers; 0 while it does not (requests are admitted from held credit for accounts.outageMaxSeconds, their charges journaled).',
+        registers,
+        collect() {
+          this.set(storeState() === 'available' ? 1 : 0);
+        },
+      });
+    }
     const journal = this.sources.journal;
     if (!journal) return;
-    const registers = [this.registry];
     new Gauge({
       name: 'voicegate_charge_journal_entries',
       help: "Charges in this gateway's charge journal, due while the store was away and not yet written to it (0 once drained).",
