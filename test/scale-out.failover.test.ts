@@ -92,8 +92,14 @@ async function turn(url: string, auth: Record<string, string>, text: string): Pr
   }
 }
 
-test('PostgreSQL stopped under load: known keys served on held credit, charges journaled, a gateway killed and restarted, exact books', { timeout: 120_000 }, async (t) => {
+for (const mode of ['immediate', 'fast'] as const) {
+  test(`PostgreSQL stopped (-m ${mode}) under load: known keys served on held credit, charges journaled, a gateway killed and restarted, exact books`, { timeout: 120_000 }, (t) => outage(t, mode));
+}
+
+async function outage(t: { diagnostic(message: string): void }, mode: 'immediate' | 'fast'): Promise<void> {
   const INITIAL = 10_000_000;
+  // Never used on either gateway before the outage: it cannot be checked while the database is away.
+  const stranger = await adminOrg(gateways[0], ADMIN_TOKEN, { credits: INITIAL });
   const org = await adminOrg(gateways[0], ADMIN_TOKEN, { credits: INITIAL });
   // Each gateway reads the key and holds a share sized by a long request (16 such holds of spare).
   for (const g of gateways) {
@@ -113,8 +119,18 @@ test('PostgreSQL stopped under load: known keys served on held credit, charges j
   });
   try {
     assert.ok(await eventually(() => answers.filter((a) => a.complete).length >= 6, 10_000), 'served before the outage');
-    await postgres!.stop();
+    await postgres!.stop(mode);
     const down = answers.length;
+    // What cannot work is refused at once, with Retry-After: a key never seen here, an admin write.
+    for (const refused of [
+      await ask(gateways[1].url, stranger.auth, false),
+      await timed(() => fetch(`${gateways[1].url}/admin/orgs`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'during', credits: 1 }) })),
+    ]) {
+      assert.equal(refused.status, 503);
+      assert.equal(refused.code, 'store_unavailable');
+      assert.equal(refused.retryAfter, '1');
+      assert.ok(refused.ms < 1_000, `refused within a second (${Math.round(refused.ms)} ms)`);
+    }
     // A turn that ends during the outage: `done`, and charged once PostgreSQL is back.
     const turnText = 'A WebSocket turn that ends while the database is away. '.repeat(3);
     assert.equal(await turn(gateways[1].url, org.auth, turnText), 'done');
@@ -159,7 +175,17 @@ test('PostgreSQL stopped under load: known keys served on held credit, charges j
     for (const a of failures) assert.equal(byRequest.get(a.requestId), undefined, `refused ${a.requestId} is not charged`);
     const turns = charges.filter((r) => r.endpoint === 'tts.websocket');
     assert.deepEqual(turns.map((r) => r.characters), [[...'A WebSocket turn that ends while the database is away. '.repeat(3)].length], 'the turn that ended during the outage, charged exactly');
+    assert.equal((await allRows(store, stranger.orgId)).filter((r) => r.kind === 'charge').length, 0);
   } finally {
     await store.close();
   }
-});
+}
+
+/** Any request, as an answer: its status, code, Retry-After and time. */
+async function timed(send: () => Promise<Response>): Promise<Answer> {
+  const began = performance.now();
+  const response = await send();
+  const text = await response.text();
+  const code = /"error_code":"([a-z_]+)"/.exec(text)?.[1] ?? null;
+  return { status: response.status, requestId: String(response.headers.get('x-request-id')), code, retryAfter: response.headers.get('retry-after'), complete: false, characters: 0, ms: performance.now() - began };
+}
