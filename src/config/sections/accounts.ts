@@ -36,6 +36,13 @@ const accountsSchema = z
      * every request is 503 `store_unavailable` until the store answers again.
      */
     outageMaxSeconds: z.number().int().min(0).max(3600).default(300),
+    /**
+     * The least credit each gateway's share keeps for each organisation beyond its open holds
+     * (PostgreSQL), which it can admit on while the store is away; never more than a quarter of what
+     * the balance has left. Null: 1,000 credits, or the organisation's grants on that gateway in
+     * the current and the previous minute if more.
+     */
+    outageShareCredits: z.number().int().min(0).nullable().default(null),
     /** Limits given to new organisations. */
     defaultLimits: limitsSchema.default({ maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } }),
   })
@@ -52,6 +59,7 @@ export const accountsSection = defineSection(
     tokenSecret: null,
     reservationTtlMs: 15 * 60_000,
     outageMaxSeconds: 300,
+    outageShareCredits: null,
     defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
   }),
   {
@@ -63,6 +71,7 @@ export const accountsSection = defineSection(
     VOICEGATE_COST_HEADER_PREFIX: ['costHeaderAliasPrefix', 'string'],
     VOICEGATE_RESERVATION_TTL_MS: ['reservationTtlMs', 'number'],
     VOICEGATE_OUTAGE_MAX_SECONDS: ['outageMaxSeconds', 'number'],
+    VOICEGATE_OUTAGE_SHARE_CREDITS: ['outageShareCredits', 'number'],
   },
 );
 

@@ -44,10 +44,10 @@ async function appendLocked(run: Run, entry: NewLedgerEntry): Promise<AppendResu
 }
 
 /** The repository, and what the store's close does with it: its shares are dropped, for other servers not to wait for them. */
-export function postgresLedger(db: Db): { ledger: LedgerRepository; dropShares(): Promise<void> } {
+export function postgresLedger(db: Db, outageShareCredits: number | null = null): { ledger: LedgerRepository; dropShares(): Promise<void> } {
   const { query } = db;
   // This server's reservations: in memory, backed by one share row per organisation (../shares.ts).
-  const book = new ShareBook(`share_${randomBytes(8).toString('hex')}`);
+  const book = new ShareBook(`share_${randomBytes(8).toString('hex')}`, outageShareCredits);
   // One organisation's queued settlements, decisions and shrinks share one statement, a call of ledger_write_batch_v4
   // (group-commit.ts, ledger-batch.ts).
   const shrink = (orgId: string) => {
