@@ -100,6 +100,17 @@ async function outage(t: { diagnostic(message: string): void }, mode: 'immediate
   const INITIAL = 10_000_000;
   // Never used on either gateway before the outage: it cannot be checked while the database is away.
   const stranger = await adminOrg(gateways[0], ADMIN_TOKEN, { credits: INITIAL });
+  // A balance smaller than what the gateways would hold for it, and a key with a budget.
+  const TIGHT = 2_000;
+  const tight = await adminOrg(gateways[0], ADMIN_TOKEN, { credits: TIGHT });
+  const issued = await fetch(`${gateways[0].url}/admin/orgs/${stranger.orgId}/keys`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: 'budgeted', budget: { credits: 1_000_000, period: 'month' } }),
+  });
+  assert.ok(issued.status === 201 || issued.status === 200, `a budgeted key: ${issued.status}`);
+  const budgeted = { authorization: `Bearer ${((await issued.json()) as { key: string }).key}` };
+  for (const g of gateways) for (const auth of [tight.auth, budgeted]) assert.equal((await ask(g.url, auth, false)).status, 200, 'served before the outage');
   const org = await adminOrg(gateways[0], ADMIN_TOKEN, { credits: INITIAL });
   // Each gateway reads the key and holds a share sized by a long request (16 such holds of spare).
   for (const g of gateways) {
@@ -109,6 +120,7 @@ async function outage(t: { diagnostic(message: string): void }, mode: 'immediate
   }
 
   const answers: Answer[] = [];
+  const tightAnswers: Answer[] = [];
   let running = true;
   const alive = () => gateways.filter((g) => g.process.exitCode === null && g.process.signalCode === null);
   const workers = Array.from({ length: 3 }, async (_, w) => {
@@ -121,9 +133,12 @@ async function outage(t: { diagnostic(message: string): void }, mode: 'immediate
     assert.ok(await eventually(() => answers.filter((a) => a.complete).length >= 6, 10_000), 'served before the outage');
     await postgres!.stop(mode);
     const down = answers.length;
-    // What cannot work is refused at once, with Retry-After: a key never seen here, an admin write.
+    // The organisation with little credit: served at most what its shares held, then refused.
+    for (let i = 0; i < 80; i++) tightAnswers.push(await ask(gateways[i % 2].url, tight.auth, i % 3 === 0));
+    // What cannot work is refused at once, with Retry-After: a key never seen here, a budgeted key, an admin write.
     for (const refused of [
       await ask(gateways[1].url, stranger.auth, false),
+      await ask(gateways[0].url, budgeted, false),
       await timed(() => fetch(`${gateways[1].url}/admin/orgs`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'during', credits: 1 }) })),
     ]) {
       assert.equal(refused.status, 503);
@@ -175,7 +190,16 @@ async function outage(t: { diagnostic(message: string): void }, mode: 'immediate
     for (const a of failures) assert.equal(byRequest.get(a.requestId), undefined, `refused ${a.requestId} is not charged`);
     const turns = charges.filter((r) => r.endpoint === 'tts.websocket');
     assert.deepEqual(turns.map((r) => r.characters), [[...'A WebSocket turn that ends while the database is away. '.repeat(3)].length], 'the turn that ended during the outage, charged exactly');
-    assert.equal((await allRows(store, stranger.orgId)).filter((r) => r.kind === 'charge').length, 0);
+    // Only the budgeted key's requests before the outage.
+    assert.equal((await allRows(store, stranger.orgId)).filter((r) => r.kind === 'charge').length, 2);
+    const tightCharges = (await allRows(store, tight.orgId)).filter((r) => r.kind === 'charge');
+    const tightServed = tightAnswers.filter((a) => a.complete);
+    assert.ok(tightServed.length > 0 && tightServed.length < tightAnswers.length, `some served on held credit, then refused (${tightServed.length} of ${tightAnswers.length})`);
+    for (const a of tightAnswers.filter((x) => !x.complete)) assert.deepEqual([a.status, a.code, a.retryAfter], [503, 'store_unavailable', '1']);
+    assert.equal(tightCharges.length, tightServed.length + 2, 'every tight request served is charged, once');
+    const tightBalance = (await store.orgs.get(tight.orgId))!.balance;
+    assert.ok(tightBalance >= 0, `never overspent: the shares held no more than the balance (${tightBalance})`);
+    t.diagnostic(`small balance: ${tightServed.length} of ${tightAnswers.length} served during the outage, balance ${TIGHT} → ${tightBalance}`);
   } finally {
     await store.close();
   }
