@@ -178,6 +178,7 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         jobs: config.jobs.enabled ? store.jobs : null,
         journal: accounts?.journal ?? null,
         storeState: accounts ? () => accounts!.outage.state : null,
+        held: accounts && store.ledger.held ? () => store.ledger.held!() : null,
         // Read at scrape time, once the server below exists.
         lifecycle: { draining: () => draining || closing, connections: () => connections.counts(), ...(config.wyoming.port !== null ? { wyoming: () => services.wyoming?.status() ?? null } : {}) },
       })

@@ -111,6 +111,12 @@ async function outage(t: { diagnostic(message: string): void }, mode: 'immediate
   assert.ok(issued.status === 201 || issued.status === 200, `a budgeted key: ${issued.status}`);
   const budgeted = { authorization: `Bearer ${((await issued.json()) as { key: string }).key}` };
   for (const g of gateways) for (const auth of [tight.auth, budgeted]) assert.equal((await ask(g.url, auth, false)).status, 200, 'served before the outage');
+  for (const g of gateways) {
+    const metrics = await (await fetch(`${g.url}/metrics`)).text();
+    const held = Number(new RegExp(`^voicegate_held_credits\\{org="${tight.orgId}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    // A quarter of what was left when the share was set, and the charged holds' credits left in it: at most half.
+    assert.ok(held > 0 && held <= TIGHT / 2, `each gateway holds credit for the small balance, at most half of it (${held})`);
+  }
   const org = await adminOrg(gateways[0], ADMIN_TOKEN, { credits: INITIAL });
   // Each gateway reads the key and holds a share sized by a long request (16 such holds of spare).
   for (const g of gateways) {

@@ -47,6 +47,8 @@ export interface MetricsSources {
   cache?: { stats(): CacheStats } | null;
   /** The job queue, read at scrape time; null or absent: no job metrics. */
   jobs?: { countByStatus(): Promise<Record<JobStatus, number>> } | null;
+  /** The credit this server holds per organisation (a store with shares in memory: PostgreSQL), read at scrape time. */
+  held?: (() => { orgId: string; credits: number }[]) | null;
   /** Whether the store answers as the accounts see it (accounts on), read at scrape time. */
   storeState?: (() => 'available' | 'degraded' | 'unavailable') | null;
   /** This gateway's charge journal (accounts on), read at scrape time. */
@@ -453,6 +455,19 @@ export class Metrics {
         registers,
         collect() {
           this.set(storeState() === 'available' ? 1 : 0);
+        },
+      });
+    }
+    const held = this.sources.held;
+    if (held) {
+      new Gauge({
+        name: 'voicegate_held_credits',
+        help: "Credits this gateway holds for each organisation beyond its open requests (its share's spare): what it can admit on while the store is away.",
+        labelNames: ['org'],
+        registers,
+        collect() {
+          this.reset();
+          for (const { orgId, credits } of held()) this.set({ org: orgId }, credits);
         },
       });
     }

@@ -151,6 +151,13 @@ export class ShareBook {
     return `${this.instance}:${orgId}`;
   }
 
+  /** Each organisation's spare as this process holds it now (its share's row beyond its open holds). */
+  spares(now: number): { orgId: string; credits: number }[] {
+    return this.rows()
+      .filter((share) => share.expiresAt > now)
+      .map((share) => ({ orgId: share.orgId, credits: Math.max(0, share.credits - share.open) }));
+  }
+
   hold(id: string): Hold | null {
     return this.holds.get(id) ?? null;
   }

@@ -99,6 +99,9 @@ export function postgresLedger(db: Db, outageShareCredits: number | null = null)
       // The credits become the share's spare; a share left with too much gives it back in a write of its own.
       if (book.release(reservationId)) await group.run(hold.orgId, { kind: 'shrink' });
     },
+    held() {
+      return book.spares(Date.now());
+    },
     async reserved(orgId) {
       const [row] = await query<{ total: number }>(
         `SELECT COALESCE(SUM(credits), 0)::bigint AS total FROM reservations WHERE org_id = $1 AND expires_at > ${NOW_MS} AND id <> $2`,
