@@ -22,6 +22,33 @@ function decided(balance: number, credits: number, now = 1_000) {
 }
 
 describe('ShareBook', () => {
+  it('under steady traffic whose charges refill the spare, asks the database to resize it once recent grants want twice as much; not again for a while after that call failed', () => {
+    const book = new ShareBook('share_steady');
+    let now = 1_000;
+    let decisions = 0;
+    for (let i = 0; i < 800; i++) {
+      const r = req(`s${i}`, 42);
+      if (!book.grantFromSpare(r, now)) {
+        decisions++;
+        book.begin();
+        book.decide(r, 100_000_000 - 42 * i, 0, now);
+        book.commit();
+      }
+      book.begin();
+      book.settle(`s${i}`, 'org_a', 100_000_000 - 42 * (i + 1));
+      book.commit();
+      now += 5;
+    }
+    const share = book.share('org_a')!;
+    assert.ok(decisions <= 8, `a few resizes, not a call per request (${decisions})`);
+    assert.ok(share.spare * 2 >= book.outageSpare('org_a', now), `the spare follows the recent grants (${share.spare} of ${book.outageSpare('org_a', now)})`);
+    // The next resize is due: a failed call leaves the spare granting without asking for a while.
+    for (let i = 0; book.grantFromSpare(req(`r${i}`, 42), now) !== null && i < 1_000; i++);
+    assert.equal(book.grantFromSpare(req('due', 42), now), null, 'a resize is asked for');
+    book.undecided('org_a');
+    assert.ok(book.grantFromSpare(req('after', 42), now + 1), 'granted from the spare while the database is away');
+  });
+
   it('keeps at least the outage spare: 1,000 credits, or the last minute of grants if more, never more than a quarter of what is left', () => {
     const book = new ShareBook('share_outage');
     book.begin();

@@ -36,6 +36,8 @@ export const SPARE_DIVISOR = 4;
  * while the database is away. Still never more than SPARE_DIVISOR's part of what the balance has left.
  */
 export const OUTAGE_SPARE_CREDITS = 1000;
+/** After a call that failed, how long a share grants from its spare without asking to be resized. */
+const RESIZE_RETRY_MS = 5_000;
 /** The window of an organisation's recent grants, for the outage spare. */
 const SPEND_WINDOW_MS = 60_000;
 /** A share's row outlives its newest hold by this fraction of the hold's time, so it is rewritten only now and then. */
@@ -70,6 +72,10 @@ export interface Share {
   deciding: boolean;
   /** Credits of the share's row as the database last wrote it. */
   written: number;
+  /** The spare the last decision wanted was cut to what the balance allows (a bigger one cannot be had). */
+  capped: boolean;
+  /** No resize is asked for before this (epoch ms): the last call failed, the database may be away. */
+  resizeAfter: number;
   /** Credits granted in the current window (since `windowStart`) and in the one before it. */
   granted: { windowStart: number; current: number; previous: number };
 }
@@ -82,6 +88,8 @@ export interface Decision {
   expires: number[];
   /** The share row's expiry if the call writes it. */
   shareExpires: number;
+  /** How many holds of the smallest request's size the spare is asked to be (`spareHolds`). */
+  spareHolds: number;
 }
 
 /** The database's answer to a `Decision`. */
@@ -171,7 +179,7 @@ export class ShareBook {
    * A hold granted from the share's spare, without the database; null when it needs the database
    * (no share yet, not enough spare, or the share's row would lapse before the hold).
    */
-  grantFromSpare(request: HoldRequest, now: number): ReserveResult | null {
+  grantFromSpare(request: HoldRequest, now: number, resize = true): ReserveResult | null {
     const existing = this.existing(request, now);
     if (existing) return existing;
     const share = this.shares.get(request.orgId);
@@ -180,6 +188,9 @@ export class ShareBook {
     const expiresAt = now + request.ttlMs;
     const spare = share.credits - share.open;
     if (share.deciding || spare <= 0 || spare < request.credits || expiresAt > share.expiresAt) return null;
+    // Charges give their credits back to the spare, so under steady traffic the database may never be
+    // asked again: once recent grants want twice the spare the last decision set, ask it, to resize.
+    if (resize && !share.capped && now >= share.resizeAfter && this.outageSpare(request.orgId, now) > 2 * share.spare) return null;
     const reserved = share.others + share.open;
     this.add(share, this.counted(share, { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt }, now));
     return { ok: true, reservation: toReservation(this.holds.get(request.id)!), balance: share.balance, reserved };
@@ -216,7 +227,9 @@ export class ShareBook {
     const hold: Hold = { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt: now + request.ttlMs };
     this.add(share, this.counted(share, hold, now));
     const left = balance - reserved - request.credits;
-    share.spare = Math.max(0, Math.min(Math.floor(left / SPARE_DIVISOR), this.spareHolds(request.orgId, request.credits, now) * Math.max(request.credits, 1)));
+    const wanted = this.spareHolds(request.orgId, request.credits, now) * Math.max(request.credits, 1);
+    share.spare = Math.max(0, Math.min(Math.floor(left / SPARE_DIVISOR), wanted));
+    share.capped = share.spare < wanted;
     share.credits = share.open + share.spare;
     share.expiresAt = Math.max(share.expiresAt, now + Math.ceil(request.ttlMs * (1 + EXPIRY_SLACK)));
     this.markDirty(share);
@@ -289,6 +302,7 @@ export class ShareBook {
     const longest = Math.max(...requests.map((r) => r.ttlMs));
     return {
       open,
+      spareHolds: this.spareHolds(orgId, Math.min(...requests.map((r) => r.credits)), now),
       expires: requests.map((r) => now + r.ttlMs),
       shareExpires: Math.max(share.expiresAt, now + Math.ceil(longest * (1 + EXPIRY_SLACK))),
     };
@@ -313,13 +327,17 @@ export class ShareBook {
     share.written = answer.credits;
     share.expiresAt = sent.shareExpires;
     share.spare = Math.max(0, answer.credits - sent.open - granted);
+    // What the call asked for (`spareHolds` of its smallest hold), against what the balance allowed.
+    share.capped = share.spare < sent.spareHolds * Math.max(Math.min(...requests.map((r) => r.credits)), 1);
     return results;
   }
 
-  /** The call failed or found no organisation: nothing was decided. */
+  /** The call failed or found no organisation: nothing was decided (and no resize is asked for a while). */
   undecided(orgId: string): void {
     const share = this.shares.get(orgId);
-    if (share) share.deciding = false;
+    if (!share) return;
+    share.deciding = false;
+    share.resizeAfter = Date.now() + RESIZE_RETRY_MS;
   }
 
   /** The credits a shrinking share's row should now hold, or null when the row needs no write. */
@@ -392,7 +410,7 @@ export class ShareBook {
   private ensure(orgId: string, now: number): Share {
     let share = this.shares.get(orgId);
     if (!share) {
-      share = { orgId, rowId: this.rowId(orgId), credits: 0, expiresAt: 0, spare: 0, open: 0, holds: new Map(), nextLapse: Infinity, balance: 0, others: 0, deciding: false, written: 0, granted: { windowStart: now, current: 0, previous: 0 } };
+      share = { orgId, rowId: this.rowId(orgId), credits: 0, expiresAt: 0, spare: 0, open: 0, holds: new Map(), nextLapse: Infinity, balance: 0, others: 0, deciding: false, written: 0, capped: false, resizeAfter: 0, granted: { windowStart: now, current: 0, previous: 0 } };
       this.shares.set(orgId, share);
       const created = share;
       this.journal?.push(() => {
@@ -416,8 +434,8 @@ export class ShareBook {
   /** Journals the share's numbers, so a rollback restores them. */
   private remember(share: Share): void {
     if (!this.journal) return;
-    const { credits, expiresAt, spare, balance, others } = share;
-    this.journal.push(() => Object.assign(share, { credits, expiresAt, spare, balance, others }));
+    const { credits, expiresAt, spare, balance, others, capped } = share;
+    this.journal.push(() => Object.assign(share, { credits, expiresAt, spare, balance, others, capped }));
   }
 
   /** Moves the grant window on: a window older than two is forgotten. */

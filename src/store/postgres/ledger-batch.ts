@@ -139,7 +139,7 @@ function sharedBatchWriter(book: ShareBook, shrinkLater: (orgId: string) => void
         shrinkTo,
         decision?.shareExpires ?? book.share(orgId)?.expiresAt ?? 0,
         // Holds of the smallest request's size the spare is sized for: at least the outage spare.
-        requests.length > 0 ? book.spareHolds(orgId, Math.min(...requests.map((r) => r.credits)), now) : SPARE_HOLDS,
+        decision?.spareHolds ?? SPARE_HOLDS,
         SPARE_DIVISOR,
         settles.map(({ write }) => write.reservationId),
         column('kind'),
