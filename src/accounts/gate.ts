@@ -273,7 +273,9 @@ export class AccountsGate implements RequestGate {
         };
         // The key makes a retry safe: a write that failed after committing is not applied twice.
         const journal = this.journal;
-        const result = await this.guard('store', () => retry(() => this.store.ledger.settle(id, entry)).catch((err: unknown) => {
+        // While the store is known to be away, one try: the journal takes the charge without the retries' waits.
+        const write = () => this.store.ledger.settle(id, entry);
+        const result = await this.guard('store', () => (journal && this.outage && this.outage.state !== 'available' ? write() : retry(write)).catch((err: unknown) => {
           if (journal && isStoreOutage(err)) return null;
           throw err;
         }));
