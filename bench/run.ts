@@ -2,7 +2,7 @@
  * @module bench/run
  * `npm run bench`: runs every benchmark in order (serving efficiency, gateway
  * overhead, streaming latency, the ElevenLabs dialect, fallback chains, Wyoming, throughput by language, tracing cost, mixed load, cold start, the audio cache, long-form jobs, neural serving, streams
- * without underruns, usage summaries, then intelligibility) and
+ * without underruns, usage summaries, first audio through a PostgreSQL outage, then intelligibility) and
  * prints their markdown tables with the machine and the date, for pasting
  * into BENCHMARKS.md. Two are optional and skipped with a line saying why:
  * neural serving without its stand-in model (streams without underruns then
@@ -25,6 +25,7 @@ import { runStreamingLatency } from './streaming-latency.js';
 import { runStreamsBench } from './streams.js';
 import { runTracingBench } from './tracing.js';
 import { runUsageSummaryBench } from './usage-summary.js';
+import { runFailoverBench } from './failover.js';
 import { runWyomingBench } from './wyoming.js';
 
 const started = performance.now();
@@ -43,6 +44,7 @@ const jobs = await runJobsBench();
 const neural = await runNeuralServing();
 const streams = await runStreamsBench();
 const usage = await runUsageSummaryBench();
+const failover = await runFailoverBench();
 const unavailable = intelligibilityUnavailable();
 if (unavailable) note(`intelligibility skipped: ${unavailable}`);
 const intelligibility = unavailable ? { markdown: `### Intelligibility\n\nSkipped: ${unavailable}.` } : await runIntelligibility();
@@ -82,6 +84,8 @@ console.log(
     streams.markdown,
     '',
     usage.markdown,
+    '',
+    failover.markdown,
     '',
     intelligibility.markdown,
   ].join('\n'),

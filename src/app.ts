@@ -13,6 +13,8 @@ import { AccountsAdmin } from './accounts/admin.js';
 import { bootstrapAccounts, type Bootstrap } from './accounts/bootstrap.js';
 import { recordFailures } from './accounts/failures.js';
 import { AccountsGate } from './accounts/gate.js';
+import { ChargeJournal } from './accounts/charge-journal.js';
+import { StoreOutage } from './accounts/store-outage.js';
 import { resolveTokenSecret } from './accounts/token-secret.js';
 import { Activity } from './concurrency/activity.js';
 import type { ChangeBus } from './cluster/change-bus.js';
@@ -119,13 +121,16 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     const admin = new AccountsAdmin(store, config.accounts);
     const tokens = new AccessTokens(resolveTokenSecret(config.accounts.tokenSecret, config.dataDir));
     const alerts = new UsageAlerts(store, logger, { fired: () => alertWebhooks?.kick() });
-    accounts = { store, admin, limits, pricing, tokens, alerts, checkWebhookUrl: (url) => checkWebhookUrl(url, config.jobs.webhooks) };
+    // Charges the store cannot take while it is away wait here, on this gateway's disk, until it answers.
+    const journal = new ChargeJournal(join(config.dataDir, 'charge-journal.sqlite'), store.ledger, logger);
+    const outage = new StoreOutage(config.accounts.outageMaxSeconds * 1000, logger);
+    accounts = { store, admin, limits, pricing, tokens, alerts, journal, outage, checkWebhookUrl: (url) => checkWebhookUrl(url, config.jobs.webhooks) };
     // Every change reaches every server's caches at once through the bus (Redis when configured); else the CLI's within their lifetime.
     const bus = (changes = openChangeBus(config, logger));
     admin.onChange((change) => void bus.publish(change).catch((err) => logger.warn({ err }, 'could not announce an account change to other servers')));
     if (options.gate) gate = options.gate;
     else {
-      const accountsGate = new AccountsGate(store, limits, pricing, logger, config.accounts.reservationTtlMs, tokens);
+      const accountsGate = new AccountsGate(store, limits, pricing, logger, config.accounts.reservationTtlMs, tokens, journal, outage);
       bus.subscribe((change) => accountsGate.invalidate(change));
       bus.onMissed(() => accountsGate.forgetAll());
       gate = accountsGate;
@@ -173,6 +178,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         limits: accounts?.limits,
         cache: cache?.store ?? null,
         jobs: config.jobs.enabled ? store.jobs : null,
+        journal: accounts?.journal ?? null,
+        storeState: accounts ? () => accounts!.outage.state : null,
+        held: accounts && store.ledger.held ? () => store.ledger.held!() : null,
         // Read at scrape time, once the server below exists.
         lifecycle: { draining: () => draining || closing, connections: () => connections.counts(), ...(config.wyoming.port !== null ? { wyoming: () => services.wyoming?.status() ?? null } : {}) },
       })
@@ -268,7 +276,13 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
     metricsUrl: null,
     wyomingAddress: null,
     async listen() {
-      if (accounts) app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
+      if (accounts) {
+        app.bootstrap = await bootstrapAccounts(accounts.store, accounts.admin, config.accounts);
+        // Charges a previous run journaled (it was killed during an outage) reach the store before this
+        // server reports ready; what the store does not take yet is replayed in the background.
+        await accounts.journal.replay();
+        accounts.journal.start();
+      }
       else if (!(await store.orgs.get(LOCAL_ORG_ID))) {
         // Without accounts everything belongs to one implicit organisation (voices, dictionaries).
         await store.orgs.create({ id: LOCAL_ORG_ID, name: 'local', limits: { maxConcurrent: null, rateLimit: null } }).catch(async (err: unknown) => {
@@ -328,6 +342,9 @@ export async function createApp(config: Config, logger: Logger, options: AppOpti
         // Entries being written to disk are finished, so a restart finds them whole.
         await cache?.store.settled();
         await Promise.all([accounts?.limits.close(), changes?.close(), ownModelBus?.close(), cache?.store.close(), roster?.close(), stopRecordingFailures()]);
+        // A last try at what waits in the journal; what the store still does not take stays on disk for the next start.
+        await accounts?.journal.replay().catch(() => 0);
+        await accounts?.journal.close();
         await store.close();
         stopLogging();
         await tracing.stop();

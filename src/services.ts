@@ -6,6 +6,8 @@
 import type { AccessTokens } from './accounts/access-tokens.js';
 import type { AccountsAdmin } from './accounts/admin.js';
 import type { UsageAlerts } from './accounts/alerts.js';
+import type { ChargeJournal } from './accounts/charge-journal.js';
+import type { StoreOutage } from './accounts/store-outage.js';
 import type { LimitCounters } from './limits/counters.js';
 import type { PricingConfig } from './accounts/pricing.js';
 import type { Activity } from './concurrency/activity.js';
@@ -29,6 +31,10 @@ export interface AccountsServices {
   alerts: UsageAlerts;
   /** The webhook URL guard (alerts' URLs pass it as job webhooks' do). */
   checkWebhookUrl: (url: string) => Promise<unknown>;
+  /** Charges waiting for the store on this gateway's disk (`accounts/charge-journal.ts`). */
+  journal: ChargeJournal;
+  /** Whether the store answers, as the accounts see it (`/readyz`'s `store`). */
+  outage: StoreOutage;
 }
 
 /** The synthesis services (catalogues, engines, store, gate, logger, instance id) and the rest a server's handlers use. */

@@ -323,6 +323,21 @@ describe('job webhooks', () => {
     assert.equal(jobs.state(job.id).webhookState, 'delivered');
   });
 
+  it('a store that keeps failing is logged once, polled with backoff, and its return once', TIMEOUT, async () => {
+    const jobs = new FakeJobs();
+    jobs.failClaims = 6;
+    const { deliverer: d, lines } = deliverer(jobs, { concurrency: 4, pollMs: 5 });
+    d.start();
+    try {
+      assert.ok(await eventually(() => jobs.failClaims === 0, WITHIN_MS), 'every failing claim was tried');
+      assert.ok(await eventually(() => logged(lines, 'webhook delivery: the store answers again') !== undefined, WITHIN_MS));
+      const failed = lines.filter((line) => line.includes('webhook delivery: the store failed'));
+      assert.equal(failed.length, 1, 'one line for the outage, not one per poll');
+    } finally {
+      await d.stop();
+    }
+  });
+
   it('stop() cuts off a delivery that outlasts its bound and leaves it to be tried again', TIMEOUT, async () => {
     const hook = await receiver(() => {}); // Never answers.
     const jobs = new FakeJobs();

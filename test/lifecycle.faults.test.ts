@@ -429,6 +429,21 @@ describe('WebSocket turns', { timeout: 60_000 }, () => {
     assert.equal((await charges(org.orgId)).length, 0);
   });
 
+  test('a turn whose last charge cannot be written ends with store_unavailable, never done', async () => {
+    const org = await newOrg(server, { credits: 100_000 });
+    const socket = await TestSocket.open(server.url, org.auth);
+    // The turn's one batch is charged as it ends: every write of it fails (not an outage: a broken write).
+    store.faults.set('ledger.settle', { fail: Infinity });
+    socket.send({ ...WS, context_id: 'last', transcript: 'A short turn, charged as it ends.' });
+    const end = await socket.waitFor((e) => (e.type === 'error' || e.type === 'done') && e.context_id === 'last');
+    assert.equal(end.type, 'error', 'done is sent only once the last charge is written');
+    assert.equal(end.error_code, 'store_unavailable');
+    store.faults.clear();
+    socket.close();
+    await atRest(org);
+    assert.equal((await charges(org.orgId)).length, 0);
+  });
+
   test('a key revoked while its socket is open cannot open new contexts', async () => {
     const org = await newOrg(server, { credits: 10_000 });
     const socket = await TestSocket.open(server.url, org.auth);
@@ -440,6 +455,109 @@ describe('WebSocket turns', { timeout: 60_000 }, () => {
     assert.equal(error.type, 'error');
     assert.equal(error.error_code, 'invalid_api_key');
     socket.close();
+    await atRest(org);
+  });
+});
+
+describe('charges while the store is away', { timeout: 60_000 }, () => {
+  const WS = { model_id: 'gepard-1.0', voice: { mode: 'id', id: 'sarah' }, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 } };
+  const journal = () => server.app.services.accounts!.journal;
+
+  test('a clip, a stream and a WebSocket turn whose charges meet an outage are served, journaled, and written once when the store is back', async () => {
+    const org = await newOrg(server, { credits: 100_000 });
+    const before = journal().entries;
+    store.faults.set('ledger.settle', { fail: Infinity, unavailable: true });
+    const clipText = 'A clip charged from the journal.';
+    const clip = await server.post('/tts/bytes', ttsBody({ transcript: clipText }), org.auth);
+    assert.equal(clip.status, 200);
+    assert.ok((await clip.arrayBuffer()).byteLength > 0);
+    assert.equal(clip.headers.get('x-request-credits'), String([...clipText].length));
+    const streamText = 'A stream charged at its first audio, from the journal.';
+    const stream = await server.post('/tts/sse', ttsBody({ transcript: streamText, output_format: { container: 'raw', encoding: 'pcm_s16le', sample_rate: 22050 } }), org.auth);
+    const events = await sseEvents(stream);
+    assert.equal(events.at(-1)!.type, 'done', 'the stream ends as it would with the store up');
+    const socket = await TestSocket.open(server.url, org.auth);
+    const turnText = 'A turn whose last batch is journaled before done.';
+    socket.send({ ...WS, context_id: 'journaled', transcript: turnText });
+    const end = await socket.waitFor((e) => (e.type === 'error' || e.type === 'done') && e.context_id === 'journaled');
+    assert.equal(end.type, 'done');
+    socket.close();
+    assert.equal(journal().entries - before, 3, 'each charge is on the gateway\'s disk');
+    assert.equal((await charges(org.orgId)).length, 0, 'nothing reached the store yet');
+    const metrics = server.app.services.metrics!.registry;
+    assert.match(await metrics.metrics(), new RegExp(`^voicegate_charge_journal_entries ${before + 3}$`, 'm'));
+    const replayed = server.app.services.accounts!.journal.replayed;
+
+    store.faults.clear();
+    await until(() => journal().entries === before, { timeoutMs: 10_000, what: 'the journal drained within 10 s of the store answering' });
+    const rows = await charges(org.orgId);
+    assert.deepEqual(rows.map((r) => r.characters).sort((a, b) => a! - b!), [clipText, turnText, streamText].map((t) => [...t].length).sort((a, b) => a - b));
+    assert.equal(new Set(rows.map((r) => r.chargeKey)).size, 3, 'no charge key twice');
+    assert.ok(rows.some((r) => r.chargeKey === `${clip.headers.get('x-request-id')}/0`), 'under the request\'s own charge key');
+    assert.match(await metrics.metrics(), new RegExp(`^voicegate_charge_journal_replayed_total ${replayed + 3}$`, 'm'));
+    await atRest(org);
+  });
+
+  test('while the store is away, a key used here is admitted from its last-known-good copy; a key never seen is 503 at once; readyz says store degraded', async () => {
+    const known = await newOrg(server, { credits: 100_000 });
+    const unseen = await newOrg(server, { credits: 100_000 });
+    const outage = server.app.services.accounts!.outage;
+    const speak = () => server.post('/tts/bytes', ttsBody({ transcript: 'Known key, held credit.' }), known.auth);
+    const first = await speak();
+    assert.equal(first.status, 200);
+    await first.arrayBuffer();
+    const reads = store.faults.count('keys.get');
+    store.faults.set('keys.get', { fail: Infinity, unavailable: true });
+    store.faults.set('orgs.get', { fail: Infinity, unavailable: true });
+    store.faults.set('ledger.settle', { fail: Infinity, unavailable: true });
+    // Served throughout, past the cache's 500 ms, while the key's reads fail.
+    const began = performance.now();
+    let served = 0;
+    await until(
+      async () => {
+        const response = await speak();
+        assert.equal(response.status, 200, `served from the last-known-good copy (${response.status})`);
+        await response.arrayBuffer();
+        served++;
+        return store.faults.count('keys.get') > reads && performance.now() - began > 1_000;
+      },
+      { timeoutMs: 10_000, what: 'requests served while the key could not be read' },
+    );
+    assert.equal(outage.state, 'degraded');
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { status: string; store?: string };
+    assert.equal(ready.status, 'ready');
+    assert.equal(ready.store, 'degraded');
+
+    const t0 = performance.now();
+    const refused = await server.post('/tts/bytes', ttsBody({ transcript: 'Never seen here.' }), unseen.auth);
+    assert.equal(refused.status, 503);
+    assert.equal(((await refused.json()) as { error_code: string }).error_code, 'store_unavailable');
+    assert.equal(refused.headers.get('retry-after'), '1');
+    assert.ok(performance.now() - t0 < 1_000, 'refused within a second');
+
+    store.faults.clear();
+    await until(() => server.app.services.accounts!.journal.entries === 0, { timeoutMs: 10_000, what: 'the journal drained' });
+    const rows = await charges(known.orgId);
+    assert.equal(rows.length, served + 1, 'every request served is charged, once');
+    assert.equal(new Set(rows.map((r) => r.chargeKey)).size, rows.length);
+    const again = await speak();
+    assert.equal(again.status, 200);
+    await again.arrayBuffer();
+    await until(() => outage.state === 'available', { what: 'the store answers again' });
+    await atRest(known);
+  });
+
+  test('a charge that committed but whose answers were lost in the outage is journaled and still lands once', async () => {
+    const org = await newOrg(server, { credits: 1000 });
+    store.faults.set('ledger.settle', { fail: 3, failAfterCall: true, unavailable: true });
+    const response = await server.post('/tts/bytes', ttsBody({ transcript: 'Charged exactly once.' }), org.auth);
+    assert.equal(response.status, 200);
+    await response.arrayBuffer();
+    assert.equal((await charges(org.orgId)).length, 1, 'the first attempt committed');
+    await until(() => journal().entries === 0, { timeoutMs: 10_000, what: 'the journal drained' });
+    const rows = await charges(org.orgId);
+    assert.equal(rows.length, 1, 'the replay found it there');
+    assert.equal(rows[0].chargeKey, `${response.headers.get('x-request-id')}/0`);
     await atRest(org);
   });
 });

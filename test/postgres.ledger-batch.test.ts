@@ -63,9 +63,9 @@ function value<V>(outcome: Outcome): V {
   return (outcome as { value: V }).value;
 }
 
-/** A writer with a share book of its own (one server), and the shrinks it asks for. */
-function server(name: string) {
-  const book = new ShareBook(`share_${name}`);
+/** A writer with a share book of its own (one server), and the shrinks it asks for; `outage`: its least spare (0: none, the 16-hold rule alone). */
+function server(name: string, outage: number | null = 0) {
+  const book = new ShareBook(`share_${name}`, outage);
   const shrinks: string[] = [];
   return { book, shrinks, write: ledgerBatchWriter(book, (orgId) => shrinks.push(orgId)) };
 }
@@ -125,6 +125,20 @@ test('reservations: after the settlements, in queue order while balance − (oth
     { id: book.rowId('org_r'), credits: 23 },
   ]);
   assert.equal(book.open('org_r', Date.now()), 23);
+});
+
+test('a share keeps at least its outage credit of spare, never more than a quarter of what is left', T, async () => {
+  await org('org_out', 100_000);
+  const { book, write } = server('out', null);
+  const rowOf = async () => (await db.query<{ credits: number }>('SELECT credits FROM reservations WHERE id = $1', [book.rowId('org_out')]))[0]?.credits;
+  const [granted] = await write(db.query, 'org_out', [reserve('org_out', 'res_o1', 10)]);
+  assert.equal(value<ReserveResult>(granted).ok, true);
+  assert.ok((await rowOf())! >= 10 + 1_000, `16 holds of 10 would be 160; the outage spare is at least 1,000 (${await rowOf()})`);
+  await org('org_small', 2_000);
+  const small = server('small', 5_000);
+  await small.write(db.query, 'org_small', [reserve('org_small', 'res_s1', 10)]);
+  const [row] = await db.query<{ credits: number }>('SELECT credits FROM reservations WHERE id = $1', [small.book.rowId('org_small')]);
+  assert.equal(row.credits, 10 + Math.floor((2_000 - 10) / 4), 'a balance smaller than the outage credit: a quarter of what is left, never more');
 });
 
 test('a share keeps a spare of at most 16 holds of the last size and a quarter of what is left, grants from it without a write, and shrinks when asked', T, async () => {

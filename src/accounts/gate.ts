@@ -4,7 +4,9 @@
  * per-key rate and per-org concurrency limits, a reservation of each
  * request's cost against the postpaid balance (granted only while balance −
  * open reservations > 0, so racing requests overshoot by at most one), and
- * one idempotent ledger row per charge that settles its reservation.
+ * one idempotent ledger row per charge that settles its reservation. A
+ * charge the store cannot take while it is away goes to this gateway's
+ * charge journal, to be written once it answers (`charge-journal.ts`).
  *
  * Key records and organisations are reused for CACHE_MS after a read, so a
  * request costs no store reads on the hot path; an organisation's cached
@@ -14,6 +16,16 @@
  * share one read, and a record in use is read again in the background once
  * half of CACHE_MS has passed, so under steady traffic no request waits for
  * the store and the pool never sees a burst of the same read.
+ *
+ * While the store does not answer (`store-outage.ts`, up to
+ * `accounts.outageMaxSeconds`), the records read last — every key and
+ * organisation used on this gateway within the hour — answer for it: a key's
+ * expiry is still enforced, and one revoked before the outage stays refused
+ * (its record was dropped or reread). A key never seen here cannot be checked
+ * and is refused with `store_unavailable`. Reservations come from this
+ * gateway's share (`store/shares.ts`), which needs no round trip; one that
+ * does not fit is refused with `store_unavailable`, as is every reservation
+ * of a key with a budget, which only the database can decide.
  */
 import { ApiError } from '../errors/api-error.js';
 import type { Admission, AdmitOptions, AuthenticateOptions, Caller, HeldCharge, RequestGate } from '../synthesis/gate.js';
@@ -27,6 +39,8 @@ import { inNetworks } from './networks.js';
 import { costHeaders, creditsFor, type PricingConfig } from './pricing.js';
 import { periodReset, periodStart } from './budget-period.js';
 import { callerScopes, hasScope } from './scopes.js';
+import { isStoreOutage, type ChargeJournal } from './charge-journal.js';
+import type { StoreOutage } from './store-outage.js';
 
 /** The key's budget is spent: when it resets, in the message and a header of its own. */
 function budgetExceeded(key: ApiKeyRecord, refused: { spent: number; reserved: number }): ApiError {
@@ -69,8 +83,10 @@ async function retry<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Above this many entries, expired ones are swept (presented key ids are caller-chosen). */
+/** Above this many entries, old ones are swept (only keys and organisations that exist are kept: misses are not). */
 const CACHE_SWEEP_SIZE = 10_000;
+/** A record read this recently is kept as the last-known-good copy for an outage. */
+const LAST_KNOWN_GOOD_MS = 3_600_000;
 
 interface Cached<T> {
   value: T;
@@ -101,6 +117,10 @@ export class AccountsGate implements RequestGate {
     private readonly reservationTtlMs = RESERVATION_TTL_MS,
     /** Verifies access tokens; without it every access token is refused as invalid. */
     private readonly tokens: AccessTokens | null = null,
+    /** Where a charge goes when the store does not answer (`charge-journal.ts`); null: such a charge fails its request. */
+    private readonly journal: ChargeJournal | null = null,
+    /** Whether the store answers; while it is `degraded`, the last-known-good keys and organisations answer for it. */
+    private readonly outage: StoreOutage | null = null,
   ) {}
 
   async authenticate(presented: string | null, options: AuthenticateOptions = {}): Promise<Caller> {
@@ -197,7 +217,7 @@ export class AccountsGate implements RequestGate {
       if (hold && index === 0 && !released) return result;
       if (released) {
         // The request ended while this reservation was being made: nothing will settle it.
-        await this.store.ledger.release(id).catch((err) => this.logger.warn({ err, reservation: id }, 'could not drop a reservation; it lapses on its own'));
+        await this.store.ledger.release(id).catch((err) => this.releaseFailed(err, id));
         return { ok: false as const, balance: result.balance, reserved: result.reserved };
       }
       open.add(id);
@@ -209,7 +229,7 @@ export class AccountsGate implements RequestGate {
       const pending = [...open];
       open.clear();
       await Promise.all([
-        ...pending.map((id) => this.store.ledger.release(id).catch((err) => this.logger.warn({ err, reservation: id }, 'could not drop a reservation; it lapses on its own'))),
+        ...pending.map((id) => this.store.ledger.release(id).catch((err) => this.releaseFailed(err, id))),
         lease?.release().catch((err) => this.logger.warn({ err }, 'could not release a concurrency lease; it lapses on its own')),
       ]);
     };
@@ -229,6 +249,7 @@ export class AccountsGate implements RequestGate {
     const cost = creditsFor(synthesis.characters, multiplier);
     const pricing = this.pricing;
     const balance = first.balance;
+    const balanceAtAdmission = balance;
     return {
       // Only streams send it (a clip sends its charge's headers): made when asked for.
       get quote() {
@@ -256,8 +277,24 @@ export class AccountsGate implements RequestGate {
           reason: null,
         };
         // The key makes a retry safe: a write that failed after committing is not applied twice.
-        const result = await this.guard('store', () => retry(() => this.store.ledger.settle(id, entry)));
+        const journal = this.journal;
+        // While the store is known to be away, one try: the journal takes the charge without the retries' waits.
+        const write = () => this.store.ledger.settle(id, entry);
+        const result = await this.guard('store', () => (journal && this.outage && this.outage.state !== 'available' ? write() : retry(write)).catch((err: unknown) => {
+          if (journal && isStoreOutage(err)) return null;
+          throw err;
+        }));
         open.delete(id);
+        if (result === null) this.outage?.failed();
+        else this.outage?.answered();
+        if (result === null) {
+          // The store is away: the charge is on this gateway's disk, written to the store once it answers
+          // (under the same key, so once). Its reservation stays held until then, and lapses at worst.
+          journal!.append(id, entry);
+          const balance = (this.orgs.entries.get(orgId)?.value.balance ?? balanceAtAdmission) - credits;
+          this.balanceChanged(orgId, balance);
+          return costHeaders(credits, balance, this.pricing);
+        }
         this.balanceChanged(orgId, result.balance);
         return costHeaders(credits, result.balance, this.pricing);
       },
@@ -297,10 +334,17 @@ export class AccountsGate implements RequestGate {
     try {
       return await action();
     } catch (err) {
+      if (dependency === 'store' && isStoreOutage(err)) this.outage?.failed();
       if (err instanceof ApiError) throw err;
       this.logger.error({ err, dependency }, 'accounts dependency failed');
       throw new ApiError(dependency === 'store' ? 'store_unavailable' : 'limits_unavailable', {}, { 'retry-after': '1' });
     }
+  }
+
+  /** A reservation that could not be dropped lapses on its own; while the store is away that is expected, not worth a line per request. */
+  private releaseFailed(err: unknown, id: string): void {
+    if (isStoreOutage(err)) this.outage?.failed();
+    else this.logger.warn({ err, reservation: id }, 'could not drop a reservation; it lapses on its own');
   }
 
   /** Forgets every cached key and organisation (changes may have gone unheard: the change bus lost Redis). */
@@ -334,13 +378,19 @@ export class AccountsGate implements RequestGate {
     const now = performance.now();
     const hit = cache.entries.get(id);
     const pending = cache.reading.get(id);
-    if (hit && now - hit.readAt < CACHE_MS) {
+    // While the store is away (up to `accounts.outageMaxSeconds`), the last-known-good record answers at once.
+    if (hit && (now - hit.readAt < CACHE_MS || this.outage?.servingStale)) {
       // A failed background read changes nothing: the record expires and the next caller's read reports it.
       if (now - hit.readAt >= REFRESH_AFTER_MS && !pending) this.read(cache, id, read, now).catch(() => {});
       return Promise.resolve(hit.value);
     }
-    if (pending && pending.generation === this.generation) return pending.read;
-    return this.read(cache, id, read, now);
+    const reading = pending && pending.generation === this.generation ? pending.read : this.read(cache, id, read, now);
+    if (!hit || !this.outage) return reading;
+    // The read that finds the store gone: the record read last answers for it (an outage just begun).
+    return reading.catch((err: unknown) => {
+      if (isStoreOutage(err) && this.outage!.servingStale) return hit.value;
+      throw err;
+    });
   }
 
   /** Reads one record and caches it, unless an invalidation came meanwhile. */
@@ -348,12 +398,18 @@ export class AccountsGate implements RequestGate {
     const generation = this.generation;
     const reading = Promise.resolve()
       .then(read)
+      .catch((err: unknown) => {
+        if (isStoreOutage(err)) this.outage?.failed();
+        throw err;
+      })
       .then((value) => {
+        this.outage?.answered();
         if (generation !== this.generation) return value;
         if (value === null) cache.entries.delete(id);
         else {
           if (cache.entries.size >= CACHE_SWEEP_SIZE) {
-            for (const [key, entry] of cache.entries) if (now - entry.readAt >= CACHE_MS) cache.entries.delete(key);
+            // Records read within the hour stay: they are the last-known-good copy an outage admits from.
+            for (const [key, entry] of cache.entries) if (now - entry.readAt >= LAST_KNOWN_GOOD_MS) cache.entries.delete(key);
           }
           cache.entries.set(id, { value, readAt: now });
         }

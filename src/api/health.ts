@@ -5,7 +5,9 @@
  * an engine that could not start is listed with its reason as `degraded`
  * rather than making the whole server unready, since other models serve;
  * limit counters that lost Redis make it `degraded` too, never unready:
- * `limits` says how they stand), plus `GET /`, which the Cartesia SDK uses
+ * `limits` says how they stand; `store` says whether the store answers, as
+ * the accounts see it: `degraded` while known keys are admitted on held
+ * credit, `unavailable` past `accounts.outageMaxSeconds`), plus `GET /`, which the Cartesia SDK uses
  * as an API status call.
  */
 import type { FastifyInstance } from 'fastify';
@@ -27,6 +29,8 @@ export function registerHealth(app: FastifyInstance, services: Services, isClosi
     const failed = services.engines.failures();
     const limits = services.accounts?.limits.status?.().state;
     const degraded = failed.length > 0 || limits === 'degraded' || limits === 'unavailable';
-    return { status: degraded ? 'degraded' : 'ready', engines, ...(failed.length ? { failed } : {}), ...(limits ? { limits } : {}), ...(wyoming ? { wyoming: { port: wyoming.port, connections: wyoming.connections } } : {}) };
+    // A store that does not answer leaves the server ready: it admits known keys on held credit (`store: degraded`).
+    const store = services.accounts?.outage.state;
+    return { status: degraded ? 'degraded' : 'ready', engines, ...(failed.length ? { failed } : {}), ...(limits ? { limits } : {}), ...(store ? { store } : {}), ...(wyoming ? { wyoming: { port: wyoming.port, connections: wyoming.connections } } : {}) };
   });
 }

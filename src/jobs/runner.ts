@@ -80,6 +80,8 @@ export class JobRunner {
   /** A kick arrived while a look for work was under way: look again right after it. */
   private again = false;
   private stopped = true;
+  /** Polling loops whose store failure was logged, until the store answers them again. */
+  private readonly failing = new Set<string>();
   /** Identifies this server's sweeper lease. */
   private readonly owner = randomUUID();
 
@@ -101,7 +103,7 @@ export class JobRunner {
     this.stopped = false;
     this.kick();
     const every = Math.max(this.config.pollMs * 5, 2_000);
-    this.reconcileTimer = setInterval(() => void this.reconcile().catch((err) => this.logger.warn({ err }, 'job reconciliation failed')), every);
+    this.reconcileTimer = setInterval(() => void this.reconcile().then(() => this.storeAnswered('reconciliation'), (err) => this.storeFailed(err, 'job reconciliation failed')), every);
     this.reconcileTimer.unref();
   }
 
@@ -153,9 +155,25 @@ export class JobRunner {
         }
         this.launch(job, token);
       }
+      this.storeAnswered('claims');
     } catch (err) {
-      this.logger.warn({ err }, 'could not claim a job');
+      this.storeFailed(err, 'could not claim a job');
     }
+  }
+
+  /**
+   * A poll of the store failed: logged once per outage and loop (a store failing over is polled every
+   * second, and a line each time says nothing new); its return is logged once too.
+   */
+  private storeFailed(err: unknown, what: string): void {
+    if (this.failing.has(what)) return;
+    this.failing.add(what);
+    this.logger.warn({ err }, `${what}; trying again, quietly, until the store answers`);
+  }
+
+  private storeAnswered(loop: 'claims' | 'reconciliation'): void {
+    const what = loop === 'claims' ? 'could not claim a job' : 'job reconciliation failed';
+    if (this.failing.delete(what)) this.logger.info({ loop }, 'job polling: the store answers again');
   }
 
   private launch(job: JobRecord, token: string): void {

@@ -192,3 +192,33 @@ test('active streams and WebSocket connections follow the activity', async () =>
     a.stop();
   }
 });
+
+test('a store that does not answer leaves the jobs gauge at its last figures, and the scrape answers; the journal is read at scrape time', async () => {
+  const activity = new Activity('scrape-outage');
+  let down = false;
+  const journal = { entries: 0, replayed: 0 };
+  const metrics = new Metrics({
+    instanceId: 'scrape-outage',
+    version: '9.9.9',
+    engines: { list: () => [] },
+    models: { get: () => undefined },
+    activity,
+    jobs: { countByStatus: async () => (down ? Promise.reject(new Error('store unavailable')) : ({ queued: 4 } as never)) },
+    journal,
+    processMetrics: false,
+  });
+  try {
+    assert.match(await metrics.registry.metrics(), /^voicegate_jobs\{status="queued"\} 4$/m);
+    down = true;
+    journal.entries = 3;
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^voicegate_jobs\{status="queued"\} 4$/m, 'stale, not a failed scrape');
+    assert.match(text, /^voicegate_charge_journal_entries 3$/m);
+    journal.entries = 0;
+    journal.replayed = 3;
+    assert.match(await metrics.registry.metrics(), /^voicegate_charge_journal_replayed_total 3$/m);
+  } finally {
+    metrics.stop();
+    activity.stop();
+  }
+});

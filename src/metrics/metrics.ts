@@ -48,6 +48,12 @@ export interface MetricsSources {
   cache?: { stats(): CacheStats } | null;
   /** The job queue, read at scrape time; null or absent: no job metrics. */
   jobs?: { countByStatus(): Promise<Record<JobStatus, number>> } | null;
+  /** The credit this server holds per organisation (a store with shares in memory: PostgreSQL), read at scrape time. */
+  held?: (() => { orgId: string; credits: number }[]) | null;
+  /** Whether the store answers as the accounts see it (accounts on), read at scrape time. */
+  storeState?: (() => 'available' | 'degraded' | 'unavailable') | null;
+  /** This gateway's charge journal (accounts on), read at scrape time. */
+  journal?: { readonly entries: number; readonly replayed: number } | null;
   /** Node's process metrics (CPU, memory, event loop, GC) too; on by default. */
   processMetrics?: boolean;
   /** Whether the server is leaving (SIGTERM), and its HTTP connections, read at scrape time. */
@@ -203,8 +209,9 @@ export class Metrics {
         labelNames: ['status'],
         registers,
         async collect() {
-          const counts = await jobQueue.countByStatus();
-          for (const status of JOB_STATUSES) this.set({ status }, counts[status] ?? 0);
+          // A store that does not answer leaves the last figures (stale), never a failed scrape.
+          const counts = await jobQueue.countByStatus().catch(() => null);
+          if (counts) for (const status of JOB_STATUSES) this.set({ status }, counts[status] ?? 0);
         },
       });
       const segments = new Counter({ name: 'voicegate_job_segments_total', help: 'Job segments this server made and persisted (its rate: segments per second).', registers });
@@ -303,6 +310,7 @@ export class Metrics {
     });
     this.engineGauges();
     this.storeGauges();
+    this.journalGauges();
     this.limitsGauges();
     this.cacheMetrics();
   }
@@ -452,6 +460,54 @@ export class Metrics {
       registers,
       collect() {
         this.set((stats().averageMs ?? 0) / 1000);
+      },
+    });
+  }
+
+  /** The charge journal: entries waiting for the store, and entries this process has written to it. */
+  private journalGauges(): void {
+    const registers = [this.registry];
+    const storeState = this.sources.storeState;
+    if (storeState) {
+      new Gauge({
+        name: 'voicegate_store_available',
+        help: 'Accounts on: 1 while the store answers; 0 while it does not (requests are admitted from held credit for accounts.outageMaxSeconds, their charges journaled).',
+        registers,
+        collect() {
+          this.set(storeState() === 'available' ? 1 : 0);
+        },
+      });
+    }
+    const held = this.sources.held;
+    if (held) {
+      new Gauge({
+        name: 'voicegate_held_credits',
+        help: "Credits this gateway holds for each organisation beyond its open requests (its share's spare): what it can admit on while the store is away.",
+        labelNames: ['org'],
+        registers,
+        collect() {
+          this.reset();
+          for (const { orgId, credits } of held()) this.set({ org: orgId }, credits);
+        },
+      });
+    }
+    const journal = this.sources.journal;
+    if (!journal) return;
+    new Gauge({
+      name: 'voicegate_charge_journal_entries',
+      help: "Charges in this gateway's charge journal, due while the store was away and not yet written to it (0 once drained).",
+      registers,
+      collect() {
+        this.set(journal.entries);
+      },
+    });
+    new Counter({
+      name: 'voicegate_charge_journal_replayed_total',
+      help: "Journaled charges this gateway has written to the store once it answered.",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(journal.replayed);
       },
     });
   }

@@ -11,12 +11,14 @@ import { openSqliteStore } from './sqlite/sqlite-store.js';
 import type { Store } from './store.js';
 
 /**
- * What opening a store reads from the server's config: its `dataDir` and `store` section. The
+ * What opening a store reads from the server's config: its `dataDir`, `store` section and the outage credit of `accounts`. The
  * config is passed as it is; the store names only what it reads, so it needs nothing from config/.
  */
 export interface StoreSettings {
   dataDir: string;
   store: { databaseUrl: string | null; schema: string | null; poolSize: number; timeoutMs: number; startupWaitMs: number };
+  /** The credit each share keeps for an outage (PostgreSQL); absent or null: sized from recent grants. */
+  accounts?: { outageShareCredits: number | null };
 }
 
 export function storePath(config: StoreSettings): string {
@@ -40,7 +42,7 @@ export async function openStore(config: StoreSettings, onWait?: (err: Error, wai
   const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
-      return await openPostgresStore({ url: databaseUrl, schema, poolSize, timeoutMs });
+      return await openPostgresStore({ url: databaseUrl, schema, poolSize, timeoutMs, outageShareCredits: config.accounts?.outageShareCredits ?? null });
     } catch (err) {
       const waited = Date.now() - started;
       if (!notReachableYet(err) || waited >= startupWaitMs) throw err;

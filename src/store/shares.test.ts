@@ -13,7 +13,7 @@ const req = (id: string, credits: number, orgId = 'org_a', ttlMs = TTL) => ({ id
 
 /** A book with one decided hold of `credits` on `balance`, committed. */
 function decided(balance: number, credits: number, now = 1_000) {
-  const book = new ShareBook('share_test');
+  const book = new ShareBook('share_test', 0);
   book.begin();
   const result = book.decide(req('h1', credits), balance, 0, now);
   const changed = book.changed().map((s) => ({ credits: s.credits, expiresAt: s.expiresAt }));
@@ -22,6 +22,56 @@ function decided(balance: number, credits: number, now = 1_000) {
 }
 
 describe('ShareBook', () => {
+  it('under steady traffic whose charges refill the spare, asks the database to resize it once recent grants want twice as much; not again for a while after that call failed', () => {
+    const book = new ShareBook('share_steady');
+    let now = 1_000;
+    let decisions = 0;
+    for (let i = 0; i < 800; i++) {
+      const r = req(`s${i}`, 42);
+      if (!book.grantFromSpare(r, now)) {
+        decisions++;
+        book.begin();
+        book.decide(r, 100_000_000 - 42 * i, 0, now);
+        book.commit();
+      }
+      book.begin();
+      book.settle(`s${i}`, 'org_a', 100_000_000 - 42 * (i + 1));
+      book.commit();
+      now += 5;
+    }
+    const share = book.share('org_a')!;
+    assert.ok(decisions <= 8, `a few resizes, not a call per request (${decisions})`);
+    assert.ok(share.spare * 2 >= book.outageSpare('org_a', now), `the spare follows the recent grants (${share.spare} of ${book.outageSpare('org_a', now)})`);
+    // The next resize is due: a failed call leaves the spare granting without asking for a while.
+    for (let i = 0; book.grantFromSpare(req(`r${i}`, 42), now) !== null && i < 1_000; i++);
+    assert.equal(book.grantFromSpare(req('due', 42), now), null, 'a resize is asked for');
+    book.undecided('org_a');
+    assert.ok(book.grantFromSpare(req('after', 42), now + 1), 'granted from the spare while the database is away');
+  });
+
+  it('keeps at least the outage spare: 1,000 credits, or the last minute of grants if more, never more than a quarter of what is left', () => {
+    const book = new ShareBook('share_outage');
+    book.begin();
+    book.decide(req('o1', 10), 100_000, 0, 1_000);
+    const [share] = book.changed();
+    book.commit();
+    assert.equal(share.spare, 1_000, '16 holds of 10 would be 160');
+    // A minute of grants worth more than 1,000 sizes it instead (the spare grants 100 holds of 10).
+    for (let i = 0; i < 150; i++) book.grantFromSpare(req(`g${i}`, 10), 2_000);
+    assert.equal(book.outageSpare('org_a', 2_000), 1_010);
+    assert.equal(book.outageSpare('org_a', 1_000 + 3 * 60_000), 1_000, 'grants older than two minutes are forgotten');
+    const capped = new ShareBook('share_capped');
+    capped.begin();
+    capped.decide(req('c1', 10), 2_010, 0, 1_000);
+    assert.equal(capped.changed()[0].spare, 500, 'a quarter of the 2,000 left');
+    capped.commit();
+    const configured = new ShareBook('share_configured', 4_000);
+    configured.begin();
+    configured.decide(req('k1', 10), 100_000, 0, 1_000);
+    assert.equal(configured.changed()[0].spare, 4_000, 'accounts.outageShareCredits');
+    configured.commit();
+  });
+
   it('the database grants while balance − (others + open) > 0, and the share keeps a spare of at most 16 such holds and a quarter of what is left', () => {
     const { book, result, changed } = decided(1_000, 10);
     assert.deepEqual([result.ok, result.balance, result.reserved], [true, 1_000, 0]);
@@ -52,7 +102,7 @@ describe('ShareBook', () => {
   });
 
   it('a refusal gives the spare back', () => {
-    const book = new ShareBook('share_test');
+    const book = new ShareBook('share_test', 0);
     book.begin();
     book.decide(req('h1', 10), 100, 0, 1_000);
     book.commit();
@@ -85,7 +135,7 @@ describe('ShareBook', () => {
   });
 
   it('a release that leaves too much spare asks for the row to shrink', () => {
-    const book = new ShareBook('share_test');
+    const book = new ShareBook('share_test', 0);
     book.begin();
     book.decide(req('h1', 10), 44, 0, 1_000); // spare: a quarter of the 34 left → 8
     book.decide(req('h2', 10), 44, 0, 1_000); // open 20, 24 left → spare 6, row 26
@@ -99,7 +149,7 @@ describe('ShareBook', () => {
   });
 
   it('holds lapse, and so does a share whose row has lapsed', () => {
-    const book = new ShareBook('share_test');
+    const book = new ShareBook('share_test', 0);
     book.begin();
     book.decide(req('h1', 10, 'org_a', 40), 1_000, 0, 1_000);
     book.commit();

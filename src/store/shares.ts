@@ -10,7 +10,9 @@
  * balance − (other rows + this server's open holds) > 0. The spare is carved
  * out of what is left after the hold, never more than a quarter of it, so it
  * never takes a balance to zero and never causes an overshoot; the bound stays
- * one request's cost.
+ * one request's cost. It is sized for 16 more holds like the last, or for the
+ * outage credit if more: what the server may go on admitting on while the
+ * database is away (`OUTAGE_SPARE_CREDITS`).
  *
  * Two ways to use it. A store whose transactions run on this thread (SQLite)
  * decides inside them (`decide`), and every change made inside one is
@@ -27,6 +29,17 @@ import type { Reservation, ReserveResult } from './store.js';
 export const SPARE_HOLDS = 16;
 /** …but never more than this part (1/n) of what the balance has left after the hold. */
 export const SPARE_DIVISOR = 4;
+/**
+ * The least spare a share keeps for a store outage (`accounts.outageShareCredits` unset): this many
+ * credits, or what the organisation was granted on this server in the current and the previous
+ * minute if more — so a server can go on admitting it for a minute or more on the credit it holds
+ * while the database is away. Still never more than SPARE_DIVISOR's part of what the balance has left.
+ */
+export const OUTAGE_SPARE_CREDITS = 1000;
+/** After a call that failed, how long a share grants from its spare without asking to be resized. */
+const RESIZE_RETRY_MS = 5_000;
+/** The window of an organisation's recent grants, for the outage spare. */
+const SPEND_WINDOW_MS = 60_000;
 /** A share's row outlives its newest hold by this fraction of the hold's time, so it is rewritten only now and then. */
 const EXPIRY_SLACK = 1 / 4;
 
@@ -59,6 +72,12 @@ export interface Share {
   deciding: boolean;
   /** Credits of the share's row as the database last wrote it. */
   written: number;
+  /** The spare the last decision wanted was cut to what the balance allows (a bigger one cannot be had). */
+  capped: boolean;
+  /** No resize is asked for before this (epoch ms): the last call failed, the database may be away. */
+  resizeAfter: number;
+  /** Credits granted in the current window (since `windowStart`) and in the one before it. */
+  granted: { windowStart: number; current: number; previous: number };
 }
 
 /** What `startDeciding` sent the database, to be matched with its answer in `decided`. */
@@ -69,6 +88,8 @@ export interface Decision {
   expires: number[];
   /** The share row's expiry if the call writes it. */
   shareExpires: number;
+  /** How many holds of the smallest request's size the spare is asked to be (`spareHolds`). */
+  spareHolds: number;
 }
 
 /** The database's answer to a `Decision`. */
@@ -102,8 +123,31 @@ export class ShareBook {
   /** Shares whose row must be written before the transaction in progress commits. */
   private readonly dirty = new Set<Share>();
 
-  /** `instance` makes this process's row ids its own. */
-  constructor(private readonly instance: string) {}
+  /**
+   * `instance` makes this process's row ids its own. `outageCredits`: the least spare a share keeps
+   * (`accounts.outageShareCredits`); null: OUTAGE_SPARE_CREDITS or a minute of the organisation's grants.
+   */
+  constructor(
+    private readonly instance: string,
+    private readonly outageCredits: number | null = null,
+  ) {}
+
+  /** The least spare the organisation's share keeps, for an outage (capped by the balance where it is applied). */
+  outageSpare(orgId: string, now: number): number {
+    if (this.outageCredits !== null) return this.outageCredits;
+    const share = this.shares.get(orgId);
+    if (!share) return OUTAGE_SPARE_CREDITS;
+    this.roll(share, now);
+    return Math.max(OUTAGE_SPARE_CREDITS, share.granted.current + share.granted.previous);
+  }
+
+  /**
+   * How many holds of `credits` the spare is sized for, so that it is at least the outage spare: the
+   * database's rule is min(left ÷ SPARE_DIVISOR, holds × the last hold granted).
+   */
+  spareHolds(orgId: string, credits: number, now: number): number {
+    return Math.max(SPARE_HOLDS, Math.ceil(this.outageSpare(orgId, now) / Math.max(credits, 1)));
+  }
 
   /** The share of an organisation, as this process knows it (null: it holds nothing for it yet). */
   share(orgId: string): Share | null {
@@ -113,6 +157,13 @@ export class ShareBook {
   /** This process's row id for an organisation's share. */
   rowId(orgId: string): string {
     return `${this.instance}:${orgId}`;
+  }
+
+  /** Each organisation's spare as this process holds it now (its share's row beyond its open holds). */
+  spares(now: number): { orgId: string; credits: number }[] {
+    return this.rows()
+      .filter((share) => share.expiresAt > now)
+      .map((share) => ({ orgId: share.orgId, credits: Math.max(0, share.credits - share.open) }));
   }
 
   hold(id: string): Hold | null {
@@ -128,7 +179,7 @@ export class ShareBook {
    * A hold granted from the share's spare, without the database; null when it needs the database
    * (no share yet, not enough spare, or the share's row would lapse before the hold).
    */
-  grantFromSpare(request: HoldRequest, now: number): ReserveResult | null {
+  grantFromSpare(request: HoldRequest, now: number, resize = true): ReserveResult | null {
     const existing = this.existing(request, now);
     if (existing) return existing;
     const share = this.shares.get(request.orgId);
@@ -137,8 +188,11 @@ export class ShareBook {
     const expiresAt = now + request.ttlMs;
     const spare = share.credits - share.open;
     if (share.deciding || spare <= 0 || spare < request.credits || expiresAt > share.expiresAt) return null;
+    // Charges give their credits back to the spare, so under steady traffic the database may never be
+    // asked again: once recent grants want twice the spare the last decision set, ask it, to resize.
+    if (resize && !share.capped && now >= share.resizeAfter && this.outageSpare(request.orgId, now) > 2 * share.spare) return null;
     const reserved = share.others + share.open;
-    this.add(share, { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt });
+    this.add(share, this.counted(share, { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt }, now));
     return { ok: true, reservation: toReservation(this.holds.get(request.id)!), balance: share.balance, reserved };
   }
 
@@ -171,9 +225,11 @@ export class ShareBook {
       return { ok: false, balance, reserved };
     }
     const hold: Hold = { id: request.id, orgId: request.orgId, credits: request.credits, expiresAt: now + request.ttlMs };
-    this.add(share, hold);
+    this.add(share, this.counted(share, hold, now));
     const left = balance - reserved - request.credits;
-    share.spare = Math.max(0, Math.min(Math.floor(left / SPARE_DIVISOR), SPARE_HOLDS * Math.max(request.credits, 1)));
+    const wanted = this.spareHolds(request.orgId, request.credits, now) * Math.max(request.credits, 1);
+    share.spare = Math.max(0, Math.min(Math.floor(left / SPARE_DIVISOR), wanted));
+    share.capped = share.spare < wanted;
     share.credits = share.open + share.spare;
     share.expiresAt = Math.max(share.expiresAt, now + Math.ceil(request.ttlMs * (1 + EXPIRY_SLACK)));
     this.markDirty(share);
@@ -246,6 +302,7 @@ export class ShareBook {
     const longest = Math.max(...requests.map((r) => r.ttlMs));
     return {
       open,
+      spareHolds: this.spareHolds(orgId, Math.min(...requests.map((r) => r.credits)), now),
       expires: requests.map((r) => now + r.ttlMs),
       shareExpires: Math.max(share.expiresAt, now + Math.ceil(longest * (1 + EXPIRY_SLACK))),
     };
@@ -262,7 +319,7 @@ export class ShareBook {
       const reserved = answer.reserved[i];
       if (!answer.granted[i]) return { ok: false, balance: answer.balance, reserved };
       const hold: Hold = { id: request.id, orgId, credits: request.credits, expiresAt: sent.expires[i] };
-      this.add(share, hold);
+      this.add(share, this.counted(share, hold, Date.now()));
       granted += request.credits;
       return { ok: true, reservation: toReservation(hold), balance: answer.balance, reserved };
     });
@@ -270,13 +327,17 @@ export class ShareBook {
     share.written = answer.credits;
     share.expiresAt = sent.shareExpires;
     share.spare = Math.max(0, answer.credits - sent.open - granted);
+    // What the call asked for (`spareHolds` of its smallest hold), against what the balance allowed.
+    share.capped = share.spare < sent.spareHolds * Math.max(Math.min(...requests.map((r) => r.credits)), 1);
     return results;
   }
 
-  /** The call failed or found no organisation: nothing was decided. */
+  /** The call failed or found no organisation: nothing was decided (and no resize is asked for a while). */
   undecided(orgId: string): void {
     const share = this.shares.get(orgId);
-    if (share) share.deciding = false;
+    if (!share) return;
+    share.deciding = false;
+    share.resizeAfter = Date.now() + RESIZE_RETRY_MS;
   }
 
   /** The credits a shrinking share's row should now hold, or null when the row needs no write. */
@@ -349,7 +410,7 @@ export class ShareBook {
   private ensure(orgId: string, now: number): Share {
     let share = this.shares.get(orgId);
     if (!share) {
-      share = { orgId, rowId: this.rowId(orgId), credits: 0, expiresAt: 0, spare: 0, open: 0, holds: new Map(), nextLapse: Infinity, balance: 0, others: 0, deciding: false, written: 0 };
+      share = { orgId, rowId: this.rowId(orgId), credits: 0, expiresAt: 0, spare: 0, open: 0, holds: new Map(), nextLapse: Infinity, balance: 0, others: 0, deciding: false, written: 0, capped: false, resizeAfter: 0, granted: { windowStart: now, current: 0, previous: 0 } };
       this.shares.set(orgId, share);
       const created = share;
       this.journal?.push(() => {
@@ -373,8 +434,24 @@ export class ShareBook {
   /** Journals the share's numbers, so a rollback restores them. */
   private remember(share: Share): void {
     if (!this.journal) return;
-    const { credits, expiresAt, spare, balance, others } = share;
-    this.journal.push(() => Object.assign(share, { credits, expiresAt, spare, balance, others }));
+    const { credits, expiresAt, spare, balance, others, capped } = share;
+    this.journal.push(() => Object.assign(share, { credits, expiresAt, spare, balance, others, capped }));
+  }
+
+  /** Moves the grant window on: a window older than two is forgotten. */
+  private roll(share: Share, now: number): void {
+    const windows = Math.floor((now - share.granted.windowStart) / SPEND_WINDOW_MS);
+    if (windows <= 0) return;
+    share.granted.previous = windows === 1 ? share.granted.current : 0;
+    share.granted.current = 0;
+    share.granted.windowStart += windows * SPEND_WINDOW_MS;
+  }
+
+  /** A hold granted: recent grants size the outage spare (one rolled back still counts: it was asked for). */
+  private counted(share: Share, hold: Hold, now: number): Hold {
+    this.roll(share, now);
+    share.granted.current += hold.credits;
+    return hold;
   }
 
   private add(share: Share, hold: Hold): void {

@@ -182,6 +182,11 @@ export interface LedgerRepository {
   settle(reservationId: string, entry: NewLedgerEntry): Promise<AppendResult>;
   /** Drops a reservation without charging; a no-op for one that is gone. */
   release(reservationId: string): Promise<void>;
+  /**
+   * The credit this server holds for each organisation beyond its open holds (its share's spare):
+   * what it can admit on with no round trip, and so while the database is away. Read from memory.
+   */
+  held?(): { orgId: string; credits: number }[];
   /** Σ credits of the organisation's open (unexpired) reservations. */
   reserved(orgId: string): Promise<number>;
   /** Newest first. */

@@ -14,7 +14,8 @@
  * The turn is one synthesis session with the batched billing policy
  * (`turn-billing.ts`): audio counts as delivered only once the output says
  * the socket has taken it, and a charge that cannot be written ends the turn
- * with its error. The session's release runs once every charge is written.
+ * with its error; the last batch is charged before `done` is sent, so that
+ * holds for it too. The session's release runs once every charge is written.
  */
 import { createAudioEncoder } from '../audio/encoder.js';
 import { bytesPerSample, type OutputFormat } from '../audio/format.js';
@@ -155,7 +156,11 @@ export class TextTurn {
     this.words = this.template.wordTimestamps ? new WordAligner() : null;
     this.wordsWithAudio = options.wordsWithAudio === true && this.words !== null;
     this.flushEndsPlayback = options.flushEndsPlayback === true;
-    this.billing = new TurnBilling(session, (err) => this.failWith(err, 'could not record a websocket charge'));
+    this.billing = new TurnBilling(session, (err) => {
+      // A charge after the turn ended (the client left mid-turn) has no one to tell, but is still reported.
+      if (this.over) this.output.log.error({ err, context_id: this.id, request_id: this.requestId }, 'could not record a websocket charge');
+      else this.failWith(err, 'could not record a websocket charge');
+    });
     this.lifetimeTimer = setTimeout(
       () => this.fail(new ApiError('context_expired', { id, seconds: Math.round(lifetimeMs / 1000) })),
       lifetimeMs,
@@ -359,6 +364,10 @@ export class TextTurn {
       await this.finishEncoding();
       if (this.over) return;
       await this.sendWords(this.words?.settle(this.offsetSeconds, true));
+      // The last batch is charged (or journaled) before `done`: a charge that cannot be recorded ends
+      // the turn with its error while it is still open, instead of being dropped after it.
+      await this.billing.finish();
+      if (this.over) return;
       await this.output.done(this);
       this.end();
     } catch (err) {

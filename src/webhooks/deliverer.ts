@@ -74,6 +74,9 @@ export interface WebhookDelivererOptions {
   stopWaitMs?: number;
 }
 
+/** The longest rest between polls of a store that keeps failing. */
+const STORE_BACKOFF_MAX_MS = 30_000;
+
 export class WebhookDeliverer {
   private readonly now: () => number;
   private readonly pollMs: number;
@@ -86,6 +89,8 @@ export class WebhookDeliverer {
   /** Bumped by every kick: a worker that saw an older value does not go idle. */
   private generation = 0;
   private readonly waiters = new Set<() => void>();
+  /** Store failures in a row, over every worker (the first is logged, then one line when it answers again). */
+  private storeFailures = 0;
   /** When retries this server scheduled fall due: an idle loop wakes for the soonest, not only at its poll. */
   private retries: number[] = [];
 
@@ -128,20 +133,29 @@ export class WebhookDeliverer {
     while (!this.stopping) {
       const seen = this.generation;
       let busy = false;
+      let failed = false;
       try {
         busy = await this.deliverOne();
+        if (this.storeFailures > 0) {
+          this.config.logger.info({ kind: this.config.kind, failures: this.storeFailures }, 'webhook delivery: the store answers again');
+          this.storeFailures = 0;
+        }
       } catch (err) {
-        // A store error: logged, then a poll interval's rest, so a store that is down is not hammered.
-        this.config.logger.error({ err }, 'webhook delivery: the store failed');
+        // A store error (down, failing over): logged once per outage, then polled with a growing rest, so a
+        // store that is down is neither hammered nor logged about several times a second.
+        failed = true;
+        if (this.storeFailures++ === 0) this.config.logger.error({ err, kind: this.config.kind }, 'webhook delivery: the store failed; trying again with backoff until it answers');
       }
-      if (!busy && !this.stopping) await this.idle(seen);
+      if (failed && !this.stopping) await this.idle(seen, Math.min(STORE_BACKOFF_MAX_MS, this.pollMs * 2 ** Math.min(this.storeFailures - 1, 10)));
+      else if (!busy && !this.stopping) await this.idle(seen);
     }
   }
 
-  private idle(seen: number): Promise<void> {
+  /** Waits for a kick, the next retry or a poll interval; `restMs`: exactly that long (a kick still wakes it). */
+  private idle(seen: number, restMs?: number): Promise<void> {
     if (this.generation !== seen) return Promise.resolve();
     const soonest = this.retries.length ? Math.min(...this.retries) : Infinity;
-    const delay = Math.max(0, Math.min(this.pollMs, soonest - this.now()));
+    const delay = restMs ?? Math.max(0, Math.min(this.pollMs, soonest - this.now()));
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);

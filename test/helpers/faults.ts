@@ -8,6 +8,7 @@ import { InProcessLimits } from '../../src/limits/in-process.js';
 import type { LimitCounters } from '../../src/limits/counters.js';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { Store } from '../../src/store/store.js';
+import { storeUnavailable } from '../../src/store/errors.js';
 import { tempDataDir } from './server.js';
 import { join } from 'node:path';
 
@@ -18,6 +19,8 @@ export interface Fault {
   fail?: number;
   /** Fail only after the real call has been made (a write that committed but whose answer was lost). */
   failAfterCall?: boolean;
+  /** Fail as a store that cannot be reached does (`store_unavailable`), not as a broken call. */
+  unavailable?: boolean;
 }
 
 export type StoreHook = 'keys.get' | 'orgs.get' | 'ledger.reserve' | 'ledger.settle' | 'ledger.release' | 'ledger.append';
@@ -60,9 +63,10 @@ export class Faults<H extends string> {
     if (fault.delayMs) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
     const failing = (fault.fail ?? 0) > 0;
     if (failing) fault.fail! -= 1;
-    if (failing && !fault.failAfterCall) throw new Error(`injected ${hook} failure`);
+    const failure = (what: string) => (fault.unavailable ? storeUnavailable(new Error(what)) : new Error(what));
+    if (failing && !fault.failAfterCall) throw failure(`injected ${hook} failure`);
     const result = await call();
-    if (failing) throw new Error(`injected ${hook} failure after the call`);
+    if (failing) throw failure(`injected ${hook} failure after the call`);
     return result;
   }
 }

@@ -36,7 +36,7 @@ export interface Gateway {
 }
 
 /**
- * Starts a gateway with `config` (written to a file; `dataDir` and the port are its own). `prefix` runs it
+ * Starts a gateway with `config` (written to a file; the port is its own, and `dataDir` unless the config names one: a gateway restarted on the same one). `prefix` runs it
  * under another command (`['ip', 'netns', 'exec', name]`: inside a network namespace of the test's own).
  */
 export async function startGateway(config: Partial<ConfigInput>, timeoutMs = 30_000, prefix: string[] = []): Promise<Gateway> {
@@ -44,7 +44,7 @@ export async function startGateway(config: Partial<ConfigInput>, timeoutMs = 30_
   const file = join(dir, 'config.json');
   // No warm-up before ready (test/warm-up.test.ts covers it): these tests start many gateways.
   const server = { host: '127.0.0.1', port: 0, shutdownGraceMs: 2000, warmUp: false, ...(config.server ?? {}) };
-  writeFileSync(file, JSON.stringify({ ...config, dataDir: join(dir, 'data'), server, log: { level: 'info' } }));
+  writeFileSync(file, JSON.stringify({ ...config, dataDir: config.dataDir ?? join(dir, 'data'), server, log: { level: 'info' } }));
   // Only this gateway's own settings: none of the test runner's VOICEGATE_* variables.
   const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('VOICEGATE_'))), VOICEGATE_ESPEAK_WARM_UP_JOBS: '0' };
   const argv = [...prefix, process.execPath, MAIN, 'serve', '--config', file];

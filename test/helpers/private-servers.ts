@@ -58,8 +58,11 @@ export interface PrivatePostgres {
   port: number;
   /** Starts the server (again) and waits until it accepts connections. */
   start(): Promise<void>;
-  /** Stops it at once (`pg_ctl stop -m immediate`: connections are cut, as in a crash). */
-  stop(): Promise<void>;
+  /**
+   * Stops it at once (`pg_ctl stop -m immediate`: connections are cut, as in a crash), or with
+   * `fast` (sessions are ended and the server shuts down cleanly, as a planned failover does).
+   */
+  stop(mode?: 'immediate' | 'fast'): Promise<void>;
   /** Stops it and removes its files. */
   destroy(): Promise<void>;
 }
@@ -105,8 +108,8 @@ export async function startPostgres(): Promise<PrivatePostgres> {
       await pgRun('pg_ctl', ['-D', data, '-o', options, '-l', join(dir, 'log'), 'start', '-w', '-t', '30']);
       assert.ok(await accepting(), 'private PostgreSQL accepts connections');
     },
-    async stop() {
-      await pgRun('pg_ctl', ['-D', data, 'stop', '-m', 'immediate', '-w']).catch(() => {});
+    async stop(mode = 'immediate') {
+      await pgRun('pg_ctl', ['-D', data, 'stop', '-m', mode, '-w']).catch(() => {});
     },
     async destroy() {
       await instance.stop();

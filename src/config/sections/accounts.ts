@@ -1,6 +1,6 @@
 /**
  * @module config/sections/accounts
- * Organisations, keys and billing: whether accounts are on, the first organisation's credits, pricing, the admin token, access tokens, reservations, new organisations' limits.
+ * Organisations, keys and billing: whether accounts are on, the first organisation's credits, pricing, the admin token, access tokens, reservations, how long a store outage is ridden out, new organisations' limits.
  */
 import { z } from 'zod';
 import { defineSection } from '../section.js';
@@ -30,6 +30,19 @@ const accountsSchema = z
      * crashed): longer than any request or WebSocket turn may run.
      */
     reservationTtlMs: z.number().int().min(1000).max(24 * 3600_000).default(15 * 60_000),
+    /**
+     * While the store does not answer (a failover), how long a gateway keeps admitting callers from
+     * its last-known-good copy of their keys and organisations and the credit it holds; after that,
+     * every request is 503 `store_unavailable` until the store answers again.
+     */
+    outageMaxSeconds: z.number().int().min(0).max(3600).default(300),
+    /**
+     * The least credit each gateway's share keeps for each organisation beyond its open holds
+     * (PostgreSQL), which it can admit on while the store is away; never more than a quarter of what
+     * the balance has left. Null: 1,000 credits, or the organisation's grants on that gateway in
+     * the current and the previous minute if more.
+     */
+    outageShareCredits: z.number().int().min(0).nullable().default(null),
     /** Limits given to new organisations. */
     defaultLimits: limitsSchema.default({ maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } }),
   })
@@ -45,6 +58,8 @@ export const accountsSection = defineSection(
     adminToken: null,
     tokenSecret: null,
     reservationTtlMs: 15 * 60_000,
+    outageMaxSeconds: 300,
+    outageShareCredits: null,
     defaultLimits: { maxConcurrent: 8, rateLimit: { requests: 600, perSeconds: 60 } },
   }),
   {
@@ -55,6 +70,8 @@ export const accountsSection = defineSection(
     VOICEGATE_USD_PER_MILLION_CREDITS: ['usdPerMillionCredits', 'number'],
     VOICEGATE_COST_HEADER_PREFIX: ['costHeaderAliasPrefix', 'string'],
     VOICEGATE_RESERVATION_TTL_MS: ['reservationTtlMs', 'number'],
+    VOICEGATE_OUTAGE_MAX_SECONDS: ['outageMaxSeconds', 'number'],
+    VOICEGATE_OUTAGE_SHARE_CREDITS: ['outageShareCredits', 'number'],
   },
 );
 

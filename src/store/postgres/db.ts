@@ -18,6 +18,8 @@ export interface PostgresOptions {
   poolSize: number;
   /** Longest wait for a connection, and for any one statement. */
   timeoutMs: number;
+  /** The least spare each share keeps for an outage (`accounts.outageShareCredits`); null or absent: sized from recent grants. */
+  outageShareCredits?: number | null;
 }
 
 export type Run = <R = Record<string, unknown>>(sql: string, params?: unknown[]) => Promise<R[]>;

@@ -138,7 +138,8 @@ function sharedBatchWriter(book: ShareBook, shrinkLater: (orgId: string) => void
         decision?.open ?? 0,
         shrinkTo,
         decision?.shareExpires ?? book.share(orgId)?.expiresAt ?? 0,
-        SPARE_HOLDS,
+        // Holds of the smallest request's size the spare is sized for: at least the outage spare.
+        decision?.spareHolds ?? SPARE_HOLDS,
         SPARE_DIVISOR,
         settles.map(({ write }) => write.reservationId),
         column('kind'),

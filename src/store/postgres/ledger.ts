@@ -44,10 +44,10 @@ async function appendLocked(run: Run, entry: NewLedgerEntry): Promise<AppendResu
 }
 
 /** The repository, and what the store's close does with it: its shares are dropped, for other servers not to wait for them. */
-export function postgresLedger(db: Db): { ledger: LedgerRepository; dropShares(): Promise<void> } {
+export function postgresLedger(db: Db, outageShareCredits: number | null = null): { ledger: LedgerRepository; dropShares(): Promise<void> } {
   const { query } = db;
   // This server's reservations: in memory, backed by one share row per organisation (../shares.ts).
-  const book = new ShareBook(`share_${randomBytes(8).toString('hex')}`);
+  const book = new ShareBook(`share_${randomBytes(8).toString('hex')}`, outageShareCredits);
   // One organisation's queued settlements, decisions and shrinks share one statement, a call of ledger_write_batch_v4
   // (group-commit.ts, ledger-batch.ts).
   const shrink = (orgId: string) => {
@@ -82,6 +82,11 @@ export function postgresLedger(db: Db): { ledger: LedgerRepository; dropShares()
       deciding.set(request.id, decision);
       try {
         return await decision;
+      } catch (err) {
+        // It was sent only to resize a spare that still covers it: the database being away, the spare grants it.
+        const spare = book.grantFromSpare(request, Date.now(), false);
+        if (spare) return spare;
+        throw err;
       } finally {
         deciding.delete(request.id);
       }
@@ -98,6 +103,9 @@ export function postgresLedger(db: Db): { ledger: LedgerRepository; dropShares()
       }
       // The credits become the share's spare; a share left with too much gives it back in a write of its own.
       if (book.release(reservationId)) await group.run(hold.orgId, { kind: 'shrink' });
+    },
+    held() {
+      return book.spares(Date.now());
     },
     async reserved(orgId) {
       const [row] = await query<{ total: number }>(

@@ -32,7 +32,7 @@ import { postgresVoices } from './voices.js';
 export async function openPostgresStore(options: PostgresOptions): Promise<Store> {
   await migrate(options);
   const db = openDb(options);
-  const { ledger, dropShares } = postgresLedger(db);
+  const { ledger, dropShares } = postgresLedger(db, options.outageShareCredits ?? null);
   return {
     orgs: postgresOrgs(db),
     keys: postgresKeys(db),
