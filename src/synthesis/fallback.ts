@@ -119,6 +119,15 @@ export class FallbackChain {
       const hedgeMs = i === 0 ? request.model.hedgeAfterMs : undefined;
       const hedge = hedgeMs !== undefined && next !== undefined ? { winner: candidate, launched: false } : null;
       let serving = candidate;
+      // The first audio reaches the client (or the whole clip is made): this model serves, and its breaker hears of it.
+      const handOn = () => {
+        handedOn = true;
+        serving = hedge?.winner ?? candidate;
+        if (serving === candidate) breaker?.success();
+        else breaker?.neutral();
+        this.attempt(serving, 'served');
+        served(serving);
+      };
       try {
         const source = hedge ? this.hedged(candidate, next!, request, attempt.signal, whole, hedgeMs!, hedge) : synthesizeAudio(candidate, attempt.signal);
         for await (const piece of source) {
@@ -130,24 +139,11 @@ export class FallbackChain {
           }
           held.push(piece);
           if (whole || (piece.audio.length === 0 && !handedOn)) continue;
-          if (!handedOn) {
-            handedOn = true;
-            serving = hedge?.winner ?? candidate;
-            if (serving === candidate) breaker?.success();
-            else breaker?.neutral();
-            this.attempt(serving, 'served');
-            served(serving);
-          }
+          if (!handedOn) handOn();
           yield* held.splice(0);
         }
         if (attempt.signal.aborted) throw attempt.signal.reason;
-        if (!handedOn) {
-          serving = hedge?.winner ?? candidate;
-          if (serving === candidate) breaker?.success();
-          else breaker?.neutral();
-          this.attempt(serving, 'served');
-          served(serving);
-        }
+        if (!handedOn) handOn();
         yield* held.splice(0);
         return;
       } catch (thrown) {

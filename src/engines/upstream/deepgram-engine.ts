@@ -8,7 +8,7 @@
  */
 import type { EngineChunk, EngineInput } from '../engine.js';
 import { UpstreamEngine } from './engine.js';
-import { coalesce } from './openai-engine.js';
+import { pcmChunks } from './openai-engine.js';
 import { PcmReader } from './pcm-reader.js';
 import type { Upstream } from './pool.js';
 
@@ -34,22 +34,6 @@ export class DeepgramUpstreamEngine extends UpstreamEngine {
   }
 
   protected async *read(response: Response, _input: EngineInput): AsyncGenerator<EngineChunk> {
-    const type = response.headers.get('content-type') ?? '';
-    if (/json|text\//i.test(type)) {
-      await response.body?.cancel().catch(() => undefined);
-      throw this.error('upstream_error', `the server answered ${type.split(';')[0]} instead of audio`);
-    }
-    if (!response.body) throw this.error('upstream_error', 'the response has no body');
-    const reader = new PcmReader('pcm_s16le', false, this.options.model);
-    const body = response.body;
-    yield* coalesce(
-      (async function* () {
-        for await (const bytes of body) {
-          const samples = reader.push(bytes);
-          if (samples.length) yield samples;
-        }
-      })(),
-      this.sampleRate * 0.02,
-    );
+    yield* pcmChunks(await this.audioBody(response), new PcmReader('pcm_s16le', false, this.options.model), this.sampleRate);
   }
 }

@@ -10,7 +10,7 @@
  */
 import type { EngineChunk, EngineInput, WordTiming } from '../engine.js';
 import { UpstreamEngine, type UpstreamEngineOptions } from './engine.js';
-import { coalesce } from './openai-engine.js';
+import { pcmChunks } from './openai-engine.js';
 import { PcmReader } from './pcm-reader.js';
 import type { Upstream } from './pool.js';
 
@@ -57,16 +57,7 @@ export class ElevenLabsUpstreamEngine extends UpstreamEngine {
     }
     const reader = new PcmReader('pcm_s16le', false, this.options.model);
     if (!lines) {
-      const body = response.body;
-      yield* coalesce(
-        (async function* () {
-          for await (const bytes of body) {
-            const samples = reader.push(bytes);
-            if (samples.length) yield samples;
-          }
-        })(),
-        this.sampleRate * 0.02,
-      );
+      yield* pcmChunks(response.body, reader, this.sampleRate);
       return;
     }
     yield* this.readLines(response.body, reader);

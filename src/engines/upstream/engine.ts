@@ -133,6 +133,17 @@ export abstract class UpstreamEngine implements Engine {
     return new ApiError(code, { model: this.options.model, reason });
   }
 
+  /** The body of an answer that should be audio; an error page in JSON or text (a proxy's, say) is refused, not played. */
+  protected async audioBody(response: Response): Promise<ReadableStream<Uint8Array>> {
+    const type = response.headers.get('content-type') ?? '';
+    if (/json|text\//i.test(type)) {
+      await response.body?.cancel().catch(() => undefined);
+      throw this.error('upstream_error', `the server answered ${type.split(';')[0]} instead of audio`);
+    }
+    if (!response.body) throw this.error('upstream_error', 'the response has no body');
+    return response.body;
+  }
+
   async *synthesize(input: EngineInput, signal: AbortSignal): AsyncGenerator<EngineChunk> {
     const voice = this.options.voices[input.voice.id] ?? this.profileVoice(input.voice) ?? input.voice.id;
     const deadline = AbortSignal.timeout(this.options.timeoutMs);

@@ -33,21 +33,21 @@ export class OpenAIUpstreamEngine extends UpstreamEngine {
   }
 
   protected async *read(response: Response, _input: EngineInput): AsyncGenerator<EngineChunk> {
-    const type = response.headers.get('content-type') ?? '';
-    if (/json|text\//i.test(type)) {
-      await response.body?.cancel().catch(() => undefined);
-      throw this.error('upstream_error', `the server answered ${type.split(';')[0]} instead of audio`);
-    }
-    if (!response.body) throw this.error('upstream_error', 'the response has no body');
-    yield* coalesce(readPcm(response.body, new PcmReader('pcm_s16le', this.format === 'wav', this.options.model)), this.sampleRate * MIN_CHUNK_SECONDS);
+    yield* pcmChunks(await this.audioBody(response), new PcmReader('pcm_s16le', this.format === 'wav', this.options.model), this.sampleRate);
   }
 }
 
-async function* readPcm(body: ReadableStream<Uint8Array>, reader: PcmReader): AsyncGenerator<Float32Array> {
-  for await (const bytes of body) {
-    const samples = reader.push(bytes);
-    if (samples.length) yield samples;
-  }
+/** A body of PCM (or WAV) as engine chunks of at least 20 ms, however the network cut it. */
+export function pcmChunks(body: ReadableStream<Uint8Array>, reader: PcmReader, sampleRate: number): AsyncGenerator<EngineChunk> {
+  return coalesce(
+    (async function* () {
+      for await (const bytes of body) {
+        const samples = reader.push(bytes);
+        if (samples.length) yield samples;
+      }
+    })(),
+    sampleRate * MIN_CHUNK_SECONDS,
+  );
 }
 
 /** Joins small sample runs into chunks of at least `min` samples (the last may be shorter). */
