@@ -135,6 +135,10 @@ test('real responses and errors match the documented schemas', { timeout: 60_000
 
   const clip = await server.post('/tts/bytes', ttsBody(), org.auth);
   assert.equal(clip.status, 200);
+  // Every header documented on a clip is sent with it, x-voicegate-model among them.
+  const documented = Object.keys(document.paths['/tts/bytes'].post.responses['200'].headers);
+  assert.ok(documented.includes('x-voicegate-model'), documented.join());
+  for (const name of documented) assert.ok(clip.headers.has(name), name);
   await clip.arrayBuffer();
   check('Usage', await json(await fetch(server.url + '/usage', { headers: org.auth }), 200));
   check('OrganizationList', await json(await fetch(server.url + '/admin/orgs', { headers: admin }), 200));
@@ -183,7 +187,7 @@ test('the document follows the configuration; /docs renders it', { timeout: 30_0
     const doc = (await json(await fetch(local.url + '/openapi.json'), 200)) as Json;
     for (const path of ['/usage', '/access-token', '/admin/orgs', '/metrics']) assert.equal(doc.paths[path], undefined, path);
     assert.deepEqual(doc.paths['/tts/bytes'].post.security, []);
-    assert.deepEqual(Object.keys(doc.paths['/tts/bytes'].post.responses['200'].headers), ['x-request-id'], 'no cost headers without accounts');
+    assert.deepEqual(Object.keys(doc.paths['/tts/bytes'].post.responses['200'].headers), ['x-request-id', 'x-voicegate-model'], 'no cost headers without accounts');
     assert.ok((await new Validator().validate(doc)).valid);
   } finally {
     await local.close();

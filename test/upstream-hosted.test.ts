@@ -5,9 +5,12 @@
  * records what the gateway sends: each engine serves /tts/bytes, SSE, the
  * WebSocket and a long-form job (word timestamps through ElevenLabs), in the
  * provider's wire shape with its key from the environment; and the key
- * appears in no log line, metric or error body.
+ * appears in no log line, trace, metric or error body (the gateway exports
+ * its spans to an OTLP/HTTP JSON receiver here, whose every body is searched).
  */
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { startFaultProxy, type FaultProxy } from './helpers/fault-proxy.js';
@@ -19,10 +22,45 @@ const EL_KEY = 'sk_el_secret_4f7a1c9e2b';
 const DG_KEY = 'dg_secret_8d2e6b1a05';
 const RAW = { container: 'raw', encoding: 'pcm_s16le', sample_rate: 24000 };
 
+interface SpanEvent {
+  name: string;
+  attributes: Record<string, unknown>;
+}
+interface Span {
+  traceId: string;
+  name: string;
+  events: SpanEvent[];
+}
+
+const attributesOf = (list: { key: string; value: Record<string, unknown> }[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, Object.values(value)[0]]));
+
+/** An OTLP/HTTP JSON trace receiver on an ephemeral port: every body as sent, and its spans with their events. */
+async function otlpReceiver(): Promise<{ url: string; bodies: string[]; spans: Span[]; close(): Promise<void> }> {
+  const bodies: string[] = [];
+  const spans: Span[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      bodies.push(body);
+      for (const resource of JSON.parse(body).resourceSpans ?? [])
+        for (const scope of resource.scopeSpans ?? [])
+          for (const span of scope.spans ?? [])
+            spans.push({ traceId: span.traceId, name: span.name, events: (span.events ?? []).map((e: any) => ({ name: e.name, attributes: attributesOf(e.attributes) })) });
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, spans, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+const OTEL = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_SERVICE_NAME: 'voicegate-gateway' };
+
 describe('hosted-provider engines', { timeout: 120_000 }, () => {
   let provider: TestServer;
   let proxy: FaultProxy;
   let gateway: TestServer;
+  let receiver: Awaited<ReturnType<typeof otlpReceiver>>;
   let logs = '';
 
   before(async () => {
@@ -36,6 +74,10 @@ describe('hosted-provider engines', { timeout: 120_000 }, () => {
         done();
       },
     });
+    receiver = await otlpReceiver();
+    // Only the gateway traces: the variables are set while it is created.
+    const saved = Object.keys(OTEL).map((name) => [name, process.env[name]] as const);
+    Object.assign(process.env, OTEL, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
     gateway = await startServer({
       logDestination: destination,
       logLevel: 'trace',
@@ -58,15 +100,25 @@ describe('hosted-provider engines', { timeout: 120_000 }, () => {
             healthPath: '/readyz',
           },
         } as never,
-        models: { 'eleven-model': { extends: 'gepard-1.0', engine: 'eleven' }, 'aura-model': { extends: 'gepard-1.0', engine: 'aura' } },
+        models: {
+          'eleven-model': { extends: 'gepard-1.0', engine: 'eleven' },
+          'aura-model': { extends: 'gepard-1.0', engine: 'aura' },
+          'eleven-chain': { extends: 'gepard-1.0', engine: 'eleven', fallback: ['gepard-1.0'] },
+        } as never,
         cache: { enabled: false },
       },
+    }).finally(() => {
+      for (const [name, value] of saved) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
     });
   });
   after(async () => {
     await gateway?.close();
     await proxy?.close();
     await provider?.close();
+    await receiver?.close();
     delete process.env.VG_TEST_ELEVENLABS_KEY;
     delete process.env.VG_TEST_DEEPGRAM_KEY;
   });
@@ -140,7 +192,7 @@ describe('hosted-provider engines', { timeout: 120_000 }, () => {
     });
   }
 
-  test('no upstream key appears in logs, metrics or error bodies', async () => {
+  test('no upstream key appears in logs, traces, metrics or error bodies; a request that fell over has a span event per model attempt', async () => {
     const bodies: string[] = [];
     for (const fault of [{ kind: 'status', status: 500 }, { kind: 'status', status: 401 }] as const) {
       proxy.fault = fault;
@@ -150,6 +202,23 @@ describe('hosted-provider engines', { timeout: 120_000 }, () => {
         bodies.push(await response.text());
       }
     }
+    // A chain whose provider refuses falls over to the local model; its trace names both attempts.
+    proxy.fault = { kind: 'status', status: 503 };
+    const traceId = [...crypto.getRandomValues(new Uint8Array(16))].map((b) => b.toString(16).padStart(2, '0')).join('');
+    const chained = await gateway.post('/tts/bytes', ttsBody({ model_id: 'eleven-chain' }), { traceparent: `00-${traceId}-${'ab'.repeat(8)}-01` });
+    assert.equal(chained.status, 200, await chained.clone().text());
+    assert.equal(chained.headers.get('x-voicegate-model'), 'gepard-1.0');
+    await chained.arrayBuffer();
+    let session: Span | undefined;
+    assert.ok(await eventually(() => !!(session = receiver.spans.find((s) => s.traceId === traceId && s.name === 'synthesis tts.bytes')), 20_000, 20), 'the synthesis span is exported');
+    const attempts = session!.events.filter((e) => e.name === 'model attempt').map((e) => e.attributes);
+    assert.deepEqual(
+      attempts.map((a) => [a['voicegate.model'], a['voicegate.engine'], a['voicegate.attempt.outcome'], a['voicegate.attempt.reason'], a['voicegate.attempt.next']]),
+      [
+        ['eleven-chain', 'eleven', 'failed', 'refused', 'gepard-1.0'],
+        ['gepard-1.0', attempts[1]?.['voicegate.engine'], 'served', undefined, undefined],
+      ],
+    );
     // The provider down: probes fail, the model goes offline.
     proxy.fault = { kind: 'down' };
     await until(() => (gateway.app.services.engines.get('eleven')!.info().upstreams as any).healthy === 0, { timeoutMs: 5000 });
@@ -159,9 +228,12 @@ describe('hosted-provider engines', { timeout: 120_000 }, () => {
     proxy.fault = { kind: 'pass' };
     const scrape = await gateway.app.services.metrics!.render();
     const admin = await (await fetch(`${gateway.url}/models`)).text();
-    assert.ok(logs.length > 0 && scrape.length > 0);
+    // The spans of the failed and refused requests too, once their batch is exported.
+    assert.ok(await eventually(() => receiver.spans.filter((s) => s.name === 'synthesis tts.bytes').length >= 6, 20_000, 20), 'the synthesis spans are exported');
+    const traces = receiver.bodies.join('\n');
+    assert.ok(logs.length > 0 && scrape.length > 0 && traces.includes('eleven-chain'));
     for (const key of [EL_KEY, DG_KEY]) {
-      for (const [where, text] of [['logs', logs], ['metrics', scrape], ['errors', bodies.join('\n')], ['models', admin]] as const) {
+      for (const [where, text] of [['logs', logs], ['traces', traces], ['metrics', scrape], ['errors', bodies.join('\n')], ['models', admin]] as const) {
         assert.ok(!text.includes(key), `the key appears in ${where}`);
       }
     }

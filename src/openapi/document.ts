@@ -105,6 +105,7 @@ function headerComponents(prefix: string | null): Record<string, Json> {
     RequestId: { description: 'The server’s id of the request (`req_` and 24 hex digits).', schema: { type: 'string' } },
     ShouldRetry: { description: 'Whether the same request may succeed if sent again.', schema: { type: 'string', enum: ['true', 'false'] } },
     RetryAfter: { description: 'Seconds to wait before retrying.', schema: { type: 'string' } },
+    VoicegateModel: { description: 'The model that served: the one asked for, or after a fall-over the model of its fallback chain that made the audio (and set its price).', schema: { type: 'string' } },
     RequestCostUsd: { description: `What this request cost, in USD.${alias}`, schema: decimal },
     RequestCredits: { description: `What this request cost, in credits.${alias}`, schema: { type: 'string', pattern: '^\\d+$' } },
     CreditsRemainingUsd: { description: `The organisation’s balance after this request, in USD.${alias}`, schema: decimal },
@@ -293,6 +294,8 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   const audio = { ...openAIAudio, 'audio/ogg': { schema: binary } };
   // Without accounts nothing is charged, and no cost headers are sent.
   const COST_HEADERS = options.accounts ? COST : undefined;
+  // Speech answers also name the model that served (a fallback of the one asked for, after a fall-over).
+  const SPOKEN_HEADERS = { 'x-voicegate-model': { $ref: '#/components/headers/VoicegateModel' }, ...COST_HEADERS };
   const paths: Record<string, Record<string, Operation>> = {
     '/tts/bytes': {
       post: {
@@ -303,7 +306,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
           'Without `stream` the body is the complete clip, sent once generation has finished. With `"stream": true` the status and headers come with the first audio; an error after it ends the body early.',
         auth: 'key',
         body: { required: true, content: json(ref('TtsRequest')) },
-        responses: { '200': { description: 'The audio in the requested format.', headers: COST_HEADERS, content: audio }, ...errors(TTS_ERRORS) },
+        responses: { '200': { description: 'The audio in the requested format.', headers: SPOKEN_HEADERS, content: audio }, ...errors(TTS_ERRORS) },
       },
     },
     '/tts/captioned': {
@@ -315,7 +318,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
           'The `/tts/bytes` body plus `captions`; one JSON object with the whole clip in base64, its captions and its words. Charged exactly as `/tts/bytes` for the same body. See docs/api.md#captions for the cue rules.',
         auth: 'key',
         body: { required: true, content: json(ref('CaptionedRequest')) },
-        responses: { '200': ok('The clip, its captions and its word timestamps.', 'CaptionedSpeech', COST_HEADERS), ...errors(TTS_ERRORS) },
+        responses: { '200': ok('The clip, its captions and its word timestamps.', 'CaptionedSpeech', SPOKEN_HEADERS), ...errors(TTS_ERRORS) },
       },
     },
     '/tts/sse': {
@@ -328,7 +331,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         auth: 'key',
         body: { required: true, content: json(ref('TtsRequest')) },
         responses: {
-          '200': { description: 'An event stream of `StreamEvent`s.', headers: COST_HEADERS, content: { 'text/event-stream': { schema: ref('StreamEvent') } } },
+          '200': { description: 'An event stream of `StreamEvent`s.', headers: SPOKEN_HEADERS, content: { 'text/event-stream': { schema: ref('StreamEvent') } } },
           ...errors(TTS_ERRORS),
         },
       },
@@ -343,7 +346,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         auth: 'key',
         body: { required: true, content: json(ref('DialogueRequest')) },
         responses: {
-          '200': { description: 'The audio in the requested format, or an event stream of `StreamEvent`s.', headers: COST_HEADERS, content: { ...audio, 'text/event-stream': { schema: ref('StreamEvent') } } },
+          '200': { description: 'The audio in the requested format, or an event stream of `StreamEvent`s.', headers: SPOKEN_HEADERS, content: { ...audio, 'text/event-stream': { schema: ref('StreamEvent') } } },
           ...errors(TTS_ERRORS),
         },
       },
@@ -388,15 +391,15 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: {
           '200': {
             description: 'The audio (mp3, wav or raw pcm), or with `stream_format: "sse"` an event stream of `OpenAIStreamEvent`s.',
-            headers: COST_HEADERS,
+            headers: SPOKEN_HEADERS,
             content: { ...openAIAudio, 'text/event-stream': { schema: ref('OpenAIStreamEvent') } },
           },
           ...errors(TTS_ERRORS, 'openai'),
         },
       },
     },
-    ...elevenLabsPaths(audio, COST_HEADERS),
-    ...deepgramPaths(COST_HEADERS),
+    ...elevenLabsPaths(audio, SPOKEN_HEADERS),
+    ...deepgramPaths(SPOKEN_HEADERS),
     '/models': { get: { tag: 'Models', summary: 'List models', responses: { '200': ok('Every model.', 'ModelList') } } },
     '/models/{id}': {
       get: { tag: 'Models', summary: 'Get a model', parameters: [idParam('model')], responses: { '200': ok('The model.', 'Model'), ...errors([404, 414]) } },
