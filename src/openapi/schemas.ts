@@ -926,5 +926,12 @@ export const readySchema = component(
       .describe(
         'With accounts on, where the limit counters are kept: `local` (this server alone), `shared` (Redis), `degraded` (Redis is away; this server enforces its share of each limit) or `unavailable` (Redis is away; limited requests get 503).',
       ),
+    store: z
+      .enum(['available', 'degraded', 'unavailable'])
+      .optional()
+      .describe(
+        'With accounts on, whether the store answers: `available`; `degraded` (it does not; known keys are served on the credit this server holds, `accounts.outageMaxSeconds` at most); `unavailable` (it does not, and this server no longer admits on held credit).',
+      ),
+    wyoming: z.object({ port: z.int(), connections: z.int() }).optional().describe('With the Wyoming server on: its port and open connections.'),
   }),
 );
