@@ -5,8 +5,9 @@
  * playwright-core) against a real server with accounts and an admin token:
  * sign in with the admin token; create an organisation and issue a key,
  * seen once and copied to the clipboard; speak with it through the API and find its characters in the
- * usage chart and table, and in the CSV download; add credits; revoke the
- * key (then a request with it is 401); see the engines and an upstream
+ * usage chart and table, and in the CSV download; add credits; see the
+ * Overview's notice while `/readyz` reports the store degraded or
+ * unavailable; revoke the key (then a request with it is 401); see the engines and an upstream
  * pool's healthy and unhealthy members; purge the cache; then, signed in with
  * an organisation's key, clone a voice from a clip and play it, edit a
  * dictionary and speak with it, follow a job to its end and download it,
@@ -264,6 +265,36 @@ test('admin: add credits and see the balance change, set limits; the overview dr
   // Every organisation's balance: the one the server made at its first start (1,000,000 credits) and Acme Radio's.
   assert.equal(await page.locator('#stat-balance').textContent(), `${(1_000_000 + before + 1235).toLocaleString('en-US')} credits`);
   await screenshot('overview');
+});
+
+test('admin: the overview says when the database does not answer, as /readyz reports it', T, async () => {
+  const real = (await (await fetch(`${server.url}/readyz`)).json()) as { store?: string };
+  assert.equal(real.store, 'available');
+  const notice = page.locator('#store-notice');
+  await go('Usage');
+  await go('Overview');
+  assert.equal(await notice.textContent(), '', 'no notice while the store answers');
+  // The page reads the store's state from /readyz; the answer a gateway gives during an outage is served in its place.
+  for (const store of ['degraded', 'unavailable'] as const) {
+    await page.route('**/readyz', (route) => route.fulfill({ json: { ...real, store } }));
+    try {
+      await go('Usage');
+      await go('Overview');
+      await notice.getByRole('alert').waitFor(WAIT);
+      const text = (await notice.textContent()) ?? '';
+      assert.match(text, store === 'degraded' ? /serving on held credit/ : /requests refused/);
+      assert.match(text, /503 store_unavailable/);
+      if (store === 'degraded') {
+        assert.match(text, /admin changes, voice clones and job submissions are refused/);
+        await screenshot('overview-store-degraded');
+      }
+    } finally {
+      await page.unroute('**/readyz');
+    }
+  }
+  await go('Usage');
+  await go('Overview');
+  assert.equal(await notice.textContent(), '', 'the notice goes once the store answers again');
 });
 
 test('admin: revoke the key, then a request with it is 401; engines; purge the cache', T, async () => {

@@ -231,7 +231,9 @@
     const periods = [['24 h', 1], ['7 d', 7], ['30 d', 30]];
     const toolbar = h('div', { class: 'toolbar', role: 'group', 'aria-label': 'Period' });
     const body = h('div', {});
+    const notice = h('div', { id: 'store-notice' });
     async function draw() {
+      await drawStore(notice);
       const unit = days === 1 ? 'hour' : 'day';
       const range = rangeOf(days);
       const [data, balance, ttfa] = await Promise.all([
@@ -257,10 +259,23 @@
       const b = h('button', { type: 'button', class: 'quiet', 'aria-pressed': String(d === days), onclick: async () => { days = d; for (const x of toolbar.children) x.setAttribute('aria-pressed', String(x === b)); await draw().catch((e) => body.replaceChildren(errorBox(e))); } }, label);
       toolbar.append(b);
     }
-    await draw();
+    // While the store is away the usage and balances cannot be read: the notice still says why.
+    await draw().catch((e) => { if (e.code === 'signed_out') throw e; body.replaceChildren(errorBox(e)); });
     live(draw);
-    root.append(h('h1', {}, 'Overview'), toolbar, body);
+    root.append(h('h1', {}, 'Overview'), notice, toolbar, body);
     return root;
+  }
+  /** A notice while the store (PostgreSQL) does not answer, as /readyz reports it; nothing while it does. */
+  async function drawStore(notice) {
+    const ready = await fetch('/readyz').then((r) => r.json()).catch(() => null);
+    const store = ready && ready.store;
+    vg.store = store || null;
+    if (store !== 'degraded' && store !== 'unavailable') { notice.replaceChildren(); return; }
+    const text = store === 'degraded'
+      ? 'The database does not answer. Keys this gateway knows are served on the credit it holds for their organisation; charges are kept in its journal and written when the database is back. New keys, admin changes, voice clones and job submissions are refused (503 store_unavailable) until then.'
+      : 'The database has not answered for longer than accounts.outageMaxSeconds. Requests are refused (503 store_unavailable) until it is back; journaled charges are written then.';
+    notice.replaceChildren(h('div', { class: 'notice ' + store, role: 'alert' },
+      h('b', {}, store === 'degraded' ? 'Database unavailable: serving on held credit' : 'Database unavailable: requests refused'), h('p', {}, text)));
   }
   function stat(label, value, id) { return h('div', { class: 'stat' }, h('b', { id: id ? 'stat-' + id : null }, value), h('span', {}, label)); }
   async function balanceNow() {
