@@ -35,10 +35,11 @@ import { registerUsage } from './api/usage.js';
 import { registerUsageReports } from './api/usage-reports.js';
 import { registerVoices } from './api/voices.js';
 import { rawErrorResponse } from './http/errors.js';
-import { acceptRawBodies } from './http/json-body.js';
+import { acceptJsonBodies } from './http/json-body.js';
 import { WebSocketRouter } from './http/websocket-router.js';
 import { registerOpenApi } from './openapi/route.js';
 import { trackRoutes } from './openapi/routes.js';
+import { collectRoutes } from './openapi/generate.js';
 import type { Services } from './services.js';
 
 /**
@@ -47,6 +48,7 @@ import type { Services } from './services.js';
  */
 export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): WebSocketRouter {
   trackRoutes(app);
+  collectRoutes(app);
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
   registerPlayground(app);
@@ -109,7 +111,7 @@ export function registerWebSockets(app: FastifyInstance, services: Services, isC
 export function registerSynthesisRoutes(app: FastifyInstance, services: Services): void {
   const { server } = services.config;
   app.register(async (tts) => {
-    acceptRawBodies(tts, server.bodyLimitBytes);
+    acceptJsonBodies(tts, server.bodyLimitBytes);
     registerTtsBytes(tts, services);
     registerTtsCaptioned(tts, services);
     registerTtsSse(tts, services);
@@ -117,7 +119,7 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     registerTtsNormalize(tts, services);
   });
   app.register(async (openai) => {
-    acceptRawBodies(openai, server.bodyLimitBytes);
+    acceptJsonBodies(openai, server.bodyLimitBytes);
     registerOpenAISpeech(openai, services);
   });
   registerElevenLabs(app, services);

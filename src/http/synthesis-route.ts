@@ -80,8 +80,11 @@ export async function serveSynthesis<I extends SpeechInput>(
   });
   try {
     requireScope(await session.authenticate(route.credential ? route.credential(request.headers) : presentedKey(request.headers, request.url, false), request.ip), 'tts');
+    const body = decodeJsonObject(request.body);
+    // The route schema's refusal (validated with `attachValidation`), answered once the caller is known.
+    if (request.validationError) throw request.validationError;
     const input = route.decode({
-      body: decodeJsonObject(request.body),
+      body,
       params: (request.params ?? {}) as Record<string, string>,
       query: (request.query ?? {}) as Record<string, string | string[] | undefined>,
       headers: request.headers,

@@ -1,8 +1,8 @@
 /**
  * @module openapi/document
  * The OpenAPI 3.1 document of this server: every route of the four HTTP
- * dialects (native, OpenAI, ElevenLabs, Deepgram) and the rest, a table of paths kept by hand
- * here, with the zod schemas of `schemas.ts` as JSON Schema (zod's output),
+ * dialects (native, OpenAI, ElevenLabs, Deepgram) and the rest: the operations generated from
+ * the routes' own schemas (`generate.ts`), and a table here for the routes not declaring theirs yet, with the zod schemas of `schemas.ts` as JSON Schema (zod's output),
  * the error envelope with every registry code (one response per status,
  * naming the codes sent with it), the cost and retry headers, and the
  * stream event shapes. It follows the configuration: the account routes
@@ -75,6 +75,11 @@ function errorResponses(): Record<string, Json> {
       content: json(ref('ElevenLabsError')),
     };
   }
+  out.ElevenLabsValidation = {
+    description: 'A field is missing or not valid: `{"detail": [{loc, msg, type}]}`, `loc` naming where it stands (`["body", "voice_settings", "stability"]`).',
+    headers: ERROR_HEADERS,
+    content: json(ref('ElevenLabsError')),
+  };
   return out;
 }
 
@@ -87,7 +92,7 @@ function errors(statuses: number[], dialect: 'cartesia' | 'openai' | 'elevenlabs
     if (!known.has(status)) throw new Error(`no registry code has status ${status}`);
     out[String(status)] = { $ref: `#/components/responses/${prefix}${status}` };
   }
-  if (dialect === 'elevenlabs' && statuses.includes(400)) out['422'] = { description: 'A field is missing or not valid: `{"detail": [{loc, msg, type}]}`.', content: json(ref('ElevenLabsError')) };
+  if (dialect === 'elevenlabs' && statuses.includes(400)) out['422'] = { $ref: '#/components/responses/ElevenLabsValidation' };
   return out;
 }
 
@@ -375,24 +380,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         ],
         responses: { '101': { description: 'Switching to the WebSocket protocol.' }, ...errors([400, 401, 404, 503]) },
         extra: { 'x-client-message': ref('WebSocketRequest'), 'x-server-message': ref('WebSocketEvent') },
-      },
-    },
-    '/v1/audio/speech': {
-      post: {
-        tag: 'OpenAI',
-        summary: 'Generate speech (OpenAI-compatible)',
-        token: true,
-        description: 'OpenAI’s body, translated to the native request: the same validation, billing and cost headers as `/tts/bytes`. Errors use OpenAI’s shape.',
-        auth: 'key',
-        body: { required: true, content: json(ref('OpenAISpeechRequest')) },
-        responses: {
-          '200': {
-            description: 'The audio (mp3, wav or raw pcm), or with `stream_format: "sse"` an event stream of `OpenAIStreamEvent`s.',
-            headers: COST_HEADERS,
-            content: { ...openAIAudio, 'text/event-stream': { schema: ref('OpenAIStreamEvent') } },
-          },
-          ...errors(TTS_ERRORS, 'openai'),
-        },
       },
     },
     ...elevenLabsPaths(audio, COST_HEADERS),
@@ -795,7 +782,11 @@ function operationId(method: string, path: string): string {
   return [method, ...words.map((w) => w[0].toUpperCase() + w.slice(1)), ...slash].join('') || method;
 }
 
-export function buildOpenApiDocument(options: DocumentOptions): Json {
+/**
+ * The document: the operations `generated` from the routes' own schemas (`generate.ts`), and, for
+ * the routes that do not declare theirs yet, the table above.
+ */
+export function buildOpenApiDocument(options: DocumentOptions, generated: Record<string, Json> = {}): Json {
   const keySecurity = options.accounts ? [{ bearerKey: [] }, { headerKey: [] }] : [];
   const paths: Record<string, Json> = {};
   for (const [path, methods] of Object.entries(operations(options))) {
@@ -823,6 +814,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
     }
     paths[path] = item;
   }
+  for (const [path, item] of Object.entries(generated)) paths[path] = { ...paths[path], ...item };
   return {
     openapi: '3.1.0',
     info: {
@@ -859,6 +851,8 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
         headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, or an access token where the operation says so.' },
         queryKey: { type: 'apiKey', in: 'query', name: 'api_key', description: 'An API key or access token (WebSocket upgrades only; `access_token` also works).' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (`accounts.adminToken`).' },
+        xiApiKey: { type: 'apiKey', in: 'header', name: 'xi-api-key', description: 'An API key or access token, as ElevenLabs’ clients send it (the ElevenLabs routes).' },
+        deepgramToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An API key or access token as `Token <key>`, as Deepgram’s clients send it (the Deepgram routes).' },
       },
     },
   };

@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildOpenApiDocument, type DocumentOptions } from './document.js';
+import { generatedPaths } from './generate.js';
 
 type Json = Record<string, any>;
 
@@ -75,7 +76,8 @@ ${sections.join('\n')}<h2>Errors</h2><p>Every error response carries the <a href
 export function registerOpenApi(app: FastifyInstance, options: DocumentOptions): void {
   let document: Json | null = null;
   let page: string | null = null;
-  const built = () => (document ??= buildOpenApiDocument(options));
+  // Built on first use, once every route is registered.
+  const built = () => (document ??= buildOpenApiDocument(options, generatedPaths(app, { accounts: options.accounts })));
   app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(built()));
   app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send((page ??= renderReference(built()))));
 }

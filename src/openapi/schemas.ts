@@ -12,14 +12,9 @@ import { z } from 'zod';
 import { SCOPES } from '../accounts/scopes.js';
 import { cartesiaBodySchema } from '../api/cartesia/parse.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import { component, components } from '../http/route-schema.js';
 
-/** The schemas that become `components.schemas`, by id. */
-export const components = z.registry<{ id: string }>();
-
-function component<T extends z.ZodType>(id: string, schema: T): T {
-  components.add(schema, { id });
-  return schema;
-}
+export { components };
 
 const nullableString = z.string().nullable();
 const timestamp = z.string().describe('ISO 8601 date and time (UTC)');
@@ -296,30 +291,6 @@ export const webSocketRequestSchema = component(
         .describe('How long an unfinished clause may wait for more text, from its first text: 0 speaks it now; unset, managed buffering of at most 3000 ms.'),
     })
     .describe('A client message on `/tts/websocket`. A context’s first message needs `model_id`, `voice` and `output_format` (raw).'),
-);
-
-export const openAISpeechRequestSchema = component(
-  'OpenAISpeechRequest',
-  z
-    .looseObject({
-      model: z.string().min(1).describe('A model id, or an OpenAI name mapped by `openai.modelAliases` (`tts-1`, `tts-1-hd`, `gpt-4o-mini-tts`).'),
-      input: z.string().min(1).describe('The text to speak.'),
-      voice: z
-        .union([z.string(), z.looseObject({ id: z.string() })])
-        .optional()
-        .describe('A voice id, or an OpenAI name mapped by `openai.voiceAliases`; absent: the model’s default voice.'),
-      response_format: z.enum(['mp3', 'opus', 'wav', 'pcm']).optional().describe('mp3 (default; 44.1 kHz, 128 kbps), opus (Ogg Opus, 48 kHz, 64 kbps, where the model allows it), wav or pcm (16-bit, 24 kHz).'),
-      speed: z.number().optional().describe('The model’s speed range; must be 1 when streaming.'),
-      stream: z.boolean().optional().describe('Relay the audio as it is made (wav or pcm).'),
-      stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),
-      timestamps: z.boolean().optional().describe('Voicegate’s own, with `stream_format: "sse"` only: `speech.word_timestamps` events carry the words sent with their times, beside `speech.audio.delta`.'),
-      instructions: z.string().optional().describe('Accepted.'),
-      pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
-      cache: z.boolean().nullable().optional().describe('As on `/tts/bytes`: `false` keeps this request out of the audio cache.'),
-      transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`: `ssml` reads `input` as SSML.'),
-      language: z.string().nullable().optional().describe('Voicegate’s own, as on `/tts/bytes`: the language to read in; absent: the voice’s.'),
-    })
-    .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
 );
 
 export const normalizeRequestSchema = component(
