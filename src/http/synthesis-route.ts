@@ -55,6 +55,9 @@ export interface SynthesisRoute<I extends SpeechInput> {
   headers?(input: I, synthesis: SynthesisRequest): Record<string, string>;
 }
 
+/** The statuses a synthesis request can be refused with (each route's error responses). */
+export const TTS_ERROR_STATUSES: readonly number[] = [400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504];
+
 /** Audio bytes as they are made; a failure after the first byte can only cut the connection. */
 export function audioStream(synthesis: SynthesisRequest): StreamAnswer {
   return {

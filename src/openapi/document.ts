@@ -146,32 +146,8 @@ const elevenLabsFormat = queryParam(
   '`mp3_22050_32`, `mp3_44100_{32,64,96,128,192}` (default `mp3_44100_128`), `pcm_{8000,16000,22050,24000,44100,48000}`, `ulaw_8000`, `alaw_8000`, `opus_48000_{32,64,96,128,192}`, `wav_<rate>`.',
 );
 
-/** ElevenLabs' routes: text-to-speech, its WebSockets, voices, models and the subscription. */
-function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<string, Record<string, Operation>> {
-  const speech = (summary: string, description: string, content: Json): Record<string, Operation> => ({
-    post: {
-      tag: 'ElevenLabs',
-      summary,
-      token: true,
-      description: `${description} The key in \`xi-api-key\` (or as everywhere). Errors in ElevenLabs' shape.`,
-      auth: 'key',
-      parameters: [voicePathParam, elevenLabsFormat],
-      body: { required: true, content: json(ref('ElevenLabsSpeechRequest')) },
-      responses: {
-        '200': { description: 'The answer; `request-id` and `x-character-count` as ElevenLabs sends them.', headers: costHeaders, content },
-        ...errors(TTS_ERRORS, 'elevenlabs'),
-      },
-    },
-  });
-  const timestamps = json(ref('ElevenLabsTimestamps'));
-  const dialogue = (summary: string, description: string, content: Json): Record<string, Operation> => ({
-    post: {
-      ...speech(summary, description, content).post,
-      parameters: [elevenLabsFormat],
-      body: { required: true, content: json(ref('ElevenLabsDialogueRequest')) },
-    },
-  });
-  const dialogueTimestamps = json(ref('ElevenLabsDialogueTimestamps'));
+/** ElevenLabs' routes not declaring their schema yet: its WebSockets, voices, models and the subscription. */
+function elevenLabsPaths(): Record<string, Record<string, Operation>> {
   const socket = (summary: string, description: string): Record<string, Operation> => ({
     get: {
       tag: 'ElevenLabs',
@@ -194,26 +170,6 @@ function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<str
     },
   });
   return {
-    '/v1/text-to-speech/{voice_id}': speech('Generate speech (ElevenLabs-compatible)', 'The whole clip.', audio),
-    '/v1/text-to-speech/{voice_id}/stream': speech('Stream speech (ElevenLabs-compatible)', 'The audio as it is made.', audio),
-    '/v1/text-to-speech/{voice_id}/with-timestamps': speech('Speech with character timestamps (ElevenLabs-compatible)', 'One JSON object: the audio in base64 and its alignment.', timestamps),
-    '/v1/text-to-speech/{voice_id}/stream/with-timestamps': speech(
-      'Stream speech with character timestamps (ElevenLabs-compatible)',
-      'One JSON object per line (each ending in `\\n`), times from the start of the whole audio.',
-      timestamps,
-    ),
-    '/v1/text-to-dialogue': dialogue('Generate a dialogue (ElevenLabs-compatible)', 'Several speakers in one clip: each input’s text in its voice, in order, with the configured pause between turns.', audio),
-    '/v1/text-to-dialogue/stream': dialogue('Stream a dialogue (ElevenLabs-compatible)', 'The dialogue’s audio as it is made.', audio),
-    '/v1/text-to-dialogue/with-timestamps': dialogue(
-      'Dialogue with character timestamps (ElevenLabs-compatible)',
-      'One JSON object: the audio in base64, its alignment, and `voice_segments` (each turn’s voice, time and characters).',
-      dialogueTimestamps,
-    ),
-    '/v1/text-to-dialogue/stream/with-timestamps': dialogue(
-      'Stream a dialogue with character timestamps (ElevenLabs-compatible)',
-      'One JSON object per line (each ending in `\\n`): audio, the alignment of its words and their `voice_segments`, times from the start of the whole audio.',
-      dialogueTimestamps,
-    ),
     '/v1/text-to-speech/{voice_id}/stream-input': socket(
       'WebSocket: streamed text in, audio and alignment out (ElevenLabs-compatible)',
       'One context: `{"text": " "}` with `voice_settings` and `generation_config` opens it, text messages feed it, `{"text": ""}` ends it; `{audio, alignment, normalizedAlignment}` messages, then `{"isFinal": true}` and a 1000 close. The key may come in the first message as `xi_api_key`.',
@@ -382,7 +338,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         extra: { 'x-client-message': ref('WebSocketRequest'), 'x-server-message': ref('WebSocketEvent') },
       },
     },
-    ...elevenLabsPaths(audio, COST_HEADERS),
+    ...elevenLabsPaths(),
     ...deepgramPaths(COST_HEADERS),
     '/models': { get: { tag: 'Models', summary: 'List models', responses: { '200': ok('Every model.', 'ModelList') } } },
     '/models/{id}': {

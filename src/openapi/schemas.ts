@@ -88,50 +88,9 @@ export const deepgramSpeakRequestSchema = component(
 
 const alignment = z.object({ characters: z.array(z.string()), character_start_times_seconds: z.array(z.number()), character_end_times_seconds: z.array(z.number()) });
 
-export const elevenLabsSpeechRequestSchema = component(
-  'ElevenLabsSpeechRequest',
-  z
-    .looseObject({
-      text: z.string().min(1).describe('The text to speak.'),
-      model_id: z.string().optional().describe('A model id, or an ElevenLabs model id mapped by `elevenlabs.modelAliases`; absent: `elevenlabs.defaultModel`.'),
-      language_code: z.string().nullable().optional().describe('The language to read in, as `language` on `/tts/bytes`; absent: the voice’s.'),
-      voice_settings: z
-        .looseObject({ stability: z.number().optional(), similarity_boost: z.number().optional(), style: z.number().optional(), use_speaker_boost: z.boolean().optional(), speed: z.number().min(0.7).max(1.2).optional() })
-        .nullable()
-        .optional()
-        .describe('`speed` applies; the others are accepted.'),
-      pronunciation_dictionary_locators: z
-        .array(z.looseObject({ pronunciation_dictionary_id: z.string(), version_id: z.string().nullable().optional() }))
-        .max(3)
-        .optional()
-        .describe('Voicegate dictionaries, applied in order.'),
-      seed: z.int().nullable().optional().describe('Accepted.'),
-      previous_text: z.string().nullable().optional().describe('Accepted.'),
-      next_text: z.string().nullable().optional().describe('Accepted.'),
-      apply_text_normalization: z.enum(['auto', 'on', 'off']).optional().describe('`off` turns the normaliser off.'),
-    })
-    .describe('The body of `POST /v1/text-to-speech/{voice_id}` (ElevenLabs’).'),
-);
-
 export const elevenLabsTimestampsSchema = component(
   'ElevenLabsTimestamps',
   z.object({ audio_base64: z.string(), alignment: alignment.nullable(), normalized_alignment: alignment.nullable() }).describe('Audio with its character alignment.'),
-);
-
-export const elevenLabsDialogueRequestSchema = component(
-  'ElevenLabsDialogueRequest',
-  elevenLabsSpeechRequestSchema
-    .omit({ text: true, voice_settings: true, next_text: true })
-    .extend({
-      inputs: z
-        .array(z.object({ text: z.string().min(1).describe('What this turn says.'), voice_id: z.string().min(1).describe('Its voice: an id, or an ElevenLabs voice id mapped by `elevenlabs.voiceAliases`.') }))
-        .min(1)
-        .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` between them; at most `voices.dialogue.maxTurns`, their characters together within the model’s limit.'),
-      settings: z.looseObject({ stability: z.number().optional(), similarity: z.number().optional() }).nullable().optional().describe('Accepted.'),
-      previous_text: z.string().max(100).nullable().optional().describe('Accepted.'),
-      future_text: z.string().max(100).nullable().optional().describe('Accepted.'),
-    })
-    .describe('The body of `POST /v1/text-to-dialogue` (ElevenLabs’).'),
 );
 
 export const elevenLabsDialogueTimestampsSchema = component(

@@ -13,15 +13,13 @@ import type { FastifyInstance } from 'fastify';
 import { installErrorRenderer } from '../../http/errors.js';
 import { binaryContent, errorResponses, schemaRef } from '../../http/route-schema.js';
 import { postOnly } from '../../http/json-body.js';
-import { audioStream, serveSynthesis } from '../../http/synthesis-route.js';
+import { TTS_ERROR_STATUSES, audioStream, serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
 import { SSE_HEADERS, jsonWithAudio, sseFrameWithAudio } from '../../http/audio-json.js';
 import { openAIError } from './errors.js';
 import { parseOpenAIBody } from './parse.js';
 import { openAISpeechBody, type OpenAISpeechBody } from './schema.js';
 
-/** The statuses a synthesis request can be refused with. */
-export const TTS_ERROR_STATUSES = [400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504];
 
 const OPENAI_SPEECH_ROUTE = {
   tags: ['OpenAI'],
