@@ -130,3 +130,19 @@ export interface RouteDeclaration {
   /** The dialect's own credential schemes, beside `Bearer` and `X-API-Key` (`xiApiKey`, `deepgramToken`). */
   credentials?: string[];
 }
+
+/**
+ * What any route can answer before its handler runs: 400 `unsupported_version` (a `Cartesia-Version`
+ * the server does not know) and 503 `not_ready` (the server is shutting down).
+ */
+export const ANY_ROUTE_ERRORS: readonly number[] = [400, 503];
+
+/** A text answer (`text/html`, `text/css` …) in the document. */
+export function textContent(...types: string[]): Record<string, { schema: unknown }> {
+  return Object.fromEntries(types.map((type) => [type, { schema: { type: 'string' } }]));
+}
+
+/** A JSON answer in the document: a zod schema, or the name of a component. */
+export function jsonContent(schema: z.ZodType | string): Record<string, { schema: unknown }> {
+  return { 'application/json': { schema: typeof schema === 'string' ? schemaRef(schema) : schema } };
+}

@@ -340,10 +340,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     },
     ...elevenLabsPaths(),
     ...deepgramPaths(COST_HEADERS),
-    '/models': { get: { tag: 'Models', summary: 'List models', responses: { '200': ok('Every model.', 'ModelList') } } },
-    '/models/{id}': {
-      get: { tag: 'Models', summary: 'Get a model', parameters: [idParam('model')], responses: { '200': ok('The model.', 'Model'), ...errors([404, 414]) } },
-    },
     '/voices': {
       get: {
         tag: 'Voices',
@@ -484,37 +480,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: { '200': ok('Active syntheses and WebSocket connections, with their limits.', 'Concurrency'), ...errors(KEY_ERRORS) },
       },
     },
-    '/': { get: { tag: 'Operations', summary: 'API status', responses: { '200': { description: 'Up.', content: json(inline(z.object({ ok: z.literal(true), version: z.string() }))) } } } },
-    '/healthz': { get: { tag: 'Operations', summary: 'Liveness', responses: { '200': { description: 'The process answers.', content: json(inline(z.object({ status: z.literal('ok') }))) } } } },
-    '/readyz': {
-      get: { tag: 'Operations', summary: 'Readiness', description: 'Every bound engine is warm and the server is not shutting down.', responses: { '200': ok('Ready.', 'Ready'), ...errors([503]) } },
-    },
-    '/openapi.json': { get: { tag: 'Operations', summary: 'This document', responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } } } },
-    '/playground': {
-      get: {
-        tag: 'Operations',
-        summary: 'The browser playground',
-        description: 'One static page: it makes an access token from a key pasted into it and speaks over the WebSocket.',
-        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
-      },
-    },
-    '/console': {
-      get: {
-        tag: 'Operations',
-        summary: 'The operator console',
-        description: 'One static page; its script and style are under /console/assets/. It holds no secret: a token signed in with stays in the page.',
-        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
-      },
-    },
-    '/console/assets/{name}': {
-      get: {
-        tag: 'Operations',
-        summary: "A file of the operator console (console.js, console.css)",
-        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { '200': { description: 'The script or style sheet.', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } }, '404': { description: 'No such file.', content: { 'text/plain': { schema: { type: 'string' } } } } },
-      },
-    },
-    '/docs': { get: { tag: 'Operations', summary: 'A rendered reference of this document', responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
   };
   // The collection is served with and without the trailing slash (the Cartesia SDK sends it).
   for (const path of ['/pronunciation-dicts/', '/pronunciation-dicts']) {

@@ -468,7 +468,7 @@ export const voiceMixSchema = component(
   z
     .object({
       voices: z
-        .array(z.object({ id: z.string(), weight: z.number().min(0) }))
+        .array(z.object({ id: z.string(), weight: z.number().min(0).meta({ examples: [1] }) }))
         .min(1)
         .describe('The voices to mix and their weights: non-negative, at least one above 0; a weight of 0 leaves its voice out. At most `voices.maxMix` voices (4 by default), none of them a mix.'),
       name: z.string().max(200),
@@ -535,21 +535,30 @@ export const dictionaryPatchSchema = component(
 
 // ---- long-form jobs ----
 
+const jobTranscript = z.string().min(1).describe('The text to speak, up to `jobs.maxCharacters` (1,000,000) characters counted as for billing; or send `inputs`.');
+const jobInputs = z
+  .array(z.object({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish() }))
+  .min(1)
+  .describe('Instead of `transcript`: texts spoken in order into one result, with a pause between them.');
+
+/** The JSON Schema of a schema that names no component. */
+function plain(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
+  return rest;
+}
+
 export const jobCreateSchema = component(
   'JobCreate',
   ttsRequestSchema
     .omit({ stream: true, context_id: true, cache: true })
+    .omit({ transcript: true })
     .extend({
-      transcript: z.string().min(1).optional().describe('The text to speak, up to `jobs.maxCharacters` (1,000,000) characters counted as for billing; or send `inputs`.'),
-      inputs: z
-        .array(z.object({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish() }))
-        .min(1)
-        .optional()
-        .describe('Instead of `transcript`: texts spoken in order into one result, with a pause between them.'),
       output_format: outputFormatSchema.describe('`mp3`, `wav` or `raw` on every model; `opus` on a model whose clip formats allow it.'),
       webhook_url: z.string().optional().describe('Receives a signed POST when the job ends (Standard Webhooks); https only, and never a private address unless the operator allows it.'),
     })
-    .describe('The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs`, a larger limit and `webhook_url`; `stream` is not accepted.'),
+    // Exactly one of the two texts: both, or neither, is refused.
+    .meta({ oneOf: [{ properties: { transcript: plain(jobTranscript) }, required: ['transcript'] }, { properties: { inputs: plain(jobInputs) }, required: ['inputs'] }] })
+    .describe('The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs` (exactly one of `transcript` and `inputs`), a larger limit and `webhook_url`; `stream` is not accepted.'),
 );
 
 export const jobSchema = component(
@@ -614,7 +623,11 @@ export const orgSchema = component(
 const budgetPeriod = z.enum(['day', 'month', 'total']).describe('UTC calendar periods: a day from 00:00 UTC, a month from its first day; `total` never resets.');
 const scopeList = z.array(z.enum(SCOPES)).nullable().describe('What the key may do (docs/billing.md has the routes of each); null: every scope.');
 const modelList = z.array(z.string()).nullable().describe('Model ids the key may synthesise with (a Voicegate id, or the alias the client sends); null: every model.');
-const networkList = z.array(z.string()).nullable().describe('IPv4 and IPv6 CIDR blocks the client’s address must be in; null: anywhere.');
+// Checked as CIDR blocks by `accounts/networks.ts`; the pattern is their shape (an address, `/`, a prefix length).
+const networkList = z
+  .array(z.string().regex(/^[0-9A-Fa-f:.]+\/\d{1,3}$/).meta({ examples: ['10.0.0.0/8', '2001:db8::/32'] }))
+  .nullable()
+  .describe('IPv4 and IPv6 CIDR blocks (`10.0.0.0/8`, `2001:db8::/32`) the client’s address must be in; null: anywhere.');
 
 export const apiKeySchema = component(
   'ApiKey',
@@ -647,7 +660,7 @@ const keyPolicyInput = {
   budget: z.object({ credits: z.int().min(1), period: budgetPeriod }).nullable().optional(),
   scopes: scopeList.optional(),
   models: modelList.optional(),
-  expires_at: z.string().nullable().optional().describe('An ISO 8601 time with its offset, in the future.'),
+  expires_at: z.iso.datetime({ offset: true }).meta({ examples: ['2099-01-01T00:00:00Z'] }).nullable().optional().describe('An ISO 8601 time with its offset, in the future.'),
   allowed_networks: networkList.optional(),
 };
 
@@ -733,7 +746,9 @@ export const cachePurgeSchema = component(
       voice_id: z.string().min(1).optional().describe('That voice’s entries (with `organisation_id`: only that organisation’s).'),
       all: z.boolean().optional().describe('`true` with neither id: every entry.'),
     })
-    .describe('What to remove from this server’s audio cache; an empty body is refused.'),
+    // At least one of them: an empty body (`{}`) is refused, so nothing is purged by mistake.
+    .meta({ anyOf: [{ required: ['organisation_id'] }, { required: ['voice_id'] }, { required: ['all'], properties: { all: { const: true } } }] })
+    .describe('What to remove from this server’s audio cache: `organisation_id`, `voice_id`, or `all: true`; an empty body (`{}`) is refused with 400 `invalid_request`.'),
 );
 
 export const cachePurgedSchema = component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }));

@@ -79,6 +79,7 @@ const shared = {
   language_code: z
     .string({ error: 'language_code must be a language code such as en or pt-BR' })
     .regex(LANGUAGE, { error: 'language_code must be a language code such as en or pt-BR' })
+    .meta({ examples: ['en', 'pt-BR'] })
     .nullable()
     .optional()
     .describe('The language to read in, as `language` on `/tts/bytes`; absent: the voice’s.'),

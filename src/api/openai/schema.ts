@@ -38,6 +38,7 @@ export const openAISpeechBody = component(
       language: z.string({ error: 'language must be a language code such as de or pt-BR' }).nullable().optional().describe('Voicegate’s own, as on `/tts/bytes`: the language to read in; absent: the voice’s.'),
       timestamps: z
         .boolean({ error: 'timestamps must be a boolean' })
+        .meta({ default: false })
         .nullable()
         .optional()
         .describe('Voicegate’s own, with `stream_format: "sse"` only: `speech.word_timestamps` events carry the words sent with their times, beside `speech.audio.delta`.'),
@@ -49,6 +50,8 @@ export const openAISpeechBody = component(
         .describe('Within the model’s speed range (`invalid_generation_config` outside it); must be 1 when streaming.'),
       stream: z.boolean({ error: 'stream must be a boolean' }).nullable().optional().describe('Relay the audio as it is made (wav or pcm).'),
     })
+    // `timestamps: true` needs `stream_format: "sse"` (checked by `parse.ts`).
+    .meta({ if: { properties: { timestamps: { const: true } }, required: ['timestamps'] }, then: { properties: { stream_format: { const: 'sse' } }, required: ['stream_format'] } })
     .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
 );
 
