@@ -32,7 +32,8 @@ import { registerMetricsRoute } from './api/metrics.js';
 import { registerModels } from './api/models.js';
 import { registerPlayground } from './api/playground.js';
 import { registerUsage } from './api/usage.js';
-import { registerUsageReports } from './api/usage-reports.js';
+import { registerAdminUsageReports, registerUsageReports } from './api/usage-reports.js';
+import { declareAdminRoutes, installRouteAuth } from './api/route-auth.js';
 import { registerVoices } from './api/voices.js';
 import { rawErrorResponse } from './http/errors.js';
 import { acceptJsonBodies } from './http/json-body.js';
@@ -49,6 +50,7 @@ import type { Services } from './services.js';
 export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): WebSocketRouter {
   trackRoutes(app);
   collectRoutes(app);
+  installRouteAuth(app, services.config.accounts.adminToken);
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
   registerPlayground(app);
@@ -71,14 +73,20 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);
     registerAccessToken(app, services.gate, tokens);
-    registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null, {
-      store: services.accounts.store,
-      checkUrl: services.accounts.checkWebhookUrl,
-    });
-    registerUsageReports(app, services.gate, new UsageReports(services.accounts.store, pricing), services.config.accounts.adminToken);
-    registerAdminEngines(app, services, () => isClosing() || isDraining());
-    registerAdminOrgData(app, admin, services);
-    registerAdminVoices(app, services);
+    const reports = new UsageReports(services.accounts.store, pricing);
+    registerUsageReports(app, services.gate, reports);
+    // The operator's API: one plugin, each of its routes declaring the admin token.
+    app.register(
+      async (scope) => {
+        declareAdminRoutes(scope);
+        registerAdmin(scope, admin, pricing, services.cache?.store ?? null, { store: services.accounts!.store, checkUrl: services.accounts!.checkWebhookUrl });
+        registerAdminUsageReports(scope, reports);
+        registerAdminEngines(scope, services, () => isClosing() || isDraining());
+        registerAdminOrgData(scope, admin, services);
+        registerAdminVoices(scope, services);
+      },
+      { prefix: '/admin' },
+    );
   }
   registerJobs(app, services);
   const websockets = registerWebSockets(app, services, isClosing);

@@ -12,7 +12,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewayCard } from '../cluster/roster.js';
 import type { Services } from '../services.js';
-import { requireAdminToken } from './admin.js';
 
 /** What this gateway says of itself: in `GET /admin/engines`, and on its card for the others (`cluster/roster.ts`). */
 export function gatewayState(services: Services, isClosing: () => boolean) {
@@ -24,40 +23,34 @@ export function gatewayState(services: Services, isClosing: () => boolean) {
   };
 }
 
-export function registerAdminEngines(app: FastifyInstance, services: Services, isClosing: () => boolean): void {
-  app.register(
-    async (scope) => {
-      scope.addHook('onRequest', requireAdminToken(services.config.accounts.adminToken));
-      scope.get('/engines', async (request) => {
-        const limits = services.accounts?.limits;
-        const status = limits?.status?.();
-        let gateways: string[] | null = null;
-        let gatewayId: string | null = null;
-        let peers: (GatewayCard | { gateway_id: string; card: null })[] | null = null;
-        let gatewaysError: string | undefined;
-        if (limits?.liveGateways) {
-          try {
-            const live = await limits.liveGateways();
-            gateways = live.alive;
-            gatewayId = live.self;
-            const others = live.alive.filter((id) => id !== live.self);
-            const cards = (await services.roster?.cards(others)) ?? others.map(() => null);
-            peers = others.map((id, i) => cards[i] ?? { gateway_id: id, card: null });
-          } catch (err) {
-            request.log.warn({ err }, 'the live gateways could not be read from Redis');
-            gatewaysError = 'Redis did not answer; the count last seen is in limits.gateways';
-          }
-        }
-        return {
-          ...gatewayState(services, isClosing),
-          limits: status ? { state: status.state, gateways: status.gateways ?? null } : null,
-          gateway_id: gatewayId,
-          gateways,
-          peers,
-          ...(gatewaysError ? { gateways_error: gatewaysError } : {}),
-        };
-      });
-    },
-    { prefix: '/admin' },
-  );
+export function registerAdminEngines(scope: FastifyInstance, services: Services, isClosing: () => boolean): void {
+  scope.get('/engines', async (request) => {
+    const limits = services.accounts?.limits;
+    const status = limits?.status?.();
+    let gateways: string[] | null = null;
+    let gatewayId: string | null = null;
+    let peers: (GatewayCard | { gateway_id: string; card: null })[] | null = null;
+    let gatewaysError: string | undefined;
+    if (limits?.liveGateways) {
+      try {
+        const live = await limits.liveGateways();
+        gateways = live.alive;
+        gatewayId = live.self;
+        const others = live.alive.filter((id) => id !== live.self);
+        const cards = (await services.roster?.cards(others)) ?? others.map(() => null);
+        peers = others.map((id, i) => cards[i] ?? { gateway_id: id, card: null });
+      } catch (err) {
+        request.log.warn({ err }, 'the live gateways could not be read from Redis');
+        gatewaysError = 'Redis did not answer; the count last seen is in limits.gateways';
+      }
+    }
+    return {
+      ...gatewayState(services, isClosing),
+      limits: status ? { state: status.state, gateways: status.gateways ?? null } : null,
+      gateway_id: gatewayId,
+      gateways,
+      peers,
+      ...(gatewaysError ? { gateways_error: gatewaysError } : {}),
+    };
+  });
 }

@@ -715,7 +715,11 @@ export function buildOpenApiDocument(options: DocumentOptions, generated: Record
     for (const [method, op] of Object.entries(methods)) {
       let security: Json[] = [];
       if (op.auth === 'admin') security = [{ adminToken: [] }];
-      else if (op.auth === 'key') security = path === '/tts/websocket' && options.accounts ? [...keySecurity, { queryKey: [] }] : keySecurity;
+      else if (op.auth === 'key' && options.accounts) {
+        // Each dialect's own credential beside the two every route takes.
+        const own = path === '/tts/websocket' ? [{ queryKey: [] }] : path === '/v1/models' ? [{ xiApiKey: [] }, { deepgramToken: [] }] : op.tag === 'ElevenLabs' ? [{ xiApiKey: [] }] : op.tag === 'Deepgram' ? [{ deepgramToken: [] }] : [];
+        security = [...keySecurity, ...own];
+      }
       const responses: Record<string, Json> = {};
       for (const [status, response] of Object.entries(op.responses)) {
         responses[status] = '$ref' in response ? response : { ...response, headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...(response.headers as Json | undefined) } };
