@@ -623,11 +623,11 @@ export const orgSchema = component(
 const budgetPeriod = z.enum(['day', 'month', 'total']).describe('UTC calendar periods: a day from 00:00 UTC, a month from its first day; `total` never resets.');
 const scopeList = z.array(z.enum(SCOPES)).nullable().describe('What the key may do (docs/billing.md has the routes of each); null: every scope.');
 const modelList = z.array(z.string()).nullable().describe('Model ids the key may synthesise with (a Voicegate id, or the alias the client sends); null: every model.');
-// Checked as CIDR blocks by `accounts/networks.ts`; the pattern is their shape (an address, `/`, a prefix length).
+// Checked as CIDR blocks by `accounts/networks.ts`; the pattern is their shape (an address, and `/` with a prefix length or not).
 const networkList = z
-  .array(z.string().regex(/^[0-9A-Fa-f:.]+\/\d{1,3}$/).meta({ examples: ['10.0.0.0/8', '2001:db8::/32'] }))
+  .array(z.string().regex(/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/).meta({ examples: ['10.0.0.0/8', '2001:db8::/32'] }))
   .nullable()
-  .describe('IPv4 and IPv6 CIDR blocks (`10.0.0.0/8`, `2001:db8::/32`) the client’s address must be in; null: anywhere.');
+  .describe('IPv4 and IPv6 CIDR blocks (`10.0.0.0/8`, `2001:db8::/32`; a bare address is one address) the client’s address must be in; null: anywhere.');
 
 export const apiKeySchema = component(
   'ApiKey',
