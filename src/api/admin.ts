@@ -11,6 +11,8 @@ import type { PricingConfig } from '../accounts/pricing.js';
 import { ledgerView, orgView } from '../accounts/views.js';
 import type { AudioCache } from '../cache/audio-cache.js';
 import { ApiError } from '../errors/api-error.js';
+import { component, errorResponses, jsonContent } from '../http/route-schema.js';
+import { z } from 'zod';
 import { registerAlertRoutes, type AlertRoutes } from './admin-alerts.js';
 
 type Body = Record<string, unknown>;
@@ -22,18 +24,36 @@ function body(request: FastifyRequest): Body {
   return value as Body;
 }
 
+const NOTHING_NAMED = 'name organisation_id, voice_id or both, or send {"all": true} to purge everything';
+
 /** What a purge names: an organisation's entries, a voice's (in one organisation or all), or everything (`all: true`). */
-function purgeScope(input: Body): { orgId?: string; voiceId?: string } {
-  const { organisation_id: orgId, voice_id: voiceId, all } = input;
-  for (const [name, value] of [['organisation_id', orgId], ['voice_id', voiceId]] as const) {
-    if (value !== undefined && (typeof value !== 'string' || value === '')) throw new ApiError('invalid_request', { reason: `${name} must be a non-empty string` });
-  }
-  if (all !== undefined && typeof all !== 'boolean') throw new ApiError('invalid_request', { reason: 'all must be a boolean' });
-  if (orgId === undefined && voiceId === undefined && all !== true) {
-    throw new ApiError('invalid_request', { reason: 'name organisation_id, voice_id or both, or send {"all": true} to purge everything' });
-  }
-  return { ...(orgId !== undefined ? { orgId: orgId as string } : {}), ...(voiceId !== undefined ? { voiceId: voiceId as string } : {}) };
-}
+const purgeBody = component(
+  'CachePurge',
+  z
+    .object(
+      {
+        organisation_id: z.string({ error: 'organisation_id must be a non-empty string' }).min(1, { error: 'organisation_id must be a non-empty string' }).optional().describe('That organisation’s entries (its own; shared entries belong to none).'),
+        voice_id: z.string({ error: 'voice_id must be a non-empty string' }).min(1, { error: 'voice_id must be a non-empty string' }).optional().describe('That voice’s entries (with `organisation_id`: only that organisation’s).'),
+        all: z.boolean({ error: 'all must be a boolean' }).optional().describe('`true` with neither id: every entry.'),
+      },
+      { error: NOTHING_NAMED },
+    )
+    .refine((input) => input.organisation_id !== undefined || input.voice_id !== undefined || input.all === true, { error: NOTHING_NAMED })
+    // At least one of them: an empty body (`{}`) is refused, so nothing is purged by mistake.
+    .meta({ anyOf: [{ required: ['organisation_id'] }, { required: ['voice_id'] }, { required: ['all'], properties: { all: { const: true } } }] })
+    .describe('What to remove from this server’s audio cache: `organisation_id`, `voice_id`, or `all: true`; an empty body (`{}`) is refused with 400 `invalid_request`.'),
+);
+
+const PURGE_ROUTE = {
+  tags: ['Admin'],
+  summary: 'Purge the audio cache',
+  description: 'This server’s memory and disk tiers and the shared tier; every other server purges its own tiers when it hears of it.',
+  body: purgeBody,
+  response: {
+    200: { description: 'How many entries this server removed.', content: jsonContent(component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }))) },
+    ...errorResponses('native', [400, 401, 403, 503]),
+  },
+};
 
 /** The organisations, keys, credits, usage, alerts and cache routes, on the admin plugin's scope (`/admin`). */
 export function registerAdmin(
@@ -65,8 +85,9 @@ export function registerAdmin(
   scope.patch<Id>('/keys/:id', async (request) => admin.viewKey(await admin.updateKey(request.params.id, body(request))));
   scope.delete<Id>('/keys/:id', async (request) => admin.viewKey(await admin.revokeKey(request.params.id)));
   // The audio cache of this server (memory and disk tiers) and the shared tier; the other servers purge their own tiers.
-  scope.post('/cache/purge', async (request) => {
-    const what = purgeScope(body(request));
+  scope.post('/cache/purge', { schema: PURGE_ROUTE }, async (request) => {
+    const input = request.body as z.infer<typeof purgeBody>;
+    const what = { ...(input.organisation_id !== undefined ? { orgId: input.organisation_id } : {}), ...(input.voice_id !== undefined ? { voiceId: input.voice_id } : {}) };
     try {
       return { purged: cache ? await cache.purge(what) : 0 };
     } catch (err) {

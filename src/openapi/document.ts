@@ -643,9 +643,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         ...errors([]),
       }),
     };
-    paths['/admin/cache/purge'] = {
-      post: admin('Purge the audio cache', { '200': ok('How many entries this server removed.', 'CachePurged'), ...errors([400, 503]) }, { body: { required: true, content: json(ref('CachePurge')) } }),
-    };
     paths['/admin/orgs/{id}/alerts'] = {
       get: admin('An organisation’s usage alerts', { '200': ok('Its alerts, each with its latest events.', 'UsageAlertList'), ...errors([404]) }, { parameters: [orgId] }),
       post: admin('Make a usage alert', { '201': ok('The alert.', 'UsageAlert'), ...errors([400, 404]) }, {

@@ -738,21 +738,6 @@ export const creditsAddSchema = component(
   z.object({ amount: z.int().describe('Non-zero; negative takes credits away.'), reason: z.string().min(1) }),
 );
 
-export const cachePurgeSchema = component(
-  'CachePurge',
-  z
-    .object({
-      organisation_id: z.string().min(1).optional().describe('That organisation’s entries (its own; shared entries belong to none).'),
-      voice_id: z.string().min(1).optional().describe('That voice’s entries (with `organisation_id`: only that organisation’s).'),
-      all: z.boolean().optional().describe('`true` with neither id: every entry.'),
-    })
-    // At least one of them: an empty body (`{}`) is refused, so nothing is purged by mistake.
-    .meta({ anyOf: [{ required: ['organisation_id'] }, { required: ['voice_id'] }, { required: ['all'], properties: { all: { const: true } } }] })
-    .describe('What to remove from this server’s audio cache: `organisation_id`, `voice_id`, or `all: true`; an empty body (`{}`) is refused with 400 `invalid_request`.'),
-);
-
-export const cachePurgedSchema = component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }));
-
 export const alertCreateSchema = component(
   'UsageAlertCreate',
   z
