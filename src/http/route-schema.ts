@@ -74,9 +74,9 @@ interface ValidationIssue {
 }
 
 /** A message zod writes itself, said of the field: `seed: Invalid input: expected number, received string`. */
-function reasonOf(issue: ValidationIssue, field: string): string {
-  if (issue.message && !/^(Invalid|Too (big|small)|Unrecognized)/.test(issue.message)) return issue.message;
-  return field ? `${field}: ${issue.message}` : `${issue.message}; the body must be a JSON object`;
+function reasonOf(message: string, field: string): string {
+  if (message && !/^(Invalid|Too (big|small)|Unrecognized)/.test(message)) return message;
+  return field ? `${field}: ${message}` : `${message}; the body must be a JSON object`;
 }
 
 /** The registry error of a Fastify validation failure (`FST_ERR_VALIDATION`), or null for any other error. */
@@ -88,14 +88,18 @@ export function fieldProblem(err: unknown): FieldProblem | null {
     .split('/')
     .filter(Boolean)
     .map((part) => (/^\d+$/.test(part) ? Number(part) : part));
-  const field = path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
-  const loc = [LOCATION[failure.validationContext ?? 'body'] ?? 'body', ...path];
-  const message = issue.message;
+  return problemOf(issue.message, path, LOCATION[failure.validationContext ?? 'body'] ?? 'body');
+}
+
+/** The registry error of a schema's refusal: `message` at `path` (in the body, unless `location` says where). */
+export function problemOf(message: string, path: (string | number)[], location = 'body'): FieldProblem {
+  const loc = [location, ...path];
   if (isErrorCode(message)) return { error: new ApiError(message as ErrorCode, { reason: '', index: path[1] }), loc };
   // `code: reason`: a registry code whose message is the reason given.
   const coded = /^([a-z_]+): (.+)$/s.exec(message);
   if (coded && isErrorCode(coded[1])) return { error: new ApiError(coded[1] as ErrorCode, { reason: coded[2] }), loc };
-  return { error: new ApiError('invalid_request', { reason: reasonOf(issue, field) }), loc };
+  const field = path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
+  return { error: new ApiError('invalid_request', { reason: reasonOf(message, field) }), loc };
 }
 
 /** A schema of the document by name, for an answer whose schema is declared elsewhere (a stream's events). */

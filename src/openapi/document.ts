@@ -255,18 +255,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   // Without accounts nothing is charged, and no cost headers are sent.
   const COST_HEADERS = options.accounts ? COST : undefined;
   const paths: Record<string, Record<string, Operation>> = {
-    '/tts/bytes': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate speech (whole clip, or a body streamed as it is made)',
-        token: true,
-        description:
-          'Without `stream` the body is the complete clip, sent once generation has finished. With `"stream": true` the status and headers come with the first audio; an error after it ends the body early.',
-        auth: 'key',
-        body: { required: true, content: json(ref('TtsRequest')) },
-        responses: { '200': { description: 'The audio in the requested format.', headers: COST_HEADERS, content: audio }, ...errors(TTS_ERRORS) },
-      },
-    },
     '/tts/captioned': {
       post: {
         tag: 'Speech',
@@ -277,21 +265,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         auth: 'key',
         body: { required: true, content: json(ref('CaptionedRequest')) },
         responses: { '200': ok('The clip, its captions and its word timestamps.', 'CaptionedSpeech', COST_HEADERS), ...errors(TTS_ERRORS) },
-      },
-    },
-    '/tts/sse': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate speech as server-sent events',
-        token: true,
-        description:
-          'Every event is one `data:` line of JSON (a `StreamEvent`) followed by a blank line; the stream ends after `done` or `error`. Errors before the first audio are ordinary HTTP errors.',
-        auth: 'key',
-        body: { required: true, content: json(ref('TtsRequest')) },
-        responses: {
-          '200': { description: 'An event stream of `StreamEvent`s.', headers: COST_HEADERS, content: { 'text/event-stream': { schema: ref('StreamEvent') } } },
-          ...errors(TTS_ERRORS),
-        },
       },
     },
     '/tts/dialogue': {

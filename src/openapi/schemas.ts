@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { SCOPES } from '../accounts/scopes.js';
-import { cartesiaBodySchema } from '../api/cartesia/parse.js';
+import { cartesiaBodySchema, generationConfigSchema, outputFormatSchema } from '../api/cartesia/schema.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { component, components } from '../http/route-schema.js';
 
@@ -131,58 +131,12 @@ export const elevenLabsSubscriptionSchema = component(
 
 // ---- speech requests ----
 
+// The Cartesia body, its output format and generation config: declared by the routes (`api/cartesia/schema.ts`).
+export { outputFormatSchema, generationConfigSchema };
+const ttsRequestSchema = cartesiaBodySchema;
+const body = cartesiaBodySchema.shape;
 const container = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
-
-export const outputFormatSchema = component(
-  'OutputFormat',
-  z
-    .object({
-      container: container.describe('What the model allows is in `GET /models` (`formats.bytes` for clips, `formats.stream` for streams).'),
-      encoding: encoding.optional().describe('Required for raw and wav unless the model has a default encoding; not accepted with mp3 or opus.'),
-      sample_rate: z.int().min(8000).max(48000).describe('Hz; one of the model’s sample rates (opus: 8000, 12000, 16000, 24000 or 48000).'),
-      bit_rate: z
-        .int()
-        .optional()
-        .describe('mp3 and opus only: bits per second, one the model lists (mp3: one LAME can produce at that sample rate; opus: 6000–256000).'),
-    })
-    .describe('The audio to return; checked against the model’s contract.'),
-);
-
-export const generationConfigSchema = component(
-  'GenerationConfig',
-  z
-    .object({
-      speed: z.number().optional().describe('Speaking-rate multiplier in the model’s range (0.6–1.5 on the shipped models); must be 1 on a stream.'),
-      volume: z.number().optional().describe('Gain in the model’s range (0.5–2.0 on the shipped models).'),
-    })
-    .describe('Optional generation settings.'),
-);
-
-const body = cartesiaBodySchema.shape;
-
-/** The Cartesia body as the server validates it, with the fields it checks later given their shapes. */
-export const ttsRequestSchema = component(
-  'TtsRequest',
-  cartesiaBodySchema
-    .extend({
-      model_id: body.model_id.describe('A model id from `GET /models`.'),
-      transcript: body.transcript.describe(
-        'The text to speak: 1 to the model’s limit of Unicode code points, counted as sent (a `<break>` tag counts one); may hold the inline tags `<break>`, `<speed>`, `<volume>`, `<spell>`, `<emotion>` (docs/api.md). Or an SSML document (`<speak>…</speak>`), counted by its spoken text.',
-      ),
-      voice: body.voice.describe('The voice id: `"<voice-id>"`, `{"id": "<voice-id>"}` or `{"mode": "id", "id": "<voice-id>"}`.'),
-      output_format: outputFormatSchema,
-      generation_config: generationConfigSchema.optional(),
-      language: body.language.describe('The language to read in (a BCP 47 tag such as `de`, `fr-CA`, `pt-BR`): numbers, dates, money and units are read as its speakers read them, and the engine speaks it; absent: the voice’s language (docs/api.md#text-normalisation).'),
-      stream: body.stream.describe('`/tts/bytes`: send the body as it is generated.'),
-      context_id: body.context_id.describe('Echoed in stream events (default: the request id).'),
-      add_timestamps: body.add_timestamps.describe('Stream word timestamps (`timestamps` events).'),
-      pronunciation_dict_id: body.pronunciation_dict_id.describe('One of the organisation’s pronunciation dictionaries; null or "" for none.'),
-      cache: body.cache.describe('Voicegate’s own: `false` neither serves this request from the audio cache nor keeps it there (as `Cache-Control: no-store`).'),
-      transcript_type: body.transcript_type.describe('`ssml` reads the transcript as SSML, `text` as text with inline tags; absent: SSML when it starts with `<speak`.'),
-    })
-    .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
-);
 
 export const captionedRequestSchema = component(
   'CaptionedRequest',
