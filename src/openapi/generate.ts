@@ -83,7 +83,7 @@ function operation(route: RouteOptions, url: string, options: GenerateOptions): 
   const body = schema.body ? { required: true, content: { 'application/json': { schema: jsonSchemaOf(schema.body) }, ...schema.consumes } } : undefined;
   return {
     operationId: operationId(method, url),
-    tags: schema.tags,
+    tags: schema.tags ?? [],
     summary: schema.summary,
     ...(description ? { description } : {}),
     ...(params.length ? { parameters: params } : {}),
