@@ -150,3 +150,14 @@ export function textContent(...types: string[]): Record<string, { schema: unknow
 export function jsonContent(schema: z.ZodType | string): Record<string, { schema: unknown }> {
   return { 'application/json': { schema: typeof schema === 'string' ? schemaRef(schema) : schema } };
 }
+
+declare module 'fastify' {
+  /** What every route may declare in its `config` (`RouteDeclaration`). */
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+    token?: boolean;
+    credentials?: string[];
+    /** With `auth: 'admin'`: the refusal while no admin token is configured (`admin_disabled` unless named). */
+    withoutAdminToken?: ErrorCode;
+  }
+}

@@ -178,13 +178,6 @@ function elevenLabsPaths(): Record<string, Record<string, Operation>> {
       'WebSocket: several contexts (ElevenLabs-compatible)',
       'Every message carries `context_id`; `close_context` ends one (what was queued is spoken, then `isFinal`), `close_socket` all. `{"text": ""}` without `flush` keeps the connection alive.',
     ),
-    '/v1/voices': { get: { tag: 'ElevenLabs', summary: 'List voices (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('Every voice the caller sees.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
-    '/v2/voices': { get: { tag: 'ElevenLabs', summary: 'Search voices (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [queryParam('search', z.string(), 'Words in the name or description.')], responses: { '200': ok('The voices that match, as one page.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
-    '/v1/voices/{voice_id}': { get: { tag: 'ElevenLabs', summary: 'Get a voice (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [voicePathParam], responses: { '200': ok('The voice.', 'ElevenLabsVoice'), ...errors([404, ...KEY_ERRORS], 'elevenlabs') } } },
-    '/v1/models': { get: { tag: 'ElevenLabs', summary: 'List models (ElevenLabs-compatible)', token: true, auth: 'key', description: 'With `Authorization: Token <key>` (Deepgram’s clients), Deepgram’s listing instead: `{"stt": [], "tts": [{name, canonical_name, architecture, languages, version, uuid, metadata}]}`, every Aura name of `deepgram.models` and `aura-2-<voice_id>-<lang>` for every voice the caller sees, with errors in Deepgram’s shape.', responses: { '200': ok('Every model, and every ElevenLabs model id an alias maps.', 'ElevenLabsModelList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
-    '/v1/user/subscription': {
-      get: { tag: 'ElevenLabs', summary: 'The organisation’s usage (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('`character_count` charged; `character_limit − character_count` is the balance.', 'ElevenLabsSubscription'), ...errors(KEY_ERRORS, 'elevenlabs') } },
-    },
   };
 }
 
