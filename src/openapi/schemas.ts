@@ -489,32 +489,6 @@ export const dictionaryPatchSchema = component(
 
 // ---- long-form jobs ----
 
-const jobTranscript = z.string().min(1).describe('The text to speak, up to `jobs.maxCharacters` (1,000,000) characters counted as for billing; or send `inputs`.');
-const jobInputs = z
-  .array(z.object({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish() }))
-  .min(1)
-  .describe('Instead of `transcript`: texts spoken in order into one result, with a pause between them.');
-
-/** The JSON Schema of a schema that names no component. */
-function plain(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema) as Record<string, unknown>;
-  return rest;
-}
-
-export const jobCreateSchema = component(
-  'JobCreate',
-  ttsRequestSchema
-    .omit({ stream: true, context_id: true, cache: true })
-    .omit({ transcript: true })
-    .extend({
-      output_format: outputFormatSchema.describe('`mp3`, `wav` or `raw` on every model; `opus` on a model whose clip formats allow it.'),
-      webhook_url: z.string().optional().describe('Receives a signed POST when the job ends (Standard Webhooks); https only, and never a private address unless the operator allows it.'),
-    })
-    // Exactly one of the two texts: both, or neither, is refused.
-    .meta({ oneOf: [{ properties: { transcript: plain(jobTranscript) }, required: ['transcript'] }, { properties: { inputs: plain(jobInputs) }, required: ['inputs'] }] })
-    .describe('The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs` (exactly one of `transcript` and `inputs`), a larger limit and `webhook_url`; `stream` is not accepted.'),
-);
-
 export const jobSchema = component(
   'Job',
   z.object({
