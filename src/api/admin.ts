@@ -5,8 +5,8 @@
  * where every route declares the admin token (`route-auth.ts`). Off unless
  * `accounts.adminToken` is set.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AccountsAdmin } from '../accounts/admin.js';
+import type { FastifyInstance } from 'fastify';
+import { creditsInputSchema, keyInputSchema, limitFields, orgCreateInputSchema, type AccountsAdmin } from '../accounts/admin.js';
 import type { PricingConfig } from '../accounts/pricing.js';
 import { ledgerView, orgView } from '../accounts/views.js';
 import type { AudioCache } from '../cache/audio-cache.js';
@@ -17,12 +17,6 @@ import { registerAlertRoutes, type AlertRoutes } from './admin-alerts.js';
 
 type Body = Record<string, unknown>;
 
-function body(request: FastifyRequest): Body {
-  const value = request.body;
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ApiError('invalid_json', { reason: '' });
-  return value as Body;
-}
 
 const NOTHING_NAMED = 'name organisation_id, voice_id or both, or send {"all": true} to purge everything';
 
@@ -55,6 +49,28 @@ const PURGE_ROUTE = {
   },
 };
 
+const orgId = z.object({ id: z.string().describe('The organisation id (at most 256 characters).') });
+const keyId = z.object({ id: z.string().describe('The API key id (at most 256 characters).') });
+const keyBody = component('ApiKeyInput', keyInputSchema.describe('A key’s name and policy; every field optional (absent: no limit when issuing, unchanged when patching); null clears a limit.'));
+const orgCreate = component('OrganizationCreate', orgCreateInputSchema);
+const NO_LIMITS = 'send {"limits": {...}}';
+// `limits` absent, or anything but an object, is refused as it always was.
+const orgPatch = component('OrganizationPatch', z.object({ limits: z.looseObject(limitFields, { error: NO_LIMITS }) }, { error: NO_LIMITS }).describe('Only the limits sent change.'));
+const creditsBody = component('CreditsAdd', creditsInputSchema);
+const ledgerQuery = z.object({
+  limit: z
+    .string()
+    .refine((value) => /^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 1000, { error: 'limit must be an integer from 1 to 1000' })
+    .optional()
+    .describe('1–1000 (default 50).'),
+  starting_after: z.string({ error: 'starting_after must be a ledger entry id' }).regex(/^\d+$/, { error: 'starting_after must be a ledger entry id' }).optional().describe('A ledger entry id.'),
+});
+
+const ok = (description: string, schema: string) => ({ description, content: jsonContent(schema) });
+const route = (summary: string, response: Record<string, unknown>, statuses: number[], more: Record<string, unknown> = {}) => ({
+  schema: { tags: ['Admin'], summary, ...more, response: { ...response, ...errorResponses('native', [...statuses, 401, 403]) } },
+});
+
 /** The organisations, keys, credits, usage, alerts and cache routes, on the admin plugin's scope (`/admin`). */
 export function registerAdmin(
   scope: FastifyInstance,
@@ -64,26 +80,28 @@ export function registerAdmin(
   alerts: AlertRoutes | null = null,
 ): void {
   type Id = { Params: { id: string } };
-  scope.get('/orgs', async () => ({ data: (await admin.listOrgs()).map((o) => orgView(o, pricing)) }));
-  scope.post('/orgs', async (request, reply) => {
-    const input = body(request);
-    const org = await admin.createOrg({ name: input.name, credits: input.credits, limits: input.limits as Body | undefined });
+  scope.get('/orgs', route('List organisations', { 200: ok('Every organisation.', 'OrganizationList') }, []), async () => ({ data: (await admin.listOrgs()).map((o) => orgView(o, pricing)) }));
+  scope.post('/orgs', route('Create an organisation', { 201: ok('Created.', 'Organization') }, [400], { body: orgCreate }), async (request, reply) => {
+    const input = request.body as z.infer<typeof orgCreate>;
+    const org = await admin.createOrg({ name: input.name, credits: input.credits, limits: input.limits });
     return reply.code(201).send(orgView(org, pricing));
   });
-  scope.get<Id>('/orgs/:id', async (request) => orgView(await admin.getOrg(request.params.id), pricing));
-  scope.patch<Id>('/orgs/:id', async (request) => {
-    const limits = body(request).limits;
-    if (typeof limits !== 'object' || limits === null) throw new ApiError('invalid_request', { reason: 'send {"limits": {...}}' });
-    return orgView(await admin.setLimits(request.params.id, limits as Body), pricing);
+  scope.get<Id>('/orgs/:id', route('Get an organisation', { 200: ok('The organisation.', 'Organization') }, [404], { params: orgId }), async (request) => orgView(await admin.getOrg(request.params.id), pricing));
+  scope.patch<Id>('/orgs/:id', route('Set an organisation’s limits', { 200: ok('The organisation.', 'Organization') }, [400, 404], { params: orgId, body: orgPatch }), async (request) => {
+    const { limits } = request.body as z.infer<typeof orgPatch>;
+    return orgView(await admin.setLimits(request.params.id, limits), pricing);
   });
-  scope.get<Id>('/orgs/:id/keys', async (request) => ({ data: await admin.viewKeys(request.params.id) }));
-  scope.post<Id>('/orgs/:id/keys', async (request, reply) => {
-    const { name, ...policy } = body(request);
+  scope.get<Id>('/orgs/:id/keys', route('List an organisation’s keys', { 200: ok('Its keys (never their secrets).', 'ApiKeyList') }, [404], { params: orgId }), async (request) => ({ data: await admin.viewKeys(request.params.id) }));
+  // No body: a key without a name or limits.
+  scope.post<Id>('/orgs/:id/keys', route('Issue a key', { 201: ok('The key, with its secret shown once.', 'IssuedApiKey') }, [400, 404], { params: orgId, body: keyBody.optional() }), async (request, reply) => {
+    const { name, ...policy } = (request.body ?? {}) as z.infer<typeof keyBody>;
     const issued = await admin.issueKey(request.params.id, name, policy);
     return reply.code(201).send({ ...(await admin.viewKey(issued.record)), key: issued.key });
   });
-  scope.patch<Id>('/keys/:id', async (request) => admin.viewKey(await admin.updateKey(request.params.id, body(request))));
-  scope.delete<Id>('/keys/:id', async (request) => admin.viewKey(await admin.revokeKey(request.params.id)));
+  scope.patch<Id>('/keys/:id', route('Change a key’s name or policy', { 200: ok('The key.', 'ApiKey') }, [400, 404], { params: keyId, body: keyBody.optional() }), async (request) =>
+    admin.viewKey(await admin.updateKey(request.params.id, (request.body ?? {}) as Body)),
+  );
+  scope.delete<Id>('/keys/:id', route('Revoke a key', { 200: ok('The revoked key.', 'ApiKey') }, [404], { params: keyId }), async (request) => admin.viewKey(await admin.revokeKey(request.params.id)));
   // The audio cache of this server (memory and disk tiers) and the shared tier; the other servers purge their own tiers.
   scope.post('/cache/purge', { schema: PURGE_ROUTE }, async (request) => {
     const input = request.body as z.infer<typeof purgeBody>;
@@ -99,12 +117,12 @@ export function registerAdmin(
       admin.announce({ purge: what });
     }
   });
-  scope.post<Id>('/orgs/:id/credits', async (request, reply) => {
-    const input = body(request);
+  scope.post<Id>('/orgs/:id/credits', route('Add (or take away) credits', { 201: ok('The ledger entry and the organisation.', 'CreditsAdded') }, [400, 404], { params: orgId, body: creditsBody }), async (request, reply) => {
+    const input = request.body as z.infer<typeof creditsBody>;
     const { org, entry } = await admin.addCredits(request.params.id, input.amount, input.reason);
     return reply.code(201).send({ entry: ledgerView(entry, pricing), org: orgView(org, pricing) });
   });
-  scope.get<Id & { Querystring: Record<string, string> }>('/orgs/:id/usage', async (request) => {
+  scope.get<Id & { Querystring: Record<string, string> }>('/orgs/:id/usage', route('An organisation’s ledger', { 200: ok('A page of its ledger, newest first.', 'LedgerPage') }, [400, 404], { params: orgId, querystring: ledgerQuery }), async (request) => {
     const page = await admin.usage(request.params.id, request.query);
     return { data: page.data.map((e) => ledgerView(e, pricing)), has_more: page.hasMore };
   });

@@ -442,35 +442,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       responses: { ...responses, ...errors([401, 403]) },
     });
     const orgId = { ...idParam('organisation') };
-    paths['/admin/orgs'] = {
-      get: admin('List organisations', { '200': ok('Every organisation.', 'OrganizationList') }),
-      post: admin('Create an organisation', { '201': ok('Created.', 'Organization'), ...errors([400]) }, { body: { required: true, content: json(ref('OrganizationCreate')) } }),
-    };
-    paths['/admin/orgs/{id}'] = {
-      get: admin('Get an organisation', { '200': ok('The organisation.', 'Organization'), ...errors([404]) }, { parameters: [orgId] }),
-      patch: admin('Set an organisation’s limits', { '200': ok('The organisation.', 'Organization'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: true, content: json(ref('OrganizationPatch')) },
-      }),
-    };
-    paths['/admin/orgs/{id}/keys'] = {
-      get: admin('List an organisation’s keys', { '200': ok('Its keys (never their secrets).', 'ApiKeyList'), ...errors([404]) }, { parameters: [orgId] }),
-      post: admin('Issue a key', { '201': ok('The key, with its secret shown once.', 'IssuedApiKey'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: false, content: json(ref('ApiKeyCreate')) },
-      }),
-    };
-    paths['/admin/orgs/{id}/credits'] = {
-      post: admin('Add (or take away) credits', { '201': ok('The ledger entry and the organisation.', 'CreditsAdded'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: true, content: json(ref('CreditsAdd')) },
-      }),
-    };
-    paths['/admin/orgs/{id}/usage'] = {
-      get: admin('An organisation’s ledger', { '200': ok('A page of its ledger, newest first.', 'LedgerPage'), ...errors([400, 404]) }, {
-        parameters: [orgId, queryParam('limit', z.int().min(1).max(1000), '1–1000 (default 50).'), queryParam('starting_after', z.string().regex(/^\d+$/), 'A ledger entry id.')],
-      }),
-    };
     const orgFilter = queryParam('org', z.string(), 'Only this organisation.');
     paths['/admin/usage/summary'] = {
       get: admin('Usage summed over every organisation, or one', { '200': ok('Sums over `[from, to)`.', 'UsageSummary'), ...errors([400, 404, 503]) }, {
@@ -491,13 +462,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         },
         { parameters: [...usageRange, queryParam('format', z.enum(['csv', 'jsonl']), '`csv` (default) or `jsonl`.'), orgFilter] },
       ),
-    };
-    paths['/admin/keys/{id}'] = {
-      patch: admin('Change a key’s name or policy', { '200': ok('The key.', 'ApiKey'), ...errors([400, 404]) }, {
-        parameters: [idParam('API key')],
-        body: { required: true, content: json(ref('ApiKeyPatch')) },
-      }),
-      delete: admin('Revoke a key', { '200': ok('The revoked key.', 'ApiKey'), ...errors([404]) }, { parameters: [idParam('API key')] }),
     };
     paths['/admin/engines'] = {
       get: admin('This gateway’s engines, and every gateway alive', {

@@ -583,18 +583,6 @@ export const apiKeySchema = component(
   }),
 );
 
-const keyPolicyInput = {
-  name: z.string().max(200).nullable().optional(),
-  budget: z.object({ credits: z.int().min(1), period: budgetPeriod }).nullable().optional(),
-  scopes: scopeList.optional(),
-  models: modelList.optional(),
-  expires_at: z.iso.datetime({ offset: true }).meta({ examples: ['2099-01-01T00:00:00Z'] }).nullable().optional().describe('An ISO 8601 time with its offset, in the future.'),
-  allowed_networks: networkList.optional(),
-};
-
-export const apiKeyCreateSchema = component('ApiKeyCreate', z.object(keyPolicyInput).strict().describe('Every field optional; absent: no limit.'));
-export const apiKeyPatchSchema = component('ApiKeyPatch', z.object(keyPolicyInput).strict().describe('Only the fields sent change; null clears a limit.'));
-
 export const ledgerEntrySchema = component(
   'LedgerEntry',
   z.object({
@@ -653,18 +641,6 @@ export const issuedKeySchema = component(
   apiKeySchema.extend({ key: z.string().describe('The secret key; shown this once.') }),
 );
 export const creditsAddedSchema = component('CreditsAdded', z.object({ entry: ledgerEntrySchema, org: orgSchema }));
-
-export const orgCreateSchema = component(
-  'OrganizationCreate',
-  z.object({ name: z.string().min(1), credits: z.int().min(0).optional(), limits: limits.partial().optional() }),
-);
-
-export const orgPatchSchema = component('OrganizationPatch', z.object({ limits: limits.partial() }));
-
-export const creditsAddSchema = component(
-  'CreditsAdd',
-  z.object({ amount: z.int().describe('Non-zero; negative takes credits away.'), reason: z.string().min(1) }),
-);
 
 export const alertCreateSchema = component(
   'UsageAlertCreate',
