@@ -355,18 +355,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: { '201': ok('The new voice, with its parts.', 'Voice'), ...errors([400, 404, 415, ...KEY_ERRORS]) },
       },
     },
-    '/pronunciation-dicts/{id}': {
-      get: { tag: 'Pronunciation dictionaries', summary: 'Get a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([404, 414, ...KEY_ERRORS]) } },
-      patch: {
-        tag: 'Pronunciation dictionaries',
-        summary: 'Update a dictionary',
-        auth: 'key',
-        parameters: [idParam('dictionary')],
-        body: { required: true, content: json(ref('PronunciationDictPatch')) },
-        responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([400, 404, 413, 414, 415, ...KEY_ERRORS]) },
-      },
-      delete: { tag: 'Pronunciation dictionaries', summary: 'Delete a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '204': ok('Deleted.'), ...errors([404, 414, ...KEY_ERRORS]) } },
-    },
     '/concurrency': {
       get: {
         tag: 'Account',
@@ -376,19 +364,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       },
     },
   };
-  // The collection is served with and without the trailing slash (the Cartesia SDK sends it).
-  for (const path of ['/pronunciation-dicts/', '/pronunciation-dicts']) {
-    paths[path] = {
-      post: {
-        tag: 'Pronunciation dictionaries',
-        summary: 'Create a dictionary',
-        auth: 'key',
-        body: { required: true, content: json(ref('PronunciationDictCreate')) },
-        responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
-      },
-      get: { tag: 'Pronunciation dictionaries', summary: 'List dictionaries', auth: 'key', parameters: cursorParams, responses: { '200': ok('A page, newest first.', 'PronunciationDictList'), ...errors([400, ...KEY_ERRORS]) } },
-    };
-  }
   if (options.metricsOnMainPort) {
     paths['/metrics'] = {
       get: {

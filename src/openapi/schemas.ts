@@ -475,18 +475,6 @@ export const dictionarySchema = component(
   }),
 );
 
-export const dictionaryCreateSchema = component(
-  'PronunciationDictCreate',
-  z.object({ name: z.string().min(1).max(200), items: z.array(pronunciationItem).max(5000).optional(), pinned: z.boolean().optional() }),
-);
-
-export const dictionaryPatchSchema = component(
-  'PronunciationDictPatch',
-  z
-    .object({ name: z.string().min(1).max(200).optional(), items: z.array(pronunciationItem).max(5000).optional(), pinned: z.boolean().optional() })
-    .describe('`items` replaces the whole list.'),
-);
-
 // ---- long-form jobs ----
 
 export const jobSchema = component(
