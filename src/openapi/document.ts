@@ -306,35 +306,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     },
     ...elevenLabsPaths(),
     ...deepgramPaths(COST_HEADERS),
-    '/voices': {
-      get: {
-        tag: 'Voices',
-        summary: 'List voices',
-        token: true,
-        description: 'The caller’s voices (newest first), then the built-in ones.',
-        auth: 'key',
-        parameters: [
-          ...cursorParams,
-          queryParam('q', z.string(), 'Search in name and description.'),
-          queryParam('gender', z.enum(['feminine', 'masculine', 'gender_neutral']), 'Only this gender.'),
-          queryParam('language', z.string(), '`fr` matches `fr` and `fr-fr`.'),
-          queryParam('is_owner', z.enum(['true', 'false']), 'Only the caller’s own voices (or only the others).'),
-        ],
-        responses: { '200': ok('A page of voices.', 'VoiceList'), ...errors([400, ...KEY_ERRORS]) },
-      },
-    },
-    '/voices/{id}': {
-      get: { tag: 'Voices', summary: 'Get a voice', auth: 'key', token: true, parameters: [idParam('voice')], responses: { '200': ok('The voice.', 'Voice'), ...errors([404, 414, ...KEY_ERRORS]) } },
-      patch: {
-        tag: 'Voices',
-        summary: 'Update an own voice',
-        auth: 'key',
-        parameters: [idParam('voice')],
-        body: { required: true, content: json(ref('VoicePatch')) },
-        responses: { '200': ok('The voice.', 'Voice'), ...errors([400, 403, 404, 414, 415, ...KEY_ERRORS]) },
-      },
-      delete: { tag: 'Voices', summary: 'Delete an own voice', auth: 'key', parameters: [idParam('voice')], responses: { '204': ok('Deleted.'), ...errors([403, 404, 414, ...KEY_ERRORS]) } },
-    },
     '/voices/clone': {
       post: {
         tag: 'Voices',
@@ -342,17 +313,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         auth: 'key',
         body: { required: true, content: { 'multipart/form-data': { schema: ref('VoiceClone') } } },
         responses: { '200': ok('The new voice.', 'Voice'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
-      },
-    },
-    '/voices/mix': {
-      post: {
-        tag: 'Voices',
-        summary: 'Mix voices into a new voice',
-        auth: 'key',
-        description:
-          'Stores a mix of voices by weight, usable wherever a cloned voice is. Each engine mixes in its own way: Kokoro the weighted mean of the speakers’ style vectors, eSpeak NG the weighted mean of the voices’ pitch and rate; a model whose engine cannot mix answers 400 `voice_mix_unsupported` when the mix is spoken. The same mix can be named inline as a voice id: `af_bella(2)+af_sky(1)`.',
-        body: { required: true, content: json(ref('VoiceMix')) },
-        responses: { '201': ok('The new voice, with its parts.', 'Voice'), ...errors([400, 404, 415, ...KEY_ERRORS]) },
       },
     },
     '/concurrency': {

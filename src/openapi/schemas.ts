@@ -417,31 +417,6 @@ export const voiceSchema = component(
   }),
 );
 
-export const voiceMixSchema = component(
-  'VoiceMix',
-  z
-    .object({
-      voices: z
-        .array(z.object({ id: z.string(), weight: z.number().min(0).meta({ examples: [1] }) }))
-        .min(1)
-        .describe('The voices to mix and their weights: non-negative, at least one above 0; a weight of 0 leaves its voice out. At most `voices.maxMix` voices (4 by default), none of them a mix.'),
-      name: z.string().max(200),
-      description: z.string().max(1000).optional(),
-    })
-    .describe('The body of `POST /voices/mix`.'),
-);
-
-export const voicePatchSchema = component(
-  'VoicePatch',
-  z.object({
-    name: z.string().max(200).optional(),
-    description: z.string().max(1000).optional(),
-    gender: gender.optional(),
-    accent: z.string().max(100).nullable().optional(),
-    transcript: z.string().max(5000).nullable().optional().describe("What the voice's clip says; null clears it."),
-  }),
-);
-
 export const voiceCloneSchema = component(
   'VoiceClone',
   z
