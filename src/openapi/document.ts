@@ -315,14 +315,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: { '200': ok('The new voice.', 'Voice'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
       },
     },
-    '/concurrency': {
-      get: {
-        tag: 'Account',
-        summary: 'Concurrency of the caller’s organisation',
-        auth: 'key',
-        responses: { '200': ok('Active syntheses and WebSocket connections, with their limits.', 'Concurrency'), ...errors(KEY_ERRORS) },
-      },
-    },
   };
   if (options.metricsOnMainPort) {
     paths['/metrics'] = {
@@ -446,12 +438,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     };
     // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
     const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
-    paths['/admin/orgs/{id}/voices'] = {
-      get: admin('An organisation’s cloned voices', { '200': ok('A page of its own voices, newest first (no built-ins).', 'VoiceList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
-    };
-    paths['/admin/orgs/{id}/voices/{item}'] = {
-      delete: admin('Delete an organisation’s cloned voice', { '204': ok('Deleted.'), ...errors([400, 404]) }, { parameters: [orgId, item('voice')] }),
-    };
     // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
     paths['/admin/voices'] = {
       get: admin('The built-in voices', { '200': ok('A page of the built-in voices every organisation sees.', 'VoiceList'), ...errors([400]) }, { parameters: [...cursorParams] }),
@@ -469,17 +455,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         },
       ),
     };
-    paths['/admin/orgs/{id}/pronunciation-dicts'] = {
-      get: admin('An organisation’s pronunciation dictionaries', { '200': ok('A page, newest first, with their entries.', 'PronunciationDictList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
-    };
-    if (options.jobs) {
-      paths['/admin/orgs/{id}/jobs'] = {
-        get: admin('An organisation’s long-form jobs', { '200': ok('A page, newest first.', 'JobList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams.slice(0, 2)] }),
-      };
-      paths['/admin/orgs/{id}/jobs/{item}'] = {
-        delete: admin('Cancel an organisation’s queued or running job, or remove a finished one', { '200': ok('Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', 'Job'), '204': ok('Removed with its audio.'), ...errors([404]) }, { parameters: [orgId, item('job')] }),
-      };
-    }
     paths['/admin/alerts/{id}'] = { delete: admin('Delete a usage alert', { '200': ok('The deleted alert.', 'UsageAlert'), ...errors([404]) }, { parameters: [idParam('usage alert')] }) };
   }
   return paths;
