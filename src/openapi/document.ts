@@ -390,52 +390,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         { parameters: [...usageRange, queryParam('format', z.enum(['csv', 'jsonl']), '`csv` (default) or `jsonl`.'), orgFilter] },
       ),
     };
-    paths['/admin/engines'] = {
-      get: admin('This gateway’s engines, and every gateway alive', {
-        '200': {
-          description:
-            'This gateway: its instance id, version and status, each engine’s `info()` (`ready`, and where the engine has them `workers`, `busy`, `queued`, an upstream pool’s members), its limit counters; `gateways`: with the limit counters in Redis, the ids of every gateway whose heartbeat has not lapsed (random per process), and `gateway_id` this one’s among them (both null without Redis; null with `gateways_error` while Redis does not answer). `peers`: every other gateway alive, as its card last said (written every 5 s, lapsing after 15 s): its engines, audio-cache figures, status and version; `card: null` for one whose card is not there yet. `instance` is the id this gateway’s diagnostics events carry.',
-          content: json(
-            inline(
-              z.object({
-                instance: z.string(),
-                version: z.string(),
-                status: z.enum(['ready', 'degraded', 'starting', 'closing']),
-                engines: z.array(z.object({ id: z.string(), type: z.string(), sampleRate: z.number(), ready: z.boolean() }).catchall(z.unknown())),
-                limits: z.object({ state: z.string(), gateways: z.number().nullable() }).nullable(),
-                gateway_id: z.string().nullable(),
-                gateways: z.array(z.string()).nullable(),
-                peers: z
-                  .array(
-                    z.union([
-                      z.object({
-                        gateway_id: z.string(),
-                        instance: z.string(),
-                        version: z.string(),
-                        status: z.string(),
-                        engines: z.array(z.object({ id: z.string(), type: z.string() }).catchall(z.unknown())),
-                        cache: z.object({ hits: z.number(), misses: z.number() }).catchall(z.unknown()).nullable(),
-                        seen_at: z.string(),
-                      }),
-                      z.object({ gateway_id: z.string(), card: z.null() }),
-                    ]),
-                  )
-                  .nullable(),
-                gateways_error: z.string().optional(),
-              }),
-            ),
-          ),
-        },
-        ...errors([]),
-      }),
-    };
-    paths['/admin/orgs/{id}/alerts'] = {
-      get: admin('An organisation’s usage alerts', { '200': ok('Its alerts, each with its latest events.', 'UsageAlertList'), ...errors([404]) }, { parameters: [orgId] }),
-      post: admin('Make a usage alert', { '201': ok('The alert.', 'UsageAlert'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: true, content: json(ref('UsageAlertCreate')) },
-      }),
-    };
     // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
     const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
     // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
@@ -455,7 +409,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         },
       ),
     };
-    paths['/admin/alerts/{id}'] = { delete: admin('Delete a usage alert', { '200': ok('The deleted alert.', 'UsageAlert'), ...errors([404]) }, { parameters: [idParam('usage alert')] }) };
   }
   return paths;
 }

@@ -29,12 +29,25 @@ const COST = {
 /** The credential schemes of each kind of authentication (`components.securitySchemes`). */
 const KEY_SCHEMES = ['bearerKey', 'headerKey'];
 
+/**
+ * What zod writes of each schema: its own metadata (`describe`, `meta`) with, for a named one, its
+ * id from `components` (so it is referenced, not repeated).
+ */
+const METADATA = {
+  get: (schema: z.core.$ZodType) => {
+    const own = z.globalRegistry.get(schema);
+    const named = components.get(schema);
+    return own || named ? { ...own, ...named } : undefined;
+  },
+  has: (schema: z.core.$ZodType) => z.globalRegistry.has(schema) || components.has(schema),
+} as unknown as typeof components;
+
 /** A zod schema as JSON Schema; a named one (or one naming others) by reference to `components.schemas`. */
 export function jsonSchemaOf(schema: unknown): Json {
   if (!(schema instanceof z.ZodType)) return schema as Json;
   const id = components.get(schema)?.id;
   if (id) return { $ref: `#/components/schemas/${id}` };
-  const { $schema: _s, $defs: _d, ...rest } = z.toJSONSchema(schema, { metadata: components, unrepresentable: 'any' }) as Json;
+  const { $schema: _s, $defs: _d, ...rest } = z.toJSONSchema(schema, { metadata: METADATA, unrepresentable: 'any' }) as Json;
   return JSON.parse(JSON.stringify(rest).replaceAll('"#/$defs/', '"#/components/schemas/')) as Json;
 }
 
