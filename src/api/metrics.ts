@@ -13,6 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import { checkAdminToken, type AdminDeclaration } from './route-auth.js';
 import { ApiError } from '../errors/api-error.js';
 import { newRequestId } from '../http/request-id.js';
+import { errorResponses, textContent } from '../http/route-schema.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 export const METRICS_PATH = '/metrics';
@@ -26,7 +27,13 @@ export function checkMetricsAccess(authorization: string | undefined, adminToken
 export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics, access: { public: boolean; adminToken: string | null }): void {
   // The admin token unless `metrics.public`, checked by the one admin-token hook (`route-auth.ts`).
   const config: AdminDeclaration = access.public ? { auth: 'none' } : { auth: 'admin', withoutAdminToken: 'metrics_protected' };
-  app.get(METRICS_PATH, { config }, async (_request, reply) => {
+  const schema = {
+    tags: ['Operations'],
+    summary: 'Prometheus metrics',
+    description: 'The Prometheus text format. Needs the admin token unless `metrics.public`; an API key never reads it.',
+    response: { 200: { description: 'The scrape.', content: textContent('text/plain') }, ...errorResponses('native', [401, 403]) },
+  };
+  app.get(METRICS_PATH, { config, schema }, async (_request, reply) => {
     const body = await metrics.render();
     return reply.header('cache-control', 'no-store').type(metrics.contentType).send(body);
   });

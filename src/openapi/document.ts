@@ -317,27 +317,8 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     },
   };
   if (options.metricsOnMainPort) {
-    paths['/metrics'] = {
-      get: {
-        tag: 'Operations',
-        summary: 'Prometheus metrics',
-        description: 'The Prometheus text format. Needs the admin token unless `metrics.public`; an API key never reads it.',
-        auth: 'admin',
-        responses: { '200': { description: 'The scrape.', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors([401, 403]) },
-      },
-    };
   }
   if (options.accounts) {
-    paths['/access-token'] = {
-      post: {
-        tag: 'Account',
-        summary: 'Make a short-lived access token from an API key',
-        description: 'For a browser or device that must not hold the key. Only an API key can make one; its requests are billed to the key’s organisation.',
-        auth: 'key',
-        body: { required: true, content: json(ref('AccessTokenRequest')) },
-        responses: { '200': ok('The token.', 'AccessToken'), ...errors([400, 403, 415, ...KEY_ERRORS]) },
-      },
-    };
     paths['/usage'] = {
       get: {
         tag: 'Account',

@@ -644,18 +644,6 @@ export const alertSchema = component(
 
 export const alertListSchema = component('UsageAlertList', z.object({ data: z.array(alertSchema) }));
 
-export const accessTokenRequestSchema = component(
-  'AccessTokenRequest',
-  z
-    .object({
-      grants: z
-        .looseObject({ tts: z.literal(true) })
-        .describe('`tts` must be true; Cartesia’s other grants (`stt`, `agent`) are not offered and may only be sent as false or null.'),
-      expires_in: z.int().min(1).max(3600).nullable().optional().describe('Seconds the token lives (default 3600).'),
-    })
-    .describe('The body of `POST /access-token`.'),
-);
-
 export const accessTokenSchema = component(
   'AccessToken',
   z.object({ token: z.string().startsWith('at_').describe('Use it as an API key on the TTS routes and to read models and voices.') }),
