@@ -17,7 +17,8 @@ import type { Services } from '../services.js';
 import { localGate } from '../synthesis/gate.js';
 import type { Voice } from '../voices/voice.js';
 import { parseCartesiaBody } from './cartesia/parse.js';
-import { pageByCursor } from './paging.js';
+import { cursorQuerySchema, pageByCursor } from './paging.js';
+import { errorResponses, jsonContent } from '../http/route-schema.js';
 import { voiceToJson } from './voices.js';
 
 /** A preview's body holds a model id and nothing else. */
@@ -29,7 +30,13 @@ type Preview = { Params: { id: string } };
 export function registerAdminVoices(scope: FastifyInstance, services: Services): void {
   const builtIn = async () => (await services.voices.list(null)).filter((voice) => voice.ownerOrgId === null);
 
-  scope.get<{ Querystring: Record<string, unknown> }>('/voices', async (request) => {
+  const list = {
+    tags: ['Admin'],
+    summary: 'The built-in voices',
+    querystring: cursorQuerySchema,
+    response: { 200: { description: 'A page of the built-in voices every organisation sees.', content: jsonContent('VoiceList') }, ...errorResponses('native', [400, 401, 403]) },
+  };
+  scope.get<{ Querystring: Record<string, unknown> }>('/voices', { schema: list }, async (request) => {
     const page = pageByCursor(await builtIn(), request.query);
     return { data: page.data.map((voice) => voiceToJson(voice, null)), has_more: page.has_more };
   });

@@ -374,9 +374,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
     const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
     // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
-    paths['/admin/voices'] = {
-      get: admin('The built-in voices', { '200': ok('A page of the built-in voices every organisation sees.', 'VoiceList'), ...errors([400]) }, { parameters: [...cursorParams] }),
-    };
     paths['/admin/voices/{id}/preview'] = {
       post: admin(
         'Preview a built-in voice',
