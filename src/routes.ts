@@ -33,13 +33,15 @@ import { registerMetricsRoute } from './api/metrics.js';
 import { registerModels } from './api/models.js';
 import { registerPlayground } from './api/playground.js';
 import { registerUsage } from './api/usage.js';
-import { registerUsageReports } from './api/usage-reports.js';
+import { registerAdminUsageReports, registerUsageReports } from './api/usage-reports.js';
+import { declareAdminRoutes, installRouteAuth } from './api/route-auth.js';
 import { registerVoices } from './api/voices.js';
 import { rawErrorResponse } from './http/errors.js';
-import { acceptRawBodies } from './http/json-body.js';
+import { acceptJsonBodies } from './http/json-body.js';
 import { WebSocketRouter } from './http/websocket-router.js';
 import { registerOpenApi } from './openapi/route.js';
 import { trackRoutes } from './openapi/routes.js';
+import { collectRoutes } from './openapi/generate.js';
 import type { Services } from './services.js';
 
 /**
@@ -48,6 +50,8 @@ import type { Services } from './services.js';
  */
 export function registerRoutes(app: FastifyInstance, services: Services, isClosing: () => boolean, isDraining: () => boolean = isClosing): WebSocketRouter {
   trackRoutes(app);
+  collectRoutes(app);
+  installRouteAuth(app, services.config.accounts.adminToken);
   registerHealth(app, services, () => isClosing() || isDraining());
   registerModels(app, services);
   registerPlayground(app);
@@ -70,14 +74,20 @@ export function registerRoutes(app: FastifyInstance, services: Services, isClosi
     const { admin, pricing, tokens } = services.accounts;
     registerUsage(app, services.gate, admin, pricing);
     registerAccessToken(app, services.gate, tokens);
-    registerAdmin(app, admin, services.config.accounts.adminToken, pricing, services.cache?.store ?? null, {
-      store: services.accounts.store,
-      checkUrl: services.accounts.checkWebhookUrl,
-    });
-    registerUsageReports(app, services.gate, new UsageReports(services.accounts.store, pricing), services.config.accounts.adminToken);
-    registerAdminEngines(app, services, () => isClosing() || isDraining());
-    registerAdminOrgData(app, admin, services);
-    registerAdminVoices(app, services);
+    const reports = new UsageReports(services.accounts.store, pricing);
+    registerUsageReports(app, services.gate, reports);
+    // The operator's API: one plugin, each of its routes declaring the admin token.
+    app.register(
+      async (scope) => {
+        declareAdminRoutes(scope);
+        registerAdmin(scope, admin, pricing, services.cache?.store ?? null, { store: services.accounts!.store, checkUrl: services.accounts!.checkWebhookUrl });
+        registerAdminUsageReports(scope, reports);
+        registerAdminEngines(scope, services, () => isClosing() || isDraining());
+        registerAdminOrgData(scope, admin, services);
+        registerAdminVoices(scope, services);
+      },
+      { prefix: '/admin' },
+    );
   }
   // Without accounts too: a homelab server imports its own voices with the admin token alone.
   if (services.modelImports) registerAdminModels(app, services, services.modelImports);
@@ -112,7 +122,7 @@ export function registerWebSockets(app: FastifyInstance, services: Services, isC
 export function registerSynthesisRoutes(app: FastifyInstance, services: Services): void {
   const { server } = services.config;
   app.register(async (tts) => {
-    acceptRawBodies(tts, server.bodyLimitBytes);
+    acceptJsonBodies(tts, server.bodyLimitBytes);
     registerTtsBytes(tts, services);
     registerTtsCaptioned(tts, services);
     registerTtsSse(tts, services);
@@ -120,7 +130,7 @@ export function registerSynthesisRoutes(app: FastifyInstance, services: Services
     registerTtsNormalize(tts, services);
   });
   app.register(async (openai) => {
-    acceptRawBodies(openai, server.bodyLimitBytes);
+    acceptJsonBodies(openai, server.bodyLimitBytes);
     registerOpenAISpeech(openai, services);
   });
   registerElevenLabs(app, services);

@@ -43,6 +43,17 @@ describe('making a token', () => {
       assert.deepEqual(await errorOf(await server.post('/access-token', body, org.auth)), { status: 400, code: 'invalid_request' }, JSON.stringify(body));
     }
     assert.deepEqual(await errorOf(await server.post('/access-token', { grants: { tts: true } })), { status: 401, code: 'missing_api_key' });
+    // Each refusal says what is wrong, as it always has.
+    const said: [Record<string, unknown>, RegExp][] = [
+      [{}, /grants is required/],
+      [{ grants: { stt: true, tts: true } }, /grant stt is not offered by this server; only tts/],
+      [{ grants: { tts: false } }, /grants\.tts must be true/],
+      [{ grants: { tts: true }, expires_in: 1.5 }, /expires_in must be a whole number of seconds from 1 to 3600/],
+    ];
+    for (const [body, message] of said) {
+      const answer = (await (await server.post('/access-token', body, org.auth)).json()) as { message: string };
+      assert.match(answer.message, message, JSON.stringify(body));
+    }
     // Cartesia's other grants may be sent as false; expires_in defaults.
     assert.match(await makeToken(org.auth, { grants: { tts: true, stt: false } }), /^at_/);
   });

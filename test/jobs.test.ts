@@ -267,6 +267,31 @@ describe('long-form jobs', () => {
     assert.equal(charges.length, 1);
   });
 
+  test('the route schema refuses as the decoder did: both texts, neither, stream, malformed inputs, a bad page, before the key only after it', T, async () => {
+    const cases: [Record<string, unknown>, string, string][] = [
+      [body({ inputs: [{ transcript: 'Two.' }] }), 'invalid_request', 'send transcript or inputs, not both'],
+      [body({ transcript: undefined }), 'missing_transcript', ''],
+      [body({ stream: true }), 'invalid_request', 'a job is not streamed: leave out stream (follow GET /tts/jobs/{id}/events instead)'],
+      [body({ transcript: undefined, inputs: [{ text: 'wrong field' }] }), 'invalid_request', 'inputs must be a non-empty array of {transcript, voice?} (inputs.0.transcript: '],
+      [body({ webhook_url: 42 }), 'invalid_webhook_url', 'it must be a string holding an absolute URL'],
+    ];
+    for (const [payload, code, message] of cases) {
+      const response = await submit(payload);
+      const answer = await json(response);
+      assert.equal(response.status, 400, JSON.stringify(answer));
+      assert.equal(answer.error_code, code);
+      assert.ok(String(answer.message).includes(message), answer.message);
+      // Without a key, the body is not looked at.
+      assert.equal((await submit(payload, {})).status, 401);
+    }
+    const page = await fetch(`${server.url}/tts/jobs?limit=0`, { headers: org.auth });
+    const refused = await json(page);
+    assert.equal(page.status, 400);
+    assert.equal(refused.error_code, 'invalid_request');
+    assert.ok(String(refused.message).includes('limit must be an integer from 1 to 100; got "0"'), refused.message);
+    assert.equal((await fetch(`${server.url}/tts/jobs?limit=0`)).status, 401);
+  });
+
   test('bad input is a clear 4xx with nothing held: too long, unknown voice, malformed inputs, stream, another org', T, async () => {
     const { ledger, jobs } = server.app.services.store;
     const before = await ledger.sum(org.orgId);

@@ -175,6 +175,28 @@ describe('isolation and built-ins', () => {
     assert.equal((await fetch(`${server.url}/voices/${voice.id}`, { headers: a.auth })).status, 200);
   });
 
+  test('an update and a mix are refused by their schema as before, and only after the key and the voice are known', async () => {
+    const voice = (await (await clone(a, wavClip, { name: 'Checked', language: 'en' })).json()) as any;
+    const send = (method: string, path: string, body: string, auth: Record<string, string> = a.auth) =>
+      fetch(`${server.url}${path}`, { method, headers: { ...auth, 'content-type': 'application/json' }, body });
+    const refused = async (response: Response, code: string, message: RegExp) => {
+      const answer = (await response.json()) as any;
+      assert.equal(response.status, 400, JSON.stringify(answer));
+      assert.equal(answer.error_code, code);
+      assert.match(answer.message, message);
+    };
+    await refused(await send('PATCH', `/voices/${voice.id}`, '{"name": 5}'), 'invalid_request', /name must be a string of at most 200 characters/);
+    await refused(await send('PATCH', `/voices/${voice.id}`, JSON.stringify({ description: 'x'.repeat(1001) })), 'invalid_request', /description must be a string of at most 1000/);
+    await refused(await send('PATCH', `/voices/${voice.id}`, '{"gender": "robot"}'), 'invalid_request', /gender must be one of feminine, masculine, gender_neutral/);
+    await refused(await send('PATCH', `/voices/${voice.id}`, '[1]'), 'invalid_json', /./);
+    assert.equal((await send('PATCH', `/voices/${voice.id}`, '{"gender": ""}')).status, 200, 'an empty gender changes nothing');
+    assert.equal((await send('PATCH', '/voices/sarah', '{"gender": "robot"}')).status, 403, 'a built-in is not editable, whatever the body');
+    assert.equal((await send('PATCH', `/voices/${voice.id}`, '{"gender": "robot"}', {})).status, 401);
+    await refused(await send('POST', '/voices/mix', '{"name": "m"}'), 'invalid_request', /voices must be a list of \{id, weight\}/);
+    await refused(await send('POST', '/voices/mix', '{"voices": [{"id": "sarah", "weight": 1}]}'), 'invalid_request', /name is required/);
+    assert.equal((await send('POST', '/voices/mix', '{"name": "m"}', {})).status, 401);
+  });
+
   test('built-in voices cannot be changed or deleted', async () => {
     const patch = await fetch(`${server.url}/voices/sarah`, { method: 'PATCH', headers: { ...a.auth, 'content-type': 'application/json' }, body: '{"name":"Mine now"}' });
     assert.equal(patch.status, 403);

@@ -6,6 +6,7 @@
  */
 import type { ModelChange } from '../models/import/sharing.js';
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import type { AccountsConfig } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import type { ApiKeyRecord, BudgetPeriod, KeyPatch, LedgerEntry, Org, OrgLimits, Page, Store } from '../store/store.js';
@@ -50,80 +51,137 @@ export function parseLimits(input: Record<string, unknown>, current: OrgLimits):
   return limits;
 }
 
-const PERIODS: readonly BudgetPeriod[] = ['day', 'month', 'total'];
+const PERIODS = ['day', 'month', 'total'] as const satisfies readonly BudgetPeriod[];
 /** The fields a key's admin input may carry. */
 const KEY_FIELDS = ['name', 'budget', 'scopes', 'models', 'expires_at', 'allowed_networks'];
 /** An ISO 8601 date and time with its offset (`Z` or `±hh:mm`): a moment, never a local time. */
 const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i;
 
-function stringList(value: unknown, name: string, allowEmpty: boolean): string[] {
-  if (!Array.isArray(value) || value.some((item) => typeof item !== 'string' || !item.trim() || item.length > 200) || value.length > 100) {
-    throw invalid(`${name} must be a list of at most 100 non-empty strings, or null`);
-  }
-  if (!allowEmpty && value.length === 0) throw invalid(`${name} must name at least one entry, or be null for no limit`);
-  return [...new Set((value as string[]).map((item) => item.trim()))];
+/** At most 100 non-empty strings of at most 200 characters (`allowEmpty`: or none); `each`: a further check of every one, with its refusal. */
+function stringList(name: string, allowEmpty: boolean, each?: { ok: (text: string) => boolean; refusal: (text: string) => string }) {
+  const shape = `${name} must be a list of at most 100 non-empty strings, or null`;
+  let item = z.string({ error: shape }).min(1, { error: shape }).max(200, { error: shape }).refine((text) => text.trim() !== '', { error: shape, abort: true });
+  if (each) item = item.refine((text) => each.ok(text.trim()), { error: (issue) => each.refusal(String(issue.input).trim()) });
+  const list = z.array(item, { error: shape }).max(100, { error: shape });
+  return allowEmpty ? list : list.min(1, { error: `${name} must name at least one entry, or be null for no limit` });
 }
 
+const EXPIRES = 'expires_at must be an ISO 8601 time with its offset, such as 2027-01-31T00:00:00Z, or null';
+const NAME = 'name must be a string of at most 200 characters';
+const BUDGET = 'budget must be {"credits": n, "period": "day" | "month" | "total"} or null';
+
 /**
- * Reads a key's name and policy from admin input (snake_case: `name`, `budget: {credits, period}`,
- * `scopes`, `models`, `expires_at`, `allowed_networks`); only the fields present are in the patch,
- * and null clears one. `now` (epoch ms): an `expires_at` must be after it.
+ * A key's name and policy as the admin API and the CLI take them (snake_case), each refusal naming
+ * the field. The admin routes declare it as their body; `parseKeyInput` checks the CLI's the same way.
+ * What it cannot say (`expires_at` in the future) `parseKeyInput` checks.
+ */
+export const keyInputSchema = z.strictObject(
+  {
+    name: z.string({ error: NAME }).max(200, { error: NAME }).nullable().optional().describe('At most 200 characters; null clears it.'),
+    budget: z
+      .strictObject(
+        {
+          credits: z.int({ error: 'budget.credits must be a positive integer number of credits' }).min(1, { error: 'budget.credits must be a positive integer number of credits' }),
+          period: z.enum(PERIODS, { error: `budget.period must be one of ${PERIODS.join(', ')}` }).describe('UTC calendar periods: a day from 00:00 UTC, a month from its first day; `total` never resets.'),
+        },
+        { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field budget.${issue.keys[0]}; a budget takes credits and period` : BUDGET) },
+      )
+      .nullable()
+      .optional()
+      .describe('Credits the key may spend per period; null: only the organisation’s balance limits it.'),
+    scopes: stringList('scopes', true, { ok: isScope, refusal: (scope) => `unknown scope ${scope}; scopes are ${SCOPES.join(', ')}` })
+      .meta({ items: { type: 'string', enum: [...SCOPES] } })
+      .nullable()
+      .optional()
+      .describe('What the key may do (docs/billing.md has the routes of each); null: every scope.'),
+    models: stringList('models', false).nullable().optional().describe('Model ids the key may synthesise with (a Voicegate id, or the alias the client sends); null: every model.'),
+    expires_at: z.string({ error: EXPIRES }).regex(ISO_TIME, { error: EXPIRES }).meta({ format: 'date-time', examples: ['2099-01-01T00:00:00Z'] }).nullable().optional().describe('An ISO 8601 time with its offset, in the future.'),
+    allowed_networks: stringList(
+      'allowed_networks',
+      false,
+      { ok: (text) => normaliseCidr(text) !== null, refusal: (text) => `allowed_networks: ${text} is not an IPv4 or IPv6 CIDR block (such as 10.0.0.0/8 or 2001:db8::/32) or address` },
+    )
+      .meta({ items: { type: 'string', pattern: '^[0-9A-Fa-f:.]+(/\\d{1,3})?$', examples: ['10.0.0.0/8', '2001:db8::/32'] } })
+      .nullable()
+      .optional()
+      .describe('IPv4 and IPv6 CIDR blocks (`10.0.0.0/8`, `2001:db8::/32`; a bare address is one address) the client’s address must be in; null: anywhere.'),
+  },
+  { error: (issue) => (issue.code === 'unrecognized_keys' ? `unknown field ${issue.keys[0]}; a key takes ${KEY_FIELDS.join(', ')}` : 'send a JSON object') },
+);
+
+const unique = (items: string[]): string[] => [...new Set(items.map((item) => item.trim()))];
+
+/**
+ * Reads a key's name and policy from admin input (`keyInputSchema`); only the fields present are in
+ * the patch, and null clears one. `now` (epoch ms): an `expires_at` must be after it.
  */
 export function parseKeyInput(input: Record<string, unknown>, now: number): KeyPatch {
+  const parsed = keyInputSchema.safeParse(input);
+  if (!parsed.success) throw invalid(parsed.error.issues[0].message);
+  const fields = parsed.data;
   const patch: KeyPatch = {};
-  for (const field of Object.keys(input)) {
-    if (!KEY_FIELDS.includes(field)) throw invalid(`unknown field ${field}; a key takes ${KEY_FIELDS.join(', ')}`);
-  }
-  if ('name' in input && input.name !== undefined) {
-    const name = input.name;
-    if (name !== null && (typeof name !== 'string' || name.length > 200)) throw invalid('name must be a string of at most 200 characters');
-    patch.name = name as string | null;
-  }
-  if ('budget' in input && input.budget !== undefined) {
-    const budget = input.budget;
-    if (budget === null) patch.budget = null;
+  if (fields.name !== undefined) patch.name = fields.name;
+  if (fields.budget !== undefined) patch.budget = fields.budget;
+  if (fields.scopes !== undefined) patch.scopes = fields.scopes === null ? null : SCOPES.filter((scope) => unique(fields.scopes!).includes(scope));
+  if (fields.models !== undefined) patch.models = fields.models === null ? null : unique(fields.models);
+  if (fields.expires_at !== undefined) {
+    if (fields.expires_at === null) patch.expiresAt = null;
     else {
-      if (typeof budget !== 'object' || Array.isArray(budget)) throw invalid('budget must be {"credits": n, "period": "day" | "month" | "total"} or null');
-      const { credits, period, ...rest } = budget as Record<string, unknown>;
-      if (Object.keys(rest).length > 0) throw invalid(`unknown field budget.${Object.keys(rest)[0]}; a budget takes credits and period`);
-      if (typeof credits !== 'number' || !Number.isSafeInteger(credits) || credits < 1) throw invalid('budget.credits must be a positive integer number of credits');
-      if (typeof period !== 'string' || !PERIODS.includes(period as BudgetPeriod)) throw invalid(`budget.period must be one of ${PERIODS.join(', ')}`);
-      patch.budget = { credits, period: period as BudgetPeriod };
-    }
-  }
-  if ('scopes' in input && input.scopes !== undefined) {
-    if (input.scopes === null) patch.scopes = null;
-    else {
-      const scopes = stringList(input.scopes, 'scopes', true);
-      const unknown = scopes.find((scope) => !isScope(scope));
-      if (unknown !== undefined) throw invalid(`unknown scope ${unknown}; scopes are ${SCOPES.join(', ')}`);
-      patch.scopes = SCOPES.filter((scope) => scopes.includes(scope));
-    }
-  }
-  if ('models' in input && input.models !== undefined) patch.models = input.models === null ? null : stringList(input.models, 'models', false);
-  if ('expires_at' in input && input.expires_at !== undefined) {
-    const at = input.expires_at;
-    if (at === null) patch.expiresAt = null;
-    else {
-      const ms = typeof at === 'string' && ISO_TIME.test(at) ? Date.parse(at) : NaN;
-      if (Number.isNaN(ms)) throw invalid('expires_at must be an ISO 8601 time with its offset, such as 2027-01-31T00:00:00Z, or null');
+      const ms = Date.parse(fields.expires_at);
+      if (Number.isNaN(ms)) throw invalid(EXPIRES);
       if (ms <= now) throw invalid(`expires_at must be in the future (it is ${new Date(now).toISOString()} now)`);
       patch.expiresAt = new Date(ms).toISOString();
     }
   }
-  if ('allowed_networks' in input && input.allowed_networks !== undefined) {
-    if (input.allowed_networks === null) patch.allowedNetworks = null;
-    else {
-      const blocks = stringList(input.allowed_networks, 'allowed_networks', false).map((text) => {
-        const block = normaliseCidr(text);
-        if (!block) throw invalid(`allowed_networks: ${text} is not an IPv4 or IPv6 CIDR block (such as 10.0.0.0/8 or 2001:db8::/32) or address`);
-        return block;
-      });
-      patch.allowedNetworks = [...new Set(blocks)];
-    }
+  if (fields.allowed_networks !== undefined) {
+    patch.allowedNetworks = fields.allowed_networks === null ? null : [...new Set(unique(fields.allowed_networks).map((text) => normaliseCidr(text)!))];
   }
   return patch;
 }
+
+const AMOUNT = 'amount must be a non-zero integer number of credits';
+const POSITIVE = (name: string) => `${name} must be a positive integer or null`;
+
+/** An organisation's limits as the admin API takes them (`parseLimits` reads them; absent fields keep their values). */
+export const limitFields = {
+  max_concurrent: z.int({ error: POSITIVE('max_concurrent') }).min(1, { error: POSITIVE('max_concurrent') }).nullable().optional().describe('Requests in flight at once; null: no limit.'),
+  rate_limit: z
+    .looseObject(
+      {
+        requests: z
+          .int({ error: (issue) => (issue.input === null ? 'rate_limit.requests must be a positive integer' : POSITIVE('rate_limit.requests')) })
+          .min(1, { error: POSITIVE('rate_limit.requests') }),
+        per_seconds: z.int({ error: POSITIVE('rate_limit.per_seconds') }).min(1, { error: POSITIVE('rate_limit.per_seconds') }).nullable().optional().describe('Default 60.'),
+      },
+      { error: 'rate_limit must be {"requests": n, "per_seconds": s} or null' },
+    )
+    .nullable()
+    .optional()
+    .describe('Requests per window; null: no limit.'),
+};
+
+export const limitsInputSchema = z.looseObject(limitFields);
+
+const ORG_NAME = 'name is required (1–200 characters)';
+
+/** `POST /admin/orgs`: a name, starting credits, limits (absent: the configured defaults). */
+export const orgCreateInputSchema = z.object(
+  {
+    name: z.string({ error: ORG_NAME }).max(200, { error: ORG_NAME }).refine((name) => name.trim() !== '', { error: ORG_NAME }).describe('1–200 characters.'),
+    credits: z.int({ error: AMOUNT }).optional().describe('Starting credits (a ledger entry, “starting credits”).'),
+    limits: limitsInputSchema.optional(),
+  },
+  { error: ORG_NAME },
+);
+
+/** `POST /admin/orgs/{id}/credits`. */
+export const creditsInputSchema = z.object(
+  {
+    amount: z.int({ error: AMOUNT }).refine((amount) => amount !== 0, { error: AMOUNT }).describe('Non-zero; negative takes credits away.'),
+    reason: z.string({ error: 'reason is required' }).refine((reason) => reason.trim() !== '', { error: 'reason is required' }),
+  },
+  { error: AMOUNT },
+);
 
 /** What an admin action changed: a key (revoked) or an organisation (limits, balance). */
 export interface AccountsChange {

@@ -16,9 +16,9 @@ import { serveSynthesis } from '../http/synthesis-route.js';
 import type { Services } from '../services.js';
 import { localGate } from '../synthesis/gate.js';
 import type { Voice } from '../voices/voice.js';
-import { requireAdminToken } from './admin.js';
 import { parseCartesiaBody } from './cartesia/parse.js';
-import { pageByCursor } from './paging.js';
+import { cursorQuerySchema, pageByCursor } from './paging.js';
+import { errorResponses, jsonContent } from '../http/route-schema.js';
 import { voiceToJson } from './voices.js';
 
 /** A preview's body holds a model id and nothing else. */
@@ -27,48 +27,48 @@ const PREVIEW_FORMAT = { container: 'wav', encoding: 'pcm_s16le', sample_rate: 2
 
 type Preview = { Params: { id: string } };
 
-export function registerAdminVoices(app: FastifyInstance, services: Services): void {
-  app.register(
-    async (scope) => {
-      scope.addHook('onRequest', requireAdminToken(services.config.accounts.adminToken));
-      const builtIn = async () => (await services.voices.list(null)).filter((voice) => voice.ownerOrgId === null);
+export function registerAdminVoices(scope: FastifyInstance, services: Services): void {
+  const builtIn = async () => (await services.voices.list(null)).filter((voice) => voice.ownerOrgId === null);
 
-      scope.get<{ Querystring: Record<string, unknown> }>('/voices', async (request) => {
-        const page = pageByCursor(await builtIn(), request.query);
-        return { data: page.data.map((voice) => voiceToJson(voice, null)), has_more: page.has_more };
-      });
+  const list = {
+    tags: ['Admin'],
+    summary: 'The built-in voices',
+    querystring: cursorQuerySchema,
+    response: { 200: { description: 'A page of the built-in voices every organisation sees.', content: jsonContent('VoiceList') }, ...errorResponses('native', [400, 401, 403]) },
+  };
+  scope.get<{ Querystring: Record<string, unknown> }>('/voices', { schema: list }, async (request) => {
+    const page = pageByCursor(await builtIn(), request.query);
+    return { data: page.data.map((voice) => voiceToJson(voice, null)), has_more: page.has_more };
+  });
 
-      scope.register(async (previews) => {
-        acceptRawBodies(previews, PREVIEW_BODY_LIMIT);
-        // Admitted, spoken and counted as every synthesis, but by the gate that charges nobody.
-        const uncharged: Services = { ...services, gate: localGate };
-        const voices = new WeakMap<FastifyRequest, Voice>();
-        previews.addHook<Preview>('preHandler', async (request) => {
-          const voice = await services.voices.get(request.params.id, null);
-          if (!voice || voice.ownerOrgId !== null) throw new ApiError('voice_not_found', { id: request.params.id });
-          voices.set(request, voice);
-        });
-        previews.post<Preview>('/voices/:id/preview', (request, reply) =>
-          serveSynthesis(uncharged, request, reply, {
-            decode: ({ body }) => {
-              const { model_id: model, ...rest } = body;
-              if (Object.keys(rest).length > 0) throw new ApiError('invalid_request', { reason: `a preview takes only model_id; got ${Object.keys(rest).join(', ')}` });
-              const voice = voices.get(request)!;
-              return parseCartesiaBody({
-                model_id: model,
-                voice: { mode: 'id', id: voice.id },
-                transcript: `Hello, this is ${voice.name}.`,
-                output_format: PREVIEW_FORMAT,
-              });
-            },
-            endpoint: () => 'admin.voice_preview',
-            stream: () => {
-              throw new Error('a preview is never streamed');
-            },
-          }),
-        );
-      });
-    },
-    { prefix: '/admin' },
-  );
+  scope.register(async (previews) => {
+    acceptRawBodies(previews, PREVIEW_BODY_LIMIT);
+    // Admitted, spoken and counted as every synthesis, but by the gate that charges nobody.
+    const uncharged: Services = { ...services, gate: localGate };
+    const voices = new WeakMap<FastifyRequest, Voice>();
+    previews.addHook<Preview>('preHandler', async (request) => {
+      const voice = await services.voices.get(request.params.id, null);
+      if (!voice || voice.ownerOrgId !== null) throw new ApiError('voice_not_found', { id: request.params.id });
+      voices.set(request, voice);
+    });
+    previews.post<Preview>('/voices/:id/preview', (request, reply) =>
+      serveSynthesis(uncharged, request, reply, {
+        decode: ({ body }) => {
+          const { model_id: model, ...rest } = body;
+          if (Object.keys(rest).length > 0) throw new ApiError('invalid_request', { reason: `a preview takes only model_id; got ${Object.keys(rest).join(', ')}` });
+          const voice = voices.get(request)!;
+          return parseCartesiaBody({
+            model_id: model,
+            voice: { mode: 'id', id: voice.id },
+            transcript: `Hello, this is ${voice.name}.`,
+            output_format: PREVIEW_FORMAT,
+          });
+        },
+        endpoint: () => 'admin.voice_preview',
+        stream: () => {
+          throw new Error('a preview is never streamed');
+        },
+      }),
+    );
+  });
 }

@@ -16,6 +16,7 @@ import { storeUnavailable } from '../store/errors.js';
 import type { Org } from '../store/store.js';
 import type { Activity } from '../concurrency/activity.js';
 import { authenticateRequest } from '../http/credentials.js';
+import { errorResponses, jsonContent } from '../http/route-schema.js';
 
 export interface ConcurrencyView {
   tts_requests: { active: number; limit: number | null };
@@ -44,7 +45,12 @@ async function leasesOf(services: Services, orgId: string): Promise<number | nul
 }
 
 export function registerConcurrency(app: FastifyInstance, services: Services, activity: Activity): void {
-  app.get('/concurrency', async (request): Promise<ConcurrencyView> => {
+  const schema = {
+    tags: ['Account'],
+    summary: 'Concurrency of the caller’s organisation',
+    response: { 200: { description: 'Active syntheses and WebSocket connections, with their limits.', content: jsonContent('Concurrency') }, ...errorResponses('native', [401, 403, 429, 503]) },
+  };
+  app.get('/concurrency', { schema, config: { auth: 'key' } }, async (request): Promise<ConcurrencyView> => {
     const caller = await authenticateRequest(services.gate, request);
     if (!caller.orgId) throw new ApiError('missing_api_key');
     const org = await orgOf(services, caller.orgId);

@@ -14,11 +14,23 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import { sendError } from '../http/errors.js';
 import type { Services } from '../services.js';
+import { z } from 'zod';
+import { ANY_ROUTE_ERRORS, errorResponses, jsonContent } from '../http/route-schema.js';
+
+const ERRORS = errorResponses('native', ANY_ROUTE_ERRORS);
 
 export function registerHealth(app: FastifyInstance, services: Services, isClosing: () => boolean): void {
-  app.get('/', async () => ({ ok: true, version: services.version }));
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (request, reply) => {
+  const status = { tags: ['Operations'], summary: 'API status', response: { 200: { description: 'Up.', content: jsonContent(z.object({ ok: z.literal(true), version: z.string() })) }, ...ERRORS } };
+  app.get('/', { schema: status }, async () => ({ ok: true, version: services.version }));
+  const live = { tags: ['Operations'], summary: 'Liveness', response: { 200: { description: 'The process answers.', content: jsonContent(z.object({ status: z.literal('ok') })) }, ...ERRORS } };
+  app.get('/healthz', { schema: live }, async () => ({ status: 'ok' }));
+  const ready = {
+    tags: ['Operations'],
+    summary: 'Readiness',
+    description: 'Every bound engine is warm and the server is not shutting down.',
+    response: { 200: { description: 'Ready.', content: jsonContent('Ready') }, ...ERRORS },
+  };
+  app.get('/readyz', { schema: ready }, async (request, reply) => {
     const engines = services.engines.list().map((e) => e.info());
     if (isClosing() || !services.engines.allReady()) {
       return sendError(reply, request, new ApiError('not_ready', {}, { 'retry-after': '1' }));

@@ -18,19 +18,183 @@ import { ApiError, toApiError } from '../errors/api-error.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { authenticateRequest } from '../http/credentials.js';
 import { requireScope, type Scope } from '../accounts/scopes.js';
-import { acceptRawBodies, decodeJsonObject } from '../http/json-body.js';
+import { acceptJsonBodies, decodeJsonObject } from '../http/json-body.js';
+import { binaryContent, component, errorResponses, jsonContent, problemOf, schemaRef, textContent } from '../http/route-schema.js';
 import { clientRequestId } from '../http/request-id.js';
 import type { JobSubmission } from '../jobs/service.js';
 import type { JobSpec } from '../jobs/plan.js';
 import type { Services } from '../services.js';
 import type { JobRecord } from '../store/store.js';
-import { parseCartesiaBody, voiceIdOf, voiceSchema } from './cartesia/parse.js';
+import { cartesiaInput, voiceIdOf, voiceSchema } from './cartesia/parse.js';
+import { cartesiaFields, type CartesiaBody } from './cartesia/schema.js';
 
 const MAX_IDEMPOTENCY_KEY = 255;
 
+const INPUTS_SHAPE = 'inputs must be a non-empty array of {transcript, voice?}';
+
 const inputsSchema = z
   .array(z.looseObject({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish(), voice: voiceSchema.optional() }))
-  .min(1);
+  .min(1)
+  .describe('Instead of `transcript`: texts spoken in order into one result, with a pause between them; each may name its own voice.');
+
+const { $schema: _drop, ...inputsJson } = z.toJSONSchema(inputsSchema, { unrepresentable: 'any' }) as Record<string, unknown>;
+
+/** The `/tts/bytes` fields but `stream`, which a job refuses itself. */
+const { stream: _stream, ...speechFields } = cartesiaFields;
+
+const NOT_STREAMED = 'a job is not streamed: leave out stream (follow GET /tts/jobs/{id}/events instead)';
+const BOTH = 'send transcript or inputs, not both';
+const WEBHOOK = 'invalid_webhook_url: it must be a string holding an absolute URL';
+
+/**
+ * The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs`, `webhook_url` and no `stream`.
+ * Exactly one of `transcript` and `inputs`: both is `invalid_request`, neither `missing_transcript`,
+ * as always. Fields in the order their problems are reported.
+ */
+const jobFields = {
+  stream: z.boolean().optional().refine((value) => value !== true, { error: NOT_STREAMED }).meta({ const: false }).describe('Not accepted as `true`: follow `GET /tts/jobs/{id}/events` instead.'),
+  // Checked whole, with the message naming the entry at fault (`inputs.0.transcript: …`).
+  inputs: z
+    .unknown()
+    .superRefine((value, ctx) => {
+      if (value === undefined) return;
+      const parsed = inputsSchema.safeParse(value);
+      if (parsed.success) return;
+      const issue = parsed.error.issues[0];
+      ctx.addIssue({ code: 'custom', message: `${INPUTS_SHAPE}${issue.path.length ? ` (inputs.${issue.path.join('.')}: ${issue.message})` : ''}` });
+    })
+    .optional(),
+  ...speechFields,
+  transcript: cartesiaFields.transcript.optional().describe('The text to speak, up to `jobs.maxCharacters` (1,000,000) characters counted as for billing; or send `inputs`.'),
+  output_format: cartesiaFields.output_format.describe('`mp3`, `wav` or `raw` on every model; `opus` on a model whose clip formats allow it.'),
+  webhook_url: z
+    .string({ error: WEBHOOK })
+    .min(1, { error: WEBHOOK })
+    .nullish()
+    .describe('Receives a signed POST when the job ends (Standard Webhooks); https only, and never a private address unless the operator allows it.'),
+};
+
+/** The JSON Schema of `schema` (no component named). */
+function jsonOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _s, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+// The document names the two texts only in `oneOf`, so a body made from it sends exactly one.
+const { transcript: _t, inputs: _i, ...sharedFields } = jobFields;
+const jobDocument = {
+  properties: (jsonOf(z.object(sharedFields)) as { properties: unknown }).properties,
+  required: ['model_id', 'voice', 'output_format'],
+  oneOf: [
+    { properties: { transcript: jsonOf(jobFields.transcript) }, required: ['transcript'] },
+    { properties: { inputs: inputsJson }, required: ['inputs'] },
+  ],
+};
+
+/**
+ * The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs`, `webhook_url` and no `stream`.
+ * Exactly one of `transcript` and `inputs`: both is `invalid_request`, neither `missing_transcript`,
+ * as always. Fields in the order their problems are reported.
+ */
+export const jobBodySchema = component(
+  'JobCreate',
+  z
+    .looseObject(jobFields)
+    .superRefine((body, ctx) => {
+      if (body.inputs !== undefined && body.transcript !== undefined) ctx.addIssue({ code: 'custom', message: BOTH, path: ['transcript'] });
+      else if (body.inputs === undefined && body.transcript === undefined) ctx.addIssue({ code: 'custom', message: 'missing_transcript', path: ['transcript'] });
+    })
+    .meta(jobDocument)
+    .describe('The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs` (exactly one of `transcript` and `inputs`), a larger limit and `webhook_url`; `stream` is not accepted.'),
+);
+
+type JobBody = z.infer<typeof jobBodySchema>;
+
+/** A page of jobs: `limit` 1–100 (default 10), `starting_after` a job id given once. */
+export const jobPageSchema = z.object({
+  limit: z
+    .string({ error: (issue) => `limit must be an integer from 1 to 100; got ${JSON.stringify(issue.input)}` })
+    .refine((value) => value === '' || (/^\d+$/u.test(value) && Number(value) >= 1 && Number(value) <= 100), {
+      error: (issue) => `limit must be an integer from 1 to 100; got ${JSON.stringify(issue.input)}`,
+    })
+    .optional()
+    .describe('1–100 (default 10).'),
+  starting_after: z.string({ error: 'starting_after must be given once, as a job id' }).optional().describe('The page after this job id.'),
+});
+
+const jobParams = z.object({ id: z.string().describe('The job id (at most 256 characters).') });
+
+const KEY_ERRORS = [401, 403, 429, 503];
+const TTS_ERRORS = [400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504];
+const AUDIO_TYPES = ['audio/wav', 'audio/mpeg', 'application/octet-stream', 'audio/ogg'];
+const KEY = { auth: 'key', token: true } as const;
+
+const SUBMIT = {
+  tags: ['Jobs'],
+  summary: 'Submit a long-form job',
+  description:
+    'Checks the whole job, holds its cost and queues it; `202` with the job and the cost headers of the whole job. `Idempotency-Key` (1 to 255 characters) makes a retried submit answer the same job.',
+  body: jobBodySchema,
+  response: {
+    202: { description: 'The job, queued.', cost: true, content: jsonContent('Job') },
+    ...errorResponses('native', TTS_ERRORS),
+  },
+};
+const LIST = { tags: ['Jobs'], summary: 'List the organisation’s jobs', querystring: jobPageSchema, response: { 200: { description: 'A page, newest first.', content: jsonContent('JobList') }, ...errorResponses('native', [400, ...KEY_ERRORS]) } };
+const GET = { tags: ['Jobs'], summary: 'Get a job', params: jobParams, response: { 200: { description: 'The job.', content: jsonContent('Job') }, ...errorResponses('native', [400, 404, 414, ...KEY_ERRORS]) } };
+const DELETE = {
+  tags: ['Jobs'],
+  summary: 'Cancel a queued or running job, or remove a finished one',
+  params: jobParams,
+  response: {
+    200: { description: 'Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', content: jsonContent('Job') },
+    204: { description: 'Removed with its audio.' },
+    ...errorResponses('native', [400, 404, 414, ...KEY_ERRORS]),
+  },
+};
+const AUDIO = {
+  tags: ['Jobs'],
+  summary: 'Download a job’s result',
+  description:
+    'Supports `Range` (206, 416). With `jobs.download: redirect` and a bucket as the jobs’ storage, answers 302 to a presigned URL of the bucket, valid for `jobs.downloadUrlSeconds`, which serves the same bytes and ranges.',
+  params: jobParams,
+  response: {
+    200: { description: 'The result.', content: binaryContent(...AUDIO_TYPES) },
+    206: { description: 'Part of the result.', content: binaryContent(...AUDIO_TYPES) },
+    302: { description: 'The result is downloaded from the bucket: `Location` is a presigned URL.' },
+    416: { description: 'The range starts past the end (`Content-Range: bytes */<size>`).' },
+    ...errorResponses('native', [400, 404, 409, 414, 503, ...KEY_ERRORS]),
+  },
+};
+const TIMESTAMPS = {
+  tags: ['Jobs'],
+  summary: 'A job’s word timings and marks',
+  params: jobParams,
+  response: { 200: { description: 'On the result’s clock, in seconds.', content: jsonContent('JobTimestamps') }, ...errorResponses('native', [400, 404, 409, 414, 503, ...KEY_ERRORS]) },
+};
+// Checked in code (`captions/render.ts`), with their own codes; documented by shape.
+const CAPTIONS = {
+  tags: ['Jobs'],
+  summary: 'A job’s captions (SRT or WebVTT)',
+  description:
+    'Made from the words of every succeeded job, across its segments and inputs; inputs with voices of their own name the speaker (WebVTT `<v Name>`, SRT `Name: `). See docs/api.md#captions.',
+  params: jobParams,
+  querystring: z.object({
+    format: z.unknown().optional().meta({ type: 'string', enum: ['vtt', 'srt'] }).describe('`vtt` (default) or `srt`; anything else is 400 `invalid_caption_format`.'),
+    max_line_chars: z.unknown().optional().meta({ type: 'integer', minimum: 20, maximum: 80 }).describe('Display columns a line may take (default 42); else 400 `invalid_caption_options`.'),
+  }),
+  response: {
+    200: { description: 'The captions.', content: textContent('text/vtt; charset=utf-8', 'application/x-subrip') },
+    ...errorResponses('native', [400, 404, 409, 414, 503, ...KEY_ERRORS]),
+  },
+};
+const EVENTS = {
+  tags: ['Jobs'],
+  summary: 'Follow a job as server-sent events',
+  description: '`progress` events while it is queued or running, one `done` event when it ends (each the `Job`), then the stream ends; `error` if following fails.',
+  params: jobParams,
+  response: { 200: { description: 'The job’s events.', content: { 'text/event-stream': { schema: schemaRef('Job') } } }, ...errorResponses('native', [400, 404, 414, ...KEY_ERRORS]) },
+};
 
 /** The job's view, as every route answers it. */
 export function jobToJson(job: JobRecord, services: Services) {
@@ -79,34 +243,16 @@ export function jobToJson(job: JobRecord, services: Services) {
   };
 }
 
-/** Decodes a submit body: the `/tts/bytes` body with `transcript` or `inputs`, and `webhook_url`. */
-export function parseJobBody(body: unknown, idempotencyKey: string | null): Omit<JobSubmission, 'idempotencyKey'> & { idempotencyKey: string | null } {
-  const fields = decodeJsonObject(body);
-  if (fields.stream === true) throw new ApiError('invalid_request', { reason: 'a job is not streamed: leave out stream (follow GET /tts/jobs/{id}/events instead)' });
-  let texts: { transcript: string; type?: 'text' | 'ssml' }[];
-  if (fields.inputs !== undefined) {
-    if (fields.transcript !== undefined) throw new ApiError('invalid_request', { reason: 'send transcript or inputs, not both' });
-    const parsed = inputsSchema.safeParse(fields.inputs);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      throw new ApiError('invalid_request', { reason: `inputs must be a non-empty array of {transcript, voice?}${issue.path.length ? ` (inputs.${issue.path.join('.')}: ${issue.message})` : ''}` });
-    }
-    texts = parsed.data.map((entry) => ({
-      transcript: entry.transcript,
-      ...(entry.transcript_type ? { type: entry.transcript_type } : {}),
-      ...(entry.voice ? { voiceId: voiceIdOf(entry.voice) } : {}),
-    }));
-  } else {
-    texts = [];
-  }
-  // The shared Cartesia decoder checks every other field the same way /tts/bytes does.
-  const input = parseCartesiaBody(texts.length > 0 ? { ...fields, transcript: texts[0].transcript } : fields);
+/** A submit body the route's schema has validated, as the submission (`Idempotency-Key` checked here). */
+export function jobSubmission(body: JobBody, idempotencyKey: string | null): Omit<JobSubmission, 'idempotencyKey'> & { idempotencyKey: string | null } {
+  const inputs = body.inputs === undefined ? undefined : inputsSchema.parse(body.inputs);
+  let texts: { transcript: string; type?: 'text' | 'ssml'; voiceId?: string }[] = (inputs ?? []).map((entry) => ({
+    transcript: entry.transcript,
+    ...(entry.transcript_type ? { type: entry.transcript_type } : {}),
+    ...(entry.voice ? { voiceId: voiceIdOf(entry.voice) } : {}),
+  }));
+  const input = cartesiaInput({ ...body, transcript: texts.length > 0 ? texts[0].transcript : (body.transcript as string) } as CartesiaBody);
   if (texts.length === 0) texts = [{ transcript: input.transcript, ...(input.transcriptType ? { type: input.transcriptType } : {}) }];
-  let webhookUrl: string | null = null;
-  if (fields.webhook_url !== undefined && fields.webhook_url !== null) {
-    if (typeof fields.webhook_url !== 'string' || !fields.webhook_url) throw new ApiError('invalid_webhook_url', { reason: 'it must be a string holding an absolute URL' });
-    webhookUrl = fields.webhook_url;
-  }
   if (idempotencyKey !== null && (!idempotencyKey || idempotencyKey.length > MAX_IDEMPOTENCY_KEY)) {
     throw new ApiError('invalid_request', { reason: `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters` });
   }
@@ -122,7 +268,7 @@ export function parseJobBody(body: unknown, idempotencyKey: string | null): Omit
     },
     outputFormat: input.outputFormat,
     texts,
-    webhookUrl,
+    webhookUrl: body.webhook_url ?? null,
     idempotencyKey,
   };
 }
@@ -132,18 +278,15 @@ function header(request: FastifyRequest, name: string): string | null {
   return Array.isArray(value) ? (value[0] ?? null) : (value ?? null);
 }
 
-function parseLimit(value: unknown): number {
-  if (value === undefined || value === '') return 10;
-  const limit = typeof value === 'string' && /^\d+$/u.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ApiError('invalid_request', { reason: `limit must be an integer from 1 to 100; got ${JSON.stringify(value)}` });
-  return limit;
-}
-
 /** A page of jobs as `limit` and `starting_after` name it (the org's list and the admin's view of it). */
 export function jobPageQuery(query: Record<string, unknown>): { limit: number; startingAfter?: string } {
-  const after = query.starting_after;
-  if (after !== undefined && typeof after !== 'string') throw new ApiError('invalid_request', { reason: 'starting_after must be given once, as a job id' });
-  return { limit: parseLimit(query.limit), ...(after ? { startingAfter: after } : {}) };
+  const parsed = jobPageSchema.safeParse(query);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw problemOf(issue.message, issue.path.map(String), 'query').error;
+  }
+  const { limit, starting_after: after } = parsed.data;
+  return { limit: limit ? Number(limit) : 10, ...(after ? { startingAfter: after } : {}) };
 }
 
 /** `bytes=a-b`, `bytes=a-` or `bytes=-n` within `size`; null: answer the whole; 'unsatisfiable': 416. */
@@ -175,16 +318,23 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
   const caller = async (request: FastifyRequest, scope: Scope = 'jobs:read') => {
     const who = await authenticateRequest(services.gate, request, { token: 'tts' });
     requireScope(who, scope);
+    // The route schema's refusal (validated with `attachValidation`), answered once the caller is known.
+    if (request.validationError) throw request.validationError;
     return who;
   };
+  const declared = <S>(schema: S) => ({ schema, attachValidation: true, config: KEY });
   // A book's text is larger than a request's: the cap follows the job limit (4 bytes a code point, and room for the rest).
   const bodyLimit = Math.max(services.config.server.bodyLimitBytes, services.config.jobs.maxCharacters * 4 + 1024 * 1024);
 
   app.register(async (scope) => {
-    acceptRawBodies(scope, bodyLimit);
-    scope.post('/tts/jobs', { bodyLimit }, async (request, reply) => {
-      const who = await caller(request, 'tts');
-      const submission = parseJobBody(request.body, header(request, 'idempotency-key'));
+    acceptJsonBodies(scope, bodyLimit);
+    scope.post('/tts/jobs', { bodyLimit, ...declared(SUBMIT) }, async (request, reply) => {
+      const who = await authenticateRequest(services.gate, request, { token: 'tts' });
+      requireScope(who, 'tts');
+      // Bytes that are not a JSON object are `invalid_json`, before the schema's refusal.
+      decodeJsonObject(request.body);
+      if (request.validationError) throw request.validationError;
+      const submission = jobSubmission(request.body as JobBody, header(request, 'idempotency-key'));
       const { job, quote, created } = await jobs.submit(submission, { caller: who, requestId: String(request.id), clientRequestId: clientRequestId(request.headers) });
       // A replayed submit holds nothing new: its answer carries no cost headers.
       return reply
@@ -196,20 +346,20 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
     });
   });
 
-  app.get<{ Querystring: Record<string, unknown> }>('/tts/jobs', async (request) => {
+  app.get<{ Querystring: Record<string, unknown> }>('/tts/jobs', declared(LIST), async (request) => {
     const who = await caller(request);
     const page = await jobs.list(who, jobPageQuery(request.query));
     return { data: page.data.map((job) => jobToJson(job, services)), has_more: page.hasMore };
   });
 
-  app.get<{ Params: { id: string } }>('/tts/jobs/:id', async (request) => jobToJson(await jobs.get(request.params.id, await caller(request)), services));
+  app.get<{ Params: { id: string } }>('/tts/jobs/:id', declared(GET), async (request) => jobToJson(await jobs.get(request.params.id, await caller(request)), services));
 
-  app.delete<{ Params: { id: string } }>('/tts/jobs/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/tts/jobs/:id', declared(DELETE), async (request, reply) => {
     const left = await jobs.cancelOrRemove(request.params.id, await caller(request, 'tts'));
     return left ? jobToJson(left, services) : reply.code(204).send();
   });
 
-  app.get<{ Params: { id: string } }>('/tts/jobs/:id/audio', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/tts/jobs/:id/audio', declared(AUDIO), async (request, reply) => {
     const who = await caller(request);
     const job = await jobs.get(request.params.id, who);
     if (job.status !== 'succeeded' || !job.result) throw new ApiError('job_not_finished', { id: job.id, status: job.status });
@@ -231,7 +381,7 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
     return reply.send(stream);
   });
 
-  app.get<{ Params: { id: string } }>('/tts/jobs/:id/timestamps', async (request) => {
+  app.get<{ Params: { id: string } }>('/tts/jobs/:id/timestamps', declared(TIMESTAMPS), async (request) => {
     const { words, marks } = await jobs.timestamps(request.params.id, await caller(request));
     return {
       word_timestamps: {
@@ -246,7 +396,7 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
   });
 
   // Captions of every succeeded job, across its segments and inputs: a dialogue's cues name each voice.
-  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>('/tts/jobs/:id/captions', async (request, reply) => {
+  app.get<{ Params: { id: string }; Querystring: Record<string, unknown> }>('/tts/jobs/:id/captions', declared(CAPTIONS), async (request, reply) => {
     const format = captionFormat(request.query.format);
     const maxLineChars = captionLineChars(request.query.max_line_chars);
     const who = await caller(request);
@@ -258,7 +408,7 @@ export function registerJobs(app: FastifyInstance, services: Services): void {
     return reply.type(CAPTION_CONTENT_TYPES[format]).send(body);
   });
 
-  app.get<{ Params: { id: string } }>('/tts/jobs/:id/events', async (request, reply) => {
+  app.get<{ Params: { id: string } }>('/tts/jobs/:id/events', declared(EVENTS), async (request, reply) => {
     const who = await caller(request);
     const controller = new AbortController();
     // Read before the stream opens, so an unknown job is an ordinary 404.

@@ -10,24 +10,30 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { tokensEqual } from '../accounts/api-keys.js';
+import { checkAdminToken, type AdminDeclaration } from './route-auth.js';
 import { ApiError } from '../errors/api-error.js';
 import { newRequestId } from '../http/request-id.js';
+import { errorResponses, textContent } from '../http/route-schema.js';
 import type { Metrics } from '../metrics/metrics.js';
 
 export const METRICS_PATH = '/metrics';
 
 /** Throws unless the request may read metrics on the main port. */
 export function checkMetricsAccess(authorization: string | undefined, adminToken: string | null): void {
-  if (!adminToken) throw new ApiError('metrics_protected');
-  const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
-  if (!match || !tokensEqual(match[1], adminToken)) throw new ApiError('invalid_admin_token');
+  checkAdminToken(authorization, adminToken, 'metrics_protected');
 }
 
 /** `GET /metrics` on the main port. */
 export function registerMetricsRoute(app: FastifyInstance, metrics: Metrics, access: { public: boolean; adminToken: string | null }): void {
-  app.get(METRICS_PATH, async (request, reply) => {
-    if (!access.public) checkMetricsAccess(request.headers.authorization, access.adminToken);
+  // The admin token unless `metrics.public`, checked by the one admin-token hook (`route-auth.ts`).
+  const config: AdminDeclaration = access.public ? { auth: 'none' } : { auth: 'admin', withoutAdminToken: 'metrics_protected' };
+  const schema = {
+    tags: ['Operations'],
+    summary: 'Prometheus metrics',
+    description: 'The Prometheus text format. Needs the admin token unless `metrics.public`; an API key never reads it.',
+    response: { 200: { description: 'The scrape.', content: textContent('text/plain') }, ...errorResponses('native', [401, 403]) },
+  };
+  app.get(METRICS_PATH, { config, schema }, async (_request, reply) => {
     const body = await metrics.render();
     return reply.header('cache-control', 'no-store').type(metrics.contentType).send(body);
   });

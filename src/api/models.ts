@@ -5,6 +5,8 @@
  * nobody mistakes which engine is behind a model id.
  */
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { ANY_ROUTE_ERRORS, errorResponses, jsonContent } from '../http/route-schema.js';
 import { ApiError } from '../errors/api-error.js';
 import type { FormatRules, ModelProfile } from '../models/profile.js';
 import type { Services } from '../services.js';
@@ -58,8 +60,15 @@ export function describeModel(model: ModelProfile, services: Services) {
 }
 
 export function registerModels(app: FastifyInstance, services: Services): void {
-  app.get('/models', async () => ({ data: services.models.list().map((m) => describeModel(m, services)) }));
-  app.get<{ Params: { id: string } }>('/models/:id', async (request) => {
+  const list = { tags: ['Models'], summary: 'List models', response: { 200: { description: 'Every model.', content: jsonContent('ModelList') }, ...errorResponses('native', ANY_ROUTE_ERRORS) } };
+  app.get('/models', { schema: list }, async () => ({ data: services.models.list().map((m) => describeModel(m, services)) }));
+  const one = {
+    tags: ['Models'],
+    summary: 'Get a model',
+    params: z.object({ id: z.string().max(256).describe('The model id (at most 256 characters).') }),
+    response: { 200: { description: 'The model.', content: jsonContent('Model') }, ...errorResponses('native', [...ANY_ROUTE_ERRORS, 404, 414]) },
+  };
+  app.get<{ Params: { id: string } }>('/models/:id', { schema: one }, async (request) => {
     const model = services.models.get(request.params.id);
     if (!model) throw new ApiError('model_not_found', { reason: `model ${request.params.id} does not exist` });
     return describeModel(model, services);

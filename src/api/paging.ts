@@ -6,6 +6,7 @@
  * The Cartesia SDK asks for one more page after the last and stops on
  * empty `data`, so a page past the end is `{data: [], has_more: false}`.
  */
+import { z } from 'zod';
 import { ApiError } from '../errors/api-error.js';
 
 export const DEFAULT_PAGE_LIMIT = 10;
@@ -22,6 +23,16 @@ export interface CursorPage<T> {
   data: T[];
   has_more: boolean;
 }
+
+/**
+ * The query of a paged list, for a route's schema: documented by shape, checked by `pageByCursor`
+ * (a list's cursors name ids only it knows, so its messages come from there).
+ */
+export const cursorQuerySchema = z.object({
+  limit: z.unknown().optional().meta({ type: 'integer', minimum: 1, maximum: MAX_PAGE_LIMIT }).describe(`1–${MAX_PAGE_LIMIT} (default ${DEFAULT_PAGE_LIMIT}).`),
+  starting_after: z.unknown().optional().meta({ type: 'string' }).describe('The page after this id.'),
+  ending_before: z.unknown().optional().meta({ type: 'string' }).describe('The page before this id.'),
+});
 
 function invalid(reason: string): ApiError {
   return new ApiError('invalid_request', { reason });

@@ -6,9 +6,17 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { PLAYGROUND_HTML } from '../playground/page.js';
+import { ANY_ROUTE_ERRORS, errorResponses, textContent } from '../http/route-schema.js';
+
+const SCHEMA = {
+  tags: ['Operations'],
+  summary: 'The browser playground',
+  description: 'One static page: it makes an access token from a key pasted into it and speaks over the WebSocket.',
+  response: { 200: { description: 'HTML.', content: textContent('text/html') }, ...errorResponses('native', ANY_ROUTE_ERRORS) },
+};
 
 export function registerPlayground(app: FastifyInstance): void {
-  app.get('/playground', async (_request, reply) =>
+  app.get('/playground', { schema: SCHEMA }, async (_request, reply) =>
     reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-store')

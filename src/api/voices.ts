@@ -13,7 +13,9 @@ import type { Services } from '../services.js';
 import type { StoredVoice, VoicePatch } from '../store/store.js';
 import { prepareClip } from '../voices/clip.js';
 import type { Gender, Voice } from '../voices/voice.js';
-import { pageByCursor } from './paging.js';
+import { cursorQuerySchema, pageByCursor } from './paging.js';
+import { component, errorResponses, jsonContent } from '../http/route-schema.js';
+import { z } from 'zod';
 import { storedMix } from '../voices/catalogue.js';
 import { checkMix, mixedVoice, type MixPart } from '../voices/mix.js';
 import { authenticateRequest } from '../http/credentials.js';
@@ -121,8 +123,96 @@ async function readClone(request: FastifyRequest, maxBytes: number): Promise<{ c
   return { clip, fields };
 }
 
+/** A text field: absent, null or "" is none; else a string of at most `max` (code units); `required`: none is refused. */
+function textField(name: string, max: number, required = false) {
+  const tooLong = `${name} must be a string of at most ${max} characters`;
+  const none = `${name} is required`;
+  const value = z.string({ error: (issue) => (required && (issue.input === undefined || issue.input === null) ? none : tooLong) }).max(max, { error: tooLong });
+  return required ? value.refine((text) => text !== '', { error: none }) : value.nullish();
+}
+
+const GENDER = `gender must be one of ${GENDERS.join(', ')}`;
+const genderField = z
+  .string({ error: GENDER })
+  .refine((value) => value === '' || GENDERS.includes(value as Gender), { error: GENDER })
+  .meta({ enum: [...GENDERS] })
+  .nullish();
+
+/** A body that is not an object: `invalid_json`, as always. */
+const NOT_AN_OBJECT = { error: (issue: { input?: unknown }) => (issue.input === undefined || issue.input === null ? undefined : 'invalid_json') };
+
+const patchBody = component(
+  'VoicePatch',
+  z
+    .looseObject(
+      {
+        name: textField('name', 200),
+        description: textField('description', 1000),
+        gender: genderField,
+        accent: textField('accent', 100),
+        transcript: textField('transcript', MAX_TRANSCRIPT).describe("What the voice's clip says; null clears it."),
+      },
+      NOT_AN_OBJECT,
+    )
+    .describe('Only the fields sent change.'),
+);
+
+const mixBody = component(
+  'VoiceMix',
+  z
+    .looseObject(
+      {
+        // Each part is checked whole by `voices/mix` (`checkMix`), with its own messages.
+        voices: z
+          .array(z.unknown(), { error: 'voices must be a list of {id, weight}' })
+          .meta({ minItems: 1, items: { type: 'object', properties: { id: { type: 'string' }, weight: { type: 'number', minimum: 0, examples: [1] } }, required: ['id', 'weight'] } })
+          .describe('The voices to mix and their weights: non-negative, at least one above 0; a weight of 0 leaves its voice out. At most `voices.maxMix` voices (4 by default), none of them a mix.'),
+        name: textField('name', 200, true),
+        description: textField('description', 1000),
+      },
+      { error: (issue) => (issue.input === undefined || issue.input === null ? 'voices must be a list of {id, weight}' : 'invalid_json') },
+    )
+    .describe('The body of `POST /voices/mix`.'),
+);
+
+const KEY_ERRORS = [401, 403, 429, 503];
+const TAGS = ['Voices'];
+const byId = z.object({ id: z.string().describe('The voice id (at most 256 characters).') });
+const voice = (description: string) => ({ description, content: jsonContent('Voice') });
+const LIST = {
+  tags: TAGS,
+  summary: 'List voices',
+  description: 'The caller’s voices (newest first), then the built-in ones.',
+  querystring: cursorQuerySchema.extend({
+    q: z.unknown().optional().meta({ type: 'string' }).describe('Search in name and description.'),
+    gender: z.unknown().optional().meta({ type: 'string', enum: [...GENDERS] }).describe('Only this gender.'),
+    language: z.unknown().optional().meta({ type: 'string' }).describe('`fr` matches `fr` and `fr-fr`.'),
+    is_owner: z.unknown().optional().meta({ type: 'string', enum: ['true', 'false'] }).describe('Only the caller’s own voices (or only the others).'),
+  }),
+  response: { 200: { description: 'A page of voices.', content: jsonContent('VoiceList') }, ...errorResponses('native', [400, ...KEY_ERRORS]) },
+};
+const GET = { tags: TAGS, summary: 'Get a voice', params: byId, response: { 200: voice('The voice.'), ...errorResponses('native', [400, 404, 414, ...KEY_ERRORS]) } };
+const PATCH = { tags: TAGS, summary: 'Update an own voice', params: byId, body: patchBody.nullish(), response: { 200: voice('The voice.'), ...errorResponses('native', [400, 403, 404, 414, 415, ...KEY_ERRORS]) } };
+const DELETE = { tags: TAGS, summary: 'Delete an own voice', params: byId, response: { 204: { description: 'Deleted.' }, ...errorResponses('native', [403, 404, 414, ...KEY_ERRORS]) } };
+const MIX = {
+  tags: TAGS,
+  summary: 'Mix voices into a new voice',
+  description:
+    'Stores a mix of voices by weight, usable wherever a cloned voice is. Each engine mixes in its own way: Kokoro the weighted mean of the speakers’ style vectors, eSpeak NG the weighted mean of the voices’ pitch and rate; a model whose engine cannot mix answers 400 `voice_mix_unsupported` when the mix is spoken. The same mix can be named inline as a voice id: `af_bella(2)+af_sky(1)`.',
+  body: mixBody,
+  response: { 201: voice('The new voice, with its parts.'), ...errorResponses('native', [400, 404, 415, ...KEY_ERRORS]) },
+};
+
+/** Optional text as stored: trimmed, "" and null none. */
+const trimmed = (value: string | null | undefined): string | undefined => (value === undefined || value === null || value === '' ? undefined : value.trim());
+
 export function registerVoices(app: FastifyInstance, services: Services): void {
-  app.get<{ Querystring: Record<string, unknown> }>('/voices', async (request) => {
+  const declared = <S>(schema: S, token = false) => ({ schema, attachValidation: true, config: { auth: 'key' as const, token } });
+  /** The route schema's refusal (validated with `attachValidation`), answered once the caller is known. */
+  const refuseInvalid = (request: FastifyRequest) => {
+    if (request.validationError) throw request.validationError;
+  };
+  app.get<{ Querystring: Record<string, unknown> }>('/voices', declared(LIST, true), async (request) => {
     const caller = await authenticateRequest(services.gate, request, { token: 'read' });
     requireScope(caller, 'voices:read');
     const voices = (await services.voices.list(caller.orgId)).filter((v) => matches(v, request.query, caller.orgId));
@@ -130,52 +220,52 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
     return { data: page.data.map((v) => voiceToJson(v, caller.orgId)), has_more: page.has_more };
   });
 
-  app.get<{ Params: { id: string } }>('/voices/:id', async (request) => {
+  app.get<{ Params: { id: string } }>('/voices/:id', declared(GET, true), async (request) => {
     const caller = await authenticateRequest(services.gate, request, { token: 'read' });
     requireScope(caller, 'voices:read');
+    refuseInvalid(request);
     const voice = await services.voices.get(request.params.id, caller.orgId);
     if (!voice) throw new ApiError('voice_not_found', { id: request.params.id });
     return voiceToJson(voice, caller.orgId);
   });
 
-  app.patch<{ Params: { id: string } }>('/voices/:id', async (request) => {
+  app.patch<{ Params: { id: string } }>('/voices/:id', declared(PATCH), async (request) => {
     const caller = await authenticateRequest(services.gate, request);
     requireScope(caller, 'voices:write');
     await ownVoice(services, request.params.id, caller.orgId);
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('invalid_json', { reason: '' });
+    refuseInvalid(request);
+    const body = (request.body ?? {}) as z.infer<typeof patchBody>;
     const patch: VoicePatch = {};
-    const name = text(body.name, 'name', 200, false);
+    const name = trimmed(body.name);
     if (name !== undefined) patch.name = name;
-    const description = text(body.description, 'description', 1000, false);
+    const description = trimmed(body.description);
     if (description !== undefined) patch.description = description;
-    const g = gender(body.gender);
-    if (g) patch.gender = g;
-    if (body.accent !== undefined) patch.accent = text(body.accent, 'accent', 100, false) ?? null;
-    if (body.transcript !== undefined) patch.transcript = text(body.transcript, 'transcript', MAX_TRANSCRIPT, false) ?? null;
+    if (body.gender) patch.gender = body.gender as Gender;
+    if (body.accent !== undefined) patch.accent = trimmed(body.accent) ?? null;
+    if (body.transcript !== undefined) patch.transcript = trimmed(body.transcript) ?? null;
     const updated = await services.store.voices.update(request.params.id, patch);
     if (!updated) throw new ApiError('voice_not_found', { id: request.params.id });
     return voiceToJson((await services.voices.get(updated.id, caller.orgId))!, caller.orgId);
   });
 
-  app.delete<{ Params: { id: string } }>('/voices/:id', async (request, reply) => {
+  app.delete<{ Params: { id: string } }>('/voices/:id', declared(DELETE), async (request, reply) => {
     const caller = await authenticateRequest(services.gate, request);
     requireScope(caller, 'voices:write');
+    refuseInvalid(request);
     await ownVoice(services, request.params.id, caller.orgId);
     await services.store.voices.delete(request.params.id);
     return reply.code(204).send();
   });
 
   // Cartesia's mix: {voices: [{id, weight}], name}. Checked whole (voices/mix) before anything is stored.
-  app.post('/voices/mix', async (request, reply) => {
+  app.post('/voices/mix', declared(MIX), async (request, reply) => {
     const caller = await authenticateRequest(services.gate, request);
     requireScope(caller, 'voices:write');
     if (!caller.orgId) throw new ApiError('missing_api_key');
-    const body = (request.body ?? {}) as Record<string, unknown>;
-    if (typeof body !== 'object' || Array.isArray(body)) throw new ApiError('invalid_json', { reason: '' });
-    if (!Array.isArray(body.voices)) throw invalid('voices must be a list of {id, weight}');
-    const name = text(body.name, 'name', 200, true)!;
-    const description = text(body.description, 'description', 1000, false) ?? '';
+    refuseInvalid(request);
+    const body = request.body as z.infer<typeof mixBody>;
+    const name = (body.name as string).trim();
+    const description = trimmed(body.description) ?? '';
     const parts = checkMix(body.voices as MixPart[], services.voices.maxMix);
     const resolved = await services.voices.mixParts(parts, caller.orgId);
     const mixed = mixedVoice({ id: '', name, description, ownerOrgId: caller.orgId, createdAt: '' }, resolved);

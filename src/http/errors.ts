@@ -13,6 +13,7 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, Fa
 import { ApiError, errorText } from '../errors/api-error.js';
 import { errorShapeFor, type ErrorShape } from './api-version.js';
 import { newRequestId } from './request-id.js';
+import { fieldProblem } from './route-schema.js';
 
 /**
  * The longest path parameter (a voice, dictionary, model, organisation or
@@ -50,6 +51,9 @@ export function unsupportedMediaType(contentType: string | undefined, accepted: 
  */
 export function classify(err: unknown, bodyLimit: number, request?: FastifyRequest): ApiError {
   if (err instanceof ApiError) return err;
+  // A route schema's refusal: the registry error naming the field, with its location for the dialects that say it.
+  const problem = fieldProblem(err);
+  if (problem) return Object.assign(problem.error, { loc: problem.loc, param: problem.loc.length > 1 ? String(problem.loc[1]) : null });
   const fastifyError = err as Partial<FastifyError>;
   switch (fastifyError.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -97,7 +101,7 @@ export function installErrorRenderer(scope: FastifyInstance, bodyLimit: number, 
     const error = classify(err, bodyLimit, request);
     logRejection(request.log, err, error);
     if (reply.sent || reply.raw.headersSent) return void reply.raw.destroy();
-    const { body, contentType = 'application/json; charset=utf-8', status = error.status } = render(error, request, err);
+    const { body, contentType = 'application/json; charset=utf-8', status = error.status } = render(error, request, fieldProblem(err) ? error : err);
     return reply.code(status).headers(error.headers).header('x-request-id', String(request.id)).type(contentType).send(body);
   });
 }

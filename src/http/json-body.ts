@@ -20,6 +20,28 @@ export function acceptRawBodies(scope: FastifyInstance, bodyLimit: number): void
 }
 
 /**
+ * Registers a parser of any Content-Type that reads a JSON object into the body, for the route's
+ * schema to validate, and keeps any other bytes as they are: the handler refuses them
+ * (`decodeJsonObject`) once the request is authenticated, as it does a schema's refusal.
+ */
+export function acceptJsonBodies(scope: FastifyInstance, bodyLimit: number): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_request, body, done) => {
+    const bytes = body as Buffer;
+    // `{` first (after blanks): anything else cannot be an object, and is not parsed twice.
+    if (/^\s*\{/.test(bytes.subarray(0, 64).toString('latin1'))) {
+      try {
+        const value: unknown = JSON.parse(bytes.toString('utf8'));
+        if (typeof value === 'object' && value !== null && !Array.isArray(value)) return done(null, value);
+      } catch {
+        // Kept as bytes: decodeJsonObject says what is wrong with them.
+      }
+    }
+    done(null, bytes);
+  });
+}
+
+/**
  * Registers, in this scope and the scopes it will register, a JSON parser
  * that reads an empty body as none, and a catch-all that accepts an empty
  * body of any other type and answers a non-empty one `unsupported_media_type`.
@@ -38,6 +60,8 @@ export function acceptEmptyBodies(scope: FastifyInstance): void {
 }
 
 export function decodeJsonObject(body: unknown): Record<string, unknown> {
+  // Already read as an object (`acceptJsonBodies`).
+  if (typeof body === 'object' && body !== null && !Buffer.isBuffer(body) && !Array.isArray(body)) return body as Record<string, unknown>;
   if (!Buffer.isBuffer(body) || body.length === 0) throw new ApiError('invalid_json', { reason: '; the body is empty' });
   let value: unknown;
   try {

@@ -12,6 +12,7 @@ import type { Config } from '../config/schema.js';
 import { ApiError } from '../errors/api-error.js';
 import type { Logger } from '../log/logger.js';
 import { requestedVersion, versionProblem } from './api-version.js';
+import { installRouteSchemas } from './route-schema.js';
 import { MAX_PATH_SEGMENT, clientErrorHandler, frameworkErrorHandler, installErrorHandlers, sendError } from './errors.js';
 import { trustFunction } from './client-address.js';
 import { acceptEmptyBodies } from './json-body.js';
@@ -64,6 +65,7 @@ export function buildHttpServer(options: HttpServerOptions, isClosing: () => boo
     done();
   });
   installErrorHandlers(app, server.bodyLimitBytes);
+  installRouteSchemas(app);
   acceptEmptyBodies(app);
   return app;
 }

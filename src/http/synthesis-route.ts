@@ -55,6 +55,9 @@ export interface SynthesisRoute<I extends SpeechInput> {
   headers?(input: I, synthesis: SynthesisRequest): Record<string, string>;
 }
 
+/** The statuses a synthesis request can be refused with (each route's error responses). */
+export const TTS_ERROR_STATUSES: readonly number[] = [400, 401, 402, 403, 404, 409, 413, 415, 429, 500, 502, 503, 504];
+
 /** Audio bytes as they are made; a failure after the first byte can only cut the connection. */
 export function audioStream(synthesis: SynthesisRequest): StreamAnswer {
   return {
@@ -80,8 +83,11 @@ export async function serveSynthesis<I extends SpeechInput>(
   });
   try {
     requireScope(await session.authenticate(route.credential ? route.credential(request.headers) : presentedKey(request.headers, request.url, false), request.ip), 'tts');
+    const body = decodeJsonObject(request.body);
+    // The route schema's refusal (validated with `attachValidation`), answered once the caller is known.
+    if (request.validationError) throw request.validationError;
     const input = route.decode({
-      body: decodeJsonObject(request.body),
+      body,
       params: (request.params ?? {}) as Record<string, string>,
       query: (request.query ?? {}) as Record<string, string | string[] | undefined>,
       headers: request.headers,

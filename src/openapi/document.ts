@@ -1,8 +1,8 @@
 /**
  * @module openapi/document
  * The OpenAPI 3.1 document of this server: every route of the four HTTP
- * dialects (native, OpenAI, ElevenLabs, Deepgram) and the rest, a table of paths kept by hand
- * here, with the zod schemas of `schemas.ts` as JSON Schema (zod's output),
+ * dialects (native, OpenAI, ElevenLabs, Deepgram) and the rest: the operations generated from
+ * the routes' own schemas (`generate.ts`), and a table here for the routes not declaring theirs yet, with the zod schemas of `schemas.ts` as JSON Schema (zod's output),
  * the error envelope with every registry code (one response per status,
  * naming the codes sent with it), the cost and retry headers, and the
  * stream event shapes. It follows the configuration: the account routes
@@ -75,6 +75,11 @@ function errorResponses(): Record<string, Json> {
       content: json(ref('ElevenLabsError')),
     };
   }
+  out.ElevenLabsValidation = {
+    description: 'A field is missing or not valid: `{"detail": [{loc, msg, type}]}`, `loc` naming where it stands (`["body", "voice_settings", "stability"]`).',
+    headers: ERROR_HEADERS,
+    content: json(ref('ElevenLabsError')),
+  };
   return out;
 }
 
@@ -87,7 +92,7 @@ function errors(statuses: number[], dialect: 'cartesia' | 'openai' | 'elevenlabs
     if (!known.has(status)) throw new Error(`no registry code has status ${status}`);
     out[String(status)] = { $ref: `#/components/responses/${prefix}${status}` };
   }
-  if (dialect === 'elevenlabs' && statuses.includes(400)) out['422'] = { description: 'A field is missing or not valid: `{"detail": [{loc, msg, type}]}`.', content: json(ref('ElevenLabsError')) };
+  if (dialect === 'elevenlabs' && statuses.includes(400)) out['422'] = { $ref: '#/components/responses/ElevenLabsValidation' };
   return out;
 }
 
@@ -142,32 +147,8 @@ const elevenLabsFormat = queryParam(
   '`mp3_22050_32`, `mp3_44100_{32,64,96,128,192}` (default `mp3_44100_128`), `pcm_{8000,16000,22050,24000,44100,48000}`, `ulaw_8000`, `alaw_8000`, `opus_48000_{32,64,96,128,192}`, `wav_<rate>`.',
 );
 
-/** ElevenLabs' routes: text-to-speech, its WebSockets, voices, models and the subscription. */
-function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<string, Record<string, Operation>> {
-  const speech = (summary: string, description: string, content: Json): Record<string, Operation> => ({
-    post: {
-      tag: 'ElevenLabs',
-      summary,
-      token: true,
-      description: `${description} The key in \`xi-api-key\` (or as everywhere). Errors in ElevenLabs' shape.`,
-      auth: 'key',
-      parameters: [voicePathParam, elevenLabsFormat],
-      body: { required: true, content: json(ref('ElevenLabsSpeechRequest')) },
-      responses: {
-        '200': { description: 'The answer; `request-id` and `x-character-count` as ElevenLabs sends them.', headers: costHeaders, content },
-        ...errors(TTS_ERRORS, 'elevenlabs'),
-      },
-    },
-  });
-  const timestamps = json(ref('ElevenLabsTimestamps'));
-  const dialogue = (summary: string, description: string, content: Json): Record<string, Operation> => ({
-    post: {
-      ...speech(summary, description, content).post,
-      parameters: [elevenLabsFormat],
-      body: { required: true, content: json(ref('ElevenLabsDialogueRequest')) },
-    },
-  });
-  const dialogueTimestamps = json(ref('ElevenLabsDialogueTimestamps'));
+/** ElevenLabs' routes not declaring their schema yet: its WebSockets, voices, models and the subscription. */
+function elevenLabsPaths(): Record<string, Record<string, Operation>> {
   const socket = (summary: string, description: string): Record<string, Operation> => ({
     get: {
       tag: 'ElevenLabs',
@@ -190,26 +171,6 @@ function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<str
     },
   });
   return {
-    '/v1/text-to-speech/{voice_id}': speech('Generate speech (ElevenLabs-compatible)', 'The whole clip.', audio),
-    '/v1/text-to-speech/{voice_id}/stream': speech('Stream speech (ElevenLabs-compatible)', 'The audio as it is made.', audio),
-    '/v1/text-to-speech/{voice_id}/with-timestamps': speech('Speech with character timestamps (ElevenLabs-compatible)', 'One JSON object: the audio in base64 and its alignment.', timestamps),
-    '/v1/text-to-speech/{voice_id}/stream/with-timestamps': speech(
-      'Stream speech with character timestamps (ElevenLabs-compatible)',
-      'One JSON object per line (each ending in `\\n`), times from the start of the whole audio.',
-      timestamps,
-    ),
-    '/v1/text-to-dialogue': dialogue('Generate a dialogue (ElevenLabs-compatible)', 'Several speakers in one clip: each input’s text in its voice, in order, with the configured pause between turns.', audio),
-    '/v1/text-to-dialogue/stream': dialogue('Stream a dialogue (ElevenLabs-compatible)', 'The dialogue’s audio as it is made.', audio),
-    '/v1/text-to-dialogue/with-timestamps': dialogue(
-      'Dialogue with character timestamps (ElevenLabs-compatible)',
-      'One JSON object: the audio in base64, its alignment, and `voice_segments` (each turn’s voice, time and characters).',
-      dialogueTimestamps,
-    ),
-    '/v1/text-to-dialogue/stream/with-timestamps': dialogue(
-      'Stream a dialogue with character timestamps (ElevenLabs-compatible)',
-      'One JSON object per line (each ending in `\\n`): audio, the alignment of its words and their `voice_segments`, times from the start of the whole audio.',
-      dialogueTimestamps,
-    ),
     '/v1/text-to-speech/{voice_id}/stream-input': socket(
       'WebSocket: streamed text in, audio and alignment out (ElevenLabs-compatible)',
       'One context: `{"text": " "}` with `voice_settings` and `generation_config` opens it, text messages feed it, `{"text": ""}` ends it; `{audio, alignment, normalizedAlignment}` messages, then `{"isFinal": true}` and a 1000 close. The key may come in the first message as `xi_api_key`.',
@@ -218,13 +179,6 @@ function elevenLabsPaths(audio: Json, costHeaders: Json | undefined): Record<str
       'WebSocket: several contexts (ElevenLabs-compatible)',
       'Every message carries `context_id`; `close_context` ends one (what was queued is spoken, then `isFinal`), `close_socket` all. `{"text": ""}` without `flush` keeps the connection alive.',
     ),
-    '/v1/voices': { get: { tag: 'ElevenLabs', summary: 'List voices (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('Every voice the caller sees.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
-    '/v2/voices': { get: { tag: 'ElevenLabs', summary: 'Search voices (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [queryParam('search', z.string(), 'Words in the name or description.')], responses: { '200': ok('The voices that match, as one page.', 'ElevenLabsVoiceList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
-    '/v1/voices/{voice_id}': { get: { tag: 'ElevenLabs', summary: 'Get a voice (ElevenLabs-compatible)', token: true, auth: 'key', parameters: [voicePathParam], responses: { '200': ok('The voice.', 'ElevenLabsVoice'), ...errors([404, ...KEY_ERRORS], 'elevenlabs') } } },
-    '/v1/models': { get: { tag: 'ElevenLabs', summary: 'List models (ElevenLabs-compatible)', token: true, auth: 'key', description: 'With `Authorization: Token <key>` (Deepgram’s clients), Deepgram’s listing instead: `{"stt": [], "tts": [{name, canonical_name, architecture, languages, version, uuid, metadata}]}`, every Aura name of `deepgram.models` and `aura-2-<voice_id>-<lang>` for every voice the caller sees, with errors in Deepgram’s shape.', responses: { '200': ok('Every model, and every ElevenLabs model id an alias maps.', 'ElevenLabsModelList'), ...errors(KEY_ERRORS, 'elevenlabs') } } },
-    '/v1/user/subscription': {
-      get: { tag: 'ElevenLabs', summary: 'The organisation’s usage (ElevenLabs-compatible)', token: true, auth: 'key', responses: { '200': ok('`character_count` charged; `character_limit − character_count` is the balance.', 'ElevenLabsSubscription'), ...errors(KEY_ERRORS, 'elevenlabs') } },
-    },
   };
 }
 
@@ -297,18 +251,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   // Speech answers also name the model that served (a fallback of the one asked for, after a fall-over).
   const SPOKEN_HEADERS = { 'x-voicegate-model': { $ref: '#/components/headers/VoicegateModel' }, ...COST_HEADERS };
   const paths: Record<string, Record<string, Operation>> = {
-    '/tts/bytes': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate speech (whole clip, or a body streamed as it is made)',
-        token: true,
-        description:
-          'Without `stream` the body is the complete clip, sent once generation has finished. With `"stream": true` the status and headers come with the first audio; an error after it ends the body early.',
-        auth: 'key',
-        body: { required: true, content: json(ref('TtsRequest')) },
-        responses: { '200': { description: 'The audio in the requested format.', headers: SPOKEN_HEADERS, content: audio }, ...errors(TTS_ERRORS) },
-      },
-    },
     '/tts/captioned': {
       post: {
         tag: 'Speech',
@@ -319,21 +261,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         auth: 'key',
         body: { required: true, content: json(ref('CaptionedRequest')) },
         responses: { '200': ok('The clip, its captions and its word timestamps.', 'CaptionedSpeech', SPOKEN_HEADERS), ...errors(TTS_ERRORS) },
-      },
-    },
-    '/tts/sse': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate speech as server-sent events',
-        token: true,
-        description:
-          'Every event is one `data:` line of JSON (a `StreamEvent`) followed by a blank line; the stream ends after `done` or `error`. Errors before the first audio are ordinary HTTP errors.',
-        auth: 'key',
-        body: { required: true, content: json(ref('TtsRequest')) },
-        responses: {
-          '200': { description: 'An event stream of `StreamEvent`s.', headers: SPOKEN_HEADERS, content: { 'text/event-stream': { schema: ref('StreamEvent') } } },
-          ...errors(TTS_ERRORS),
-        },
       },
     },
     '/tts/dialogue': {
@@ -380,59 +307,8 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         extra: { 'x-client-message': ref('WebSocketRequest'), 'x-server-message': ref('WebSocketEvent') },
       },
     },
-    '/v1/audio/speech': {
-      post: {
-        tag: 'OpenAI',
-        summary: 'Generate speech (OpenAI-compatible)',
-        token: true,
-        description: 'OpenAI’s body, translated to the native request: the same validation, billing and cost headers as `/tts/bytes`. Errors use OpenAI’s shape.',
-        auth: 'key',
-        body: { required: true, content: json(ref('OpenAISpeechRequest')) },
-        responses: {
-          '200': {
-            description: 'The audio (mp3, wav or raw pcm), or with `stream_format: "sse"` an event stream of `OpenAIStreamEvent`s.',
-            headers: SPOKEN_HEADERS,
-            content: { ...openAIAudio, 'text/event-stream': { schema: ref('OpenAIStreamEvent') } },
-          },
-          ...errors(TTS_ERRORS, 'openai'),
-        },
-      },
-    },
-    ...elevenLabsPaths(audio, SPOKEN_HEADERS),
+    ...elevenLabsPaths(),
     ...deepgramPaths(SPOKEN_HEADERS),
-    '/models': { get: { tag: 'Models', summary: 'List models', responses: { '200': ok('Every model.', 'ModelList') } } },
-    '/models/{id}': {
-      get: { tag: 'Models', summary: 'Get a model', parameters: [idParam('model')], responses: { '200': ok('The model.', 'Model'), ...errors([404, 414]) } },
-    },
-    '/voices': {
-      get: {
-        tag: 'Voices',
-        summary: 'List voices',
-        token: true,
-        description: 'The caller’s voices (newest first), then the built-in ones.',
-        auth: 'key',
-        parameters: [
-          ...cursorParams,
-          queryParam('q', z.string(), 'Search in name and description.'),
-          queryParam('gender', z.enum(['feminine', 'masculine', 'gender_neutral']), 'Only this gender.'),
-          queryParam('language', z.string(), '`fr` matches `fr` and `fr-fr`.'),
-          queryParam('is_owner', z.enum(['true', 'false']), 'Only the caller’s own voices (or only the others).'),
-        ],
-        responses: { '200': ok('A page of voices.', 'VoiceList'), ...errors([400, ...KEY_ERRORS]) },
-      },
-    },
-    '/voices/{id}': {
-      get: { tag: 'Voices', summary: 'Get a voice', auth: 'key', token: true, parameters: [idParam('voice')], responses: { '200': ok('The voice.', 'Voice'), ...errors([404, 414, ...KEY_ERRORS]) } },
-      patch: {
-        tag: 'Voices',
-        summary: 'Update an own voice',
-        auth: 'key',
-        parameters: [idParam('voice')],
-        body: { required: true, content: json(ref('VoicePatch')) },
-        responses: { '200': ok('The voice.', 'Voice'), ...errors([400, 403, 404, 414, 415, ...KEY_ERRORS]) },
-      },
-      delete: { tag: 'Voices', summary: 'Delete an own voice', auth: 'key', parameters: [idParam('voice')], responses: { '204': ok('Deleted.'), ...errors([403, 404, 414, ...KEY_ERRORS]) } },
-    },
     '/voices/clone': {
       post: {
         tag: 'Voices',
@@ -442,175 +318,10 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         responses: { '200': ok('The new voice.', 'Voice'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
       },
     },
-    '/voices/mix': {
-      post: {
-        tag: 'Voices',
-        summary: 'Mix voices into a new voice',
-        auth: 'key',
-        description:
-          'Stores a mix of voices by weight, usable wherever a cloned voice is. Each engine mixes in its own way: Kokoro the weighted mean of the speakers’ style vectors, eSpeak NG the weighted mean of the voices’ pitch and rate; a model whose engine cannot mix answers 400 `voice_mix_unsupported` when the mix is spoken. The same mix can be named inline as a voice id: `af_bella(2)+af_sky(1)`.',
-        body: { required: true, content: json(ref('VoiceMix')) },
-        responses: { '201': ok('The new voice, with its parts.', 'Voice'), ...errors([400, 404, 415, ...KEY_ERRORS]) },
-      },
-    },
-    '/pronunciation-dicts/{id}': {
-      get: { tag: 'Pronunciation dictionaries', summary: 'Get a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([404, 414, ...KEY_ERRORS]) } },
-      patch: {
-        tag: 'Pronunciation dictionaries',
-        summary: 'Update a dictionary',
-        auth: 'key',
-        parameters: [idParam('dictionary')],
-        body: { required: true, content: json(ref('PronunciationDictPatch')) },
-        responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([400, 404, 413, 414, 415, ...KEY_ERRORS]) },
-      },
-      delete: { tag: 'Pronunciation dictionaries', summary: 'Delete a dictionary', auth: 'key', parameters: [idParam('dictionary')], responses: { '204': ok('Deleted.'), ...errors([404, 414, ...KEY_ERRORS]) } },
-    },
-    ...(options.jobs
-      ? {
-          '/tts/jobs': {
-            post: {
-              tag: 'Jobs',
-              summary: 'Submit a long-form job',
-              token: true,
-              description:
-                'Checks the whole job, holds its cost and queues it; `202` with the job and the cost headers of the whole job. `Idempotency-Key` makes a retried submit answer the same job.',
-              auth: 'key',
-              body: { required: true, content: json(ref('JobCreate')) },
-              responses: { '202': { description: 'The job, queued.', headers: COST_HEADERS, content: json(ref('Job')) }, ...errors(TTS_ERRORS) },
-            },
-            get: { tag: 'Jobs', summary: 'List the organisation’s jobs', token: true, auth: 'key', parameters: cursorParams.slice(0, 2), responses: { '200': ok('A page, newest first.', 'JobList'), ...errors([400, ...KEY_ERRORS]) } },
-          },
-          '/tts/jobs/{id}': {
-            get: { tag: 'Jobs', summary: 'Get a job', token: true, auth: 'key', parameters: [idParam('job')], responses: { '200': ok('The job.', 'Job'), ...errors([404, 414, ...KEY_ERRORS]) } },
-            delete: {
-              tag: 'Jobs',
-              summary: 'Cancel a queued or running job, or remove a finished one',
-              token: true,
-              auth: 'key',
-              parameters: [idParam('job')],
-              responses: { '200': ok('Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', 'Job'), '204': ok('Removed with its audio.'), ...errors([404, 414, ...KEY_ERRORS]) },
-            },
-          },
-          '/tts/jobs/{id}/audio': {
-            get: {
-              tag: 'Jobs',
-              summary: 'Download a job’s result',
-              description: 'Supports `Range` (206, 416). With `jobs.download: redirect` and a bucket as the jobs’ storage, answers 302 to a presigned URL of the bucket, valid for `jobs.downloadUrlSeconds`, which serves the same bytes and ranges.',
-              token: true,
-              auth: 'key',
-              parameters: [idParam('job')],
-              responses: { '200': { description: 'The result.', content: audio }, '206': { description: 'Part of the result.', content: audio }, '302': { description: 'The result is downloaded from the bucket: `Location` is a presigned URL.' }, '416': { description: 'The range starts past the end (`Content-Range: bytes */<size>`).' }, ...errors([404, 409, 414, 503, ...KEY_ERRORS]) },
-            },
-          },
-          '/tts/jobs/{id}/timestamps': {
-            get: { tag: 'Jobs', summary: 'A job’s word timings and marks', token: true, auth: 'key', parameters: [idParam('job')], responses: { '200': ok('On the result’s clock, in seconds.', 'JobTimestamps'), ...errors([404, 409, 414, 503, ...KEY_ERRORS]) } },
-          },
-          '/tts/jobs/{id}/captions': {
-            get: {
-              tag: 'Jobs',
-              summary: 'A job’s captions (SRT or WebVTT)',
-              description: 'Made from the words of every succeeded job, across its segments and inputs; inputs with voices of their own name the speaker (WebVTT `<v Name>`, SRT `Name: `). See docs/api.md#captions.',
-              token: true,
-              auth: 'key',
-              parameters: [
-                idParam('job'),
-                queryParam('format', z.string(), '`vtt` (default) or `srt`; anything else is 400 `invalid_caption_format`.'),
-                queryParam('max_line_chars', z.int().min(20).max(80), 'Display columns a line may take (default 42).'),
-              ],
-              responses: {
-                '200': { description: 'The captions.', content: { 'text/vtt; charset=utf-8': { schema: { type: 'string' } }, 'application/x-subrip': { schema: { type: 'string' } } } },
-                ...errors([400, 404, 409, 414, 503, ...KEY_ERRORS]),
-              },
-            },
-          },
-          '/tts/jobs/{id}/events': {
-            get: {
-              tag: 'Jobs',
-              summary: 'Follow a job as server-sent events',
-              description: '`event: progress` with the job on each change, then `event: done` with the job as it ended.',
-              token: true,
-              auth: 'key',
-              parameters: [idParam('job')],
-              responses: { '200': { description: 'The event stream.', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...errors([404, 414, ...KEY_ERRORS]) },
-            },
-          },
-        }
-      : {}),
-    '/concurrency': {
-      get: {
-        tag: 'Account',
-        summary: 'Concurrency of the caller’s organisation',
-        auth: 'key',
-        responses: { '200': ok('Active syntheses and WebSocket connections, with their limits.', 'Concurrency'), ...errors(KEY_ERRORS) },
-      },
-    },
-    '/': { get: { tag: 'Operations', summary: 'API status', responses: { '200': { description: 'Up.', content: json(inline(z.object({ ok: z.literal(true), version: z.string() }))) } } } },
-    '/healthz': { get: { tag: 'Operations', summary: 'Liveness', responses: { '200': { description: 'The process answers.', content: json(inline(z.object({ status: z.literal('ok') }))) } } } },
-    '/readyz': {
-      get: { tag: 'Operations', summary: 'Readiness', description: 'Every bound engine is warm and the server is not shutting down.', responses: { '200': ok('Ready.', 'Ready'), ...errors([503]) } },
-    },
-    '/openapi.json': { get: { tag: 'Operations', summary: 'This document', responses: { '200': { description: 'The OpenAPI 3.1 document.', content: json({ type: 'object' }) } } } },
-    '/playground': {
-      get: {
-        tag: 'Operations',
-        summary: 'The browser playground',
-        description: 'One static page: it makes an access token from a key pasted into it and speaks over the WebSocket.',
-        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
-      },
-    },
-    '/console': {
-      get: {
-        tag: 'Operations',
-        summary: 'The operator console',
-        description: 'One static page; its script and style are under /console/assets/. It holds no secret: a token signed in with stays in the page.',
-        responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } },
-      },
-    },
-    '/console/assets/{name}': {
-      get: {
-        tag: 'Operations',
-        summary: "A file of the operator console (console.js, console.css)",
-        parameters: [{ name: 'name', in: 'path', required: true, schema: { type: 'string' } }],
-        responses: { '200': { description: 'The script or style sheet.', content: { 'text/javascript': { schema: { type: 'string' } }, 'text/css': { schema: { type: 'string' } } } }, '404': { description: 'No such file.', content: { 'text/plain': { schema: { type: 'string' } } } } },
-      },
-    },
-    '/docs': { get: { tag: 'Operations', summary: 'A rendered reference of this document', responses: { '200': { description: 'HTML.', content: { 'text/html': { schema: { type: 'string' } } } } } } },
   };
-  // The collection is served with and without the trailing slash (the Cartesia SDK sends it).
-  for (const path of ['/pronunciation-dicts/', '/pronunciation-dicts']) {
-    paths[path] = {
-      post: {
-        tag: 'Pronunciation dictionaries',
-        summary: 'Create a dictionary',
-        auth: 'key',
-        body: { required: true, content: json(ref('PronunciationDictCreate')) },
-        responses: { '200': ok('The dictionary.', 'PronunciationDict'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
-      },
-      get: { tag: 'Pronunciation dictionaries', summary: 'List dictionaries', auth: 'key', parameters: cursorParams, responses: { '200': ok('A page, newest first.', 'PronunciationDictList'), ...errors([400, ...KEY_ERRORS]) } },
-    };
-  }
   if (options.metricsOnMainPort) {
-    paths['/metrics'] = {
-      get: {
-        tag: 'Operations',
-        summary: 'Prometheus metrics',
-        description: 'The Prometheus text format. Needs the admin token unless `metrics.public`; an API key never reads it.',
-        auth: 'admin',
-        responses: { '200': { description: 'The scrape.', content: { 'text/plain': { schema: { type: 'string' } } } }, ...errors([401, 403]) },
-      },
-    };
   }
   if (options.accounts) {
-    paths['/access-token'] = {
-      post: {
-        tag: 'Account',
-        summary: 'Make a short-lived access token from an API key',
-        description: 'For a browser or device that must not hold the key. Only an API key can make one; its requests are billed to the key’s organisation.',
-        auth: 'key',
-        body: { required: true, content: json(ref('AccessTokenRequest')) },
-        responses: { '200': ok('The token.', 'AccessToken'), ...errors([400, 403, 415, ...KEY_ERRORS]) },
-      },
-    };
     paths['/usage'] = {
       get: {
         tag: 'Account',
@@ -642,35 +353,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       responses: { ...responses, ...errors([401, 403]) },
     });
     const orgId = { ...idParam('organisation') };
-    paths['/admin/orgs'] = {
-      get: admin('List organisations', { '200': ok('Every organisation.', 'OrganizationList') }),
-      post: admin('Create an organisation', { '201': ok('Created.', 'Organization'), ...errors([400]) }, { body: { required: true, content: json(ref('OrganizationCreate')) } }),
-    };
-    paths['/admin/orgs/{id}'] = {
-      get: admin('Get an organisation', { '200': ok('The organisation.', 'Organization'), ...errors([404]) }, { parameters: [orgId] }),
-      patch: admin('Set an organisation’s limits', { '200': ok('The organisation.', 'Organization'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: true, content: json(ref('OrganizationPatch')) },
-      }),
-    };
-    paths['/admin/orgs/{id}/keys'] = {
-      get: admin('List an organisation’s keys', { '200': ok('Its keys (never their secrets).', 'ApiKeyList'), ...errors([404]) }, { parameters: [orgId] }),
-      post: admin('Issue a key', { '201': ok('The key, with its secret shown once.', 'IssuedApiKey'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: false, content: json(ref('ApiKeyCreate')) },
-      }),
-    };
-    paths['/admin/orgs/{id}/credits'] = {
-      post: admin('Add (or take away) credits', { '201': ok('The ledger entry and the organisation.', 'CreditsAdded'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: true, content: json(ref('CreditsAdd')) },
-      }),
-    };
-    paths['/admin/orgs/{id}/usage'] = {
-      get: admin('An organisation’s ledger', { '200': ok('A page of its ledger, newest first.', 'LedgerPage'), ...errors([400, 404]) }, {
-        parameters: [orgId, queryParam('limit', z.int().min(1).max(1000), '1–1000 (default 50).'), queryParam('starting_after', z.string().regex(/^\d+$/), 'A ledger entry id.')],
-      }),
-    };
     const orgFilter = queryParam('org', z.string(), 'Only this organisation.');
     paths['/admin/usage/summary'] = {
       get: admin('Usage summed over every organisation, or one', { '200': ok('Sums over `[from, to)`.', 'UsageSummary'), ...errors([400, 404, 503]) }, {
@@ -692,52 +374,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         { parameters: [...usageRange, queryParam('format', z.enum(['csv', 'jsonl']), '`csv` (default) or `jsonl`.'), orgFilter] },
       ),
     };
-    paths['/admin/keys/{id}'] = {
-      patch: admin('Change a key’s name or policy', { '200': ok('The key.', 'ApiKey'), ...errors([400, 404]) }, {
-        parameters: [idParam('API key')],
-        body: { required: true, content: json(ref('ApiKeyPatch')) },
-      }),
-      delete: admin('Revoke a key', { '200': ok('The revoked key.', 'ApiKey'), ...errors([404]) }, { parameters: [idParam('API key')] }),
-    };
-    paths['/admin/engines'] = {
-      get: admin('This gateway’s engines, and every gateway alive', {
-        '200': {
-          description:
-            'This gateway: its instance id, version and status, each engine’s `info()` (`ready`, and where the engine has them `workers`, `busy`, `queued`, an upstream pool’s members), its limit counters; `gateways`: with the limit counters in Redis, the ids of every gateway whose heartbeat has not lapsed (random per process), and `gateway_id` this one’s among them (both null without Redis; null with `gateways_error` while Redis does not answer). `peers`: every other gateway alive, as its card last said (written every 5 s, lapsing after 15 s): its engines, audio-cache figures, status and version; `card: null` for one whose card is not there yet. `instance` is the id this gateway’s diagnostics events carry.',
-          content: json(
-            inline(
-              z.object({
-                instance: z.string(),
-                version: z.string(),
-                status: z.enum(['ready', 'degraded', 'starting', 'closing']),
-                engines: z.array(z.object({ id: z.string(), type: z.string(), sampleRate: z.number(), ready: z.boolean() }).catchall(z.unknown())),
-                limits: z.object({ state: z.string(), gateways: z.number().nullable() }).nullable(),
-                gateway_id: z.string().nullable(),
-                gateways: z.array(z.string()).nullable(),
-                peers: z
-                  .array(
-                    z.union([
-                      z.object({
-                        gateway_id: z.string(),
-                        instance: z.string(),
-                        version: z.string(),
-                        status: z.string(),
-                        engines: z.array(z.object({ id: z.string(), type: z.string() }).catchall(z.unknown())),
-                        cache: z.object({ hits: z.number(), misses: z.number() }).catchall(z.unknown()).nullable(),
-                        seen_at: z.string(),
-                      }),
-                      z.object({ gateway_id: z.string(), card: z.null() }),
-                    ]),
-                  )
-                  .nullable(),
-                gateways_error: z.string().optional(),
-              }),
-            ),
-          ),
-        },
-        ...errors([]),
-      }),
-    };
     paths['/admin/models'] = {
       post: admin(
         'Import a model',
@@ -748,28 +384,9 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     paths['/admin/models/{id}'] = {
       delete: admin('Delete an imported model', { '204': ok('Deleted, once its requests under way had ended; speech naming it gets 404 `model_not_found`.'), ...errors([404, 409]) }, { parameters: [idParam('model')] }),
     };
-    paths['/admin/cache/purge'] = {
-      post: admin('Purge the audio cache', { '200': ok('How many entries this server removed.', 'CachePurged'), ...errors([400, 503]) }, { body: { required: true, content: json(ref('CachePurge')) } }),
-    };
-    paths['/admin/orgs/{id}/alerts'] = {
-      get: admin('An organisation’s usage alerts', { '200': ok('Its alerts, each with its latest events.', 'UsageAlertList'), ...errors([404]) }, { parameters: [orgId] }),
-      post: admin('Make a usage alert', { '201': ok('The alert.', 'UsageAlert'), ...errors([400, 404]) }, {
-        parameters: [orgId],
-        body: { required: true, content: json(ref('UsageAlertCreate')) },
-      }),
-    };
     // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
     const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
-    paths['/admin/orgs/{id}/voices'] = {
-      get: admin('An organisation’s cloned voices', { '200': ok('A page of its own voices, newest first (no built-ins).', 'VoiceList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
-    };
-    paths['/admin/orgs/{id}/voices/{item}'] = {
-      delete: admin('Delete an organisation’s cloned voice', { '204': ok('Deleted.'), ...errors([400, 404]) }, { parameters: [orgId, item('voice')] }),
-    };
     // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
-    paths['/admin/voices'] = {
-      get: admin('The built-in voices', { '200': ok('A page of the built-in voices every organisation sees.', 'VoiceList'), ...errors([400]) }, { parameters: [...cursorParams] }),
-    };
     paths['/admin/voices/{id}/preview'] = {
       post: admin(
         'Preview a built-in voice',
@@ -783,18 +400,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
         },
       ),
     };
-    paths['/admin/orgs/{id}/pronunciation-dicts'] = {
-      get: admin('An organisation’s pronunciation dictionaries', { '200': ok('A page, newest first, with their entries.', 'PronunciationDictList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams] }),
-    };
-    if (options.jobs) {
-      paths['/admin/orgs/{id}/jobs'] = {
-        get: admin('An organisation’s long-form jobs', { '200': ok('A page, newest first.', 'JobList'), ...errors([400, 404]) }, { parameters: [orgId, ...cursorParams.slice(0, 2)] }),
-      };
-      paths['/admin/orgs/{id}/jobs/{item}'] = {
-        delete: admin('Cancel an organisation’s queued or running job, or remove a finished one', { '200': ok('Cancelled: the job; or, when its charge had already begun, the job as it is (running, to end succeeded).', 'Job'), '204': ok('Removed with its audio.'), ...errors([404]) }, { parameters: [orgId, item('job')] }),
-      };
-    }
-    paths['/admin/alerts/{id}'] = { delete: admin('Delete a usage alert', { '200': ok('The deleted alert.', 'UsageAlert'), ...errors([404]) }, { parameters: [idParam('usage alert')] }) };
   }
   return paths;
 }
@@ -808,7 +413,11 @@ function operationId(method: string, path: string): string {
   return [method, ...words.map((w) => w[0].toUpperCase() + w.slice(1)), ...slash].join('') || method;
 }
 
-export function buildOpenApiDocument(options: DocumentOptions): Json {
+/**
+ * The document: the operations `generated` from the routes' own schemas (`generate.ts`), and, for
+ * the routes that do not declare theirs yet, the table above.
+ */
+export function buildOpenApiDocument(options: DocumentOptions, generated: Record<string, Json> = {}): Json {
   const keySecurity = options.accounts ? [{ bearerKey: [] }, { headerKey: [] }] : [];
   const paths: Record<string, Json> = {};
   for (const [path, methods] of Object.entries(operations(options))) {
@@ -816,7 +425,11 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
     for (const [method, op] of Object.entries(methods)) {
       let security: Json[] = [];
       if (op.auth === 'admin') security = [{ adminToken: [] }];
-      else if (op.auth === 'key') security = path === '/tts/websocket' && options.accounts ? [...keySecurity, { queryKey: [] }] : keySecurity;
+      else if (op.auth === 'key' && options.accounts) {
+        // Each dialect's own credential beside the two every route takes.
+        const own = path === '/tts/websocket' ? [{ queryKey: [] }] : path === '/v1/models' ? [{ xiApiKey: [] }, { deepgramToken: [] }] : op.tag === 'ElevenLabs' ? [{ xiApiKey: [] }] : op.tag === 'Deepgram' ? [{ deepgramToken: [] }] : [];
+        security = [...keySecurity, ...own];
+      }
       const responses: Record<string, Json> = {};
       for (const [status, response] of Object.entries(op.responses)) {
         responses[status] = '$ref' in response ? response : { ...response, headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' }, ...(response.headers as Json | undefined) } };
@@ -836,6 +449,7 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
     }
     paths[path] = item;
   }
+  for (const [path, item] of Object.entries(generated)) paths[path] = { ...paths[path], ...item };
   return {
     openapi: '3.1.0',
     info: {
@@ -872,6 +486,8 @@ export function buildOpenApiDocument(options: DocumentOptions): Json {
         headerKey: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key, or an access token where the operation says so.' },
         queryKey: { type: 'apiKey', in: 'query', name: 'api_key', description: 'An API key or access token (WebSocket upgrades only; `access_token` also works).' },
         adminToken: { type: 'http', scheme: 'bearer', description: 'The admin token (`accounts.adminToken`).' },
+        xiApiKey: { type: 'apiKey', in: 'header', name: 'xi-api-key', description: 'An API key or access token, as ElevenLabs’ clients send it (the ElevenLabs routes).' },
+        deepgramToken: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'An API key or access token as `Token <key>`, as Deepgram’s clients send it (the Deepgram routes).' },
       },
     },
   };

@@ -8,6 +8,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildOpenApiDocument, type DocumentOptions } from './document.js';
+import { generatedPaths } from './generate.js';
+import { ANY_ROUTE_ERRORS, errorResponses, textContent } from '../http/route-schema.js';
 
 type Json = Record<string, any>;
 
@@ -75,7 +77,11 @@ ${sections.join('\n')}<h2>Errors</h2><p>Every error response carries the <a href
 export function registerOpenApi(app: FastifyInstance, options: DocumentOptions): void {
   let document: Json | null = null;
   let page: string | null = null;
-  const built = () => (document ??= buildOpenApiDocument(options));
-  app.get('/openapi.json', async (_request, reply) => reply.type('application/json; charset=utf-8').send(built()));
-  app.get('/docs', async (_request, reply) => reply.type('text/html; charset=utf-8').send((page ??= renderReference(built()))));
+  // Built on first use, once every route is registered.
+  const built = () => (document ??= buildOpenApiDocument(options, generatedPaths(app, { accounts: options.accounts })));
+  const errors = errorResponses('native', ANY_ROUTE_ERRORS);
+  const self = { tags: ['Operations'], summary: 'This document', response: { 200: { description: 'The OpenAPI 3.1 document.', content: { 'application/json': { schema: { type: 'object' } } } }, ...errors } };
+  const docs = { tags: ['Operations'], summary: 'A rendered reference of this document', response: { 200: { description: 'HTML.', content: textContent('text/html') }, ...errors } };
+  app.get('/openapi.json', { schema: self }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(built()));
+  app.get('/docs', { schema: docs }, async (_request, reply) => reply.type('text/html; charset=utf-8').send((page ??= renderReference(built()))));
 }

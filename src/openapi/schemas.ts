@@ -10,16 +10,11 @@
  */
 import { z } from 'zod';
 import { SCOPES } from '../accounts/scopes.js';
-import { cartesiaBodySchema } from '../api/cartesia/parse.js';
+import { cartesiaBodySchema, generationConfigSchema, outputFormatSchema } from '../api/cartesia/schema.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import { component, components } from '../http/route-schema.js';
 
-/** The schemas that become `components.schemas`, by id. */
-export const components = z.registry<{ id: string }>();
-
-function component<T extends z.ZodType>(id: string, schema: T): T {
-  components.add(schema, { id });
-  return schema;
-}
+export { components };
 
 const nullableString = z.string().nullable();
 const timestamp = z.string().describe('ISO 8601 date and time (UTC)');
@@ -93,50 +88,9 @@ export const deepgramSpeakRequestSchema = component(
 
 const alignment = z.object({ characters: z.array(z.string()), character_start_times_seconds: z.array(z.number()), character_end_times_seconds: z.array(z.number()) });
 
-export const elevenLabsSpeechRequestSchema = component(
-  'ElevenLabsSpeechRequest',
-  z
-    .looseObject({
-      text: z.string().min(1).describe('The text to speak.'),
-      model_id: z.string().optional().describe('A model id, or an ElevenLabs model id mapped by `elevenlabs.modelAliases`; absent: `elevenlabs.defaultModel`.'),
-      language_code: z.string().nullable().optional().describe('The language to read in, as `language` on `/tts/bytes`; absent: the voice’s.'),
-      voice_settings: z
-        .looseObject({ stability: z.number().optional(), similarity_boost: z.number().optional(), style: z.number().optional(), use_speaker_boost: z.boolean().optional(), speed: z.number().min(0.7).max(1.2).optional() })
-        .nullable()
-        .optional()
-        .describe('`speed` applies; the others are accepted.'),
-      pronunciation_dictionary_locators: z
-        .array(z.looseObject({ pronunciation_dictionary_id: z.string(), version_id: z.string().nullable().optional() }))
-        .max(3)
-        .optional()
-        .describe('Voicegate dictionaries, applied in order.'),
-      seed: z.int().nullable().optional().describe('Accepted.'),
-      previous_text: z.string().nullable().optional().describe('Accepted.'),
-      next_text: z.string().nullable().optional().describe('Accepted.'),
-      apply_text_normalization: z.enum(['auto', 'on', 'off']).optional().describe('`off` turns the normaliser off.'),
-    })
-    .describe('The body of `POST /v1/text-to-speech/{voice_id}` (ElevenLabs’).'),
-);
-
 export const elevenLabsTimestampsSchema = component(
   'ElevenLabsTimestamps',
   z.object({ audio_base64: z.string(), alignment: alignment.nullable(), normalized_alignment: alignment.nullable() }).describe('Audio with its character alignment.'),
-);
-
-export const elevenLabsDialogueRequestSchema = component(
-  'ElevenLabsDialogueRequest',
-  elevenLabsSpeechRequestSchema
-    .omit({ text: true, voice_settings: true, next_text: true })
-    .extend({
-      inputs: z
-        .array(z.object({ text: z.string().min(1).describe('What this turn says.'), voice_id: z.string().min(1).describe('Its voice: an id, or an ElevenLabs voice id mapped by `elevenlabs.voiceAliases`.') }))
-        .min(1)
-        .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` between them; at most `voices.dialogue.maxTurns`, their characters together within the model’s limit.'),
-      settings: z.looseObject({ stability: z.number().optional(), similarity: z.number().optional() }).nullable().optional().describe('Accepted.'),
-      previous_text: z.string().max(100).nullable().optional().describe('Accepted.'),
-      future_text: z.string().max(100).nullable().optional().describe('Accepted.'),
-    })
-    .describe('The body of `POST /v1/text-to-dialogue` (ElevenLabs’).'),
 );
 
 export const elevenLabsDialogueTimestampsSchema = component(
@@ -177,58 +131,12 @@ export const elevenLabsSubscriptionSchema = component(
 
 // ---- speech requests ----
 
+// The Cartesia body, its output format and generation config: declared by the routes (`api/cartesia/schema.ts`).
+export { outputFormatSchema, generationConfigSchema };
+const ttsRequestSchema = cartesiaBodySchema;
+const body = cartesiaBodySchema.shape;
 const container = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
-
-export const outputFormatSchema = component(
-  'OutputFormat',
-  z
-    .object({
-      container: container.describe('What the model allows is in `GET /models` (`formats.bytes` for clips, `formats.stream` for streams).'),
-      encoding: encoding.optional().describe('Required for raw and wav unless the model has a default encoding; not accepted with mp3 or opus.'),
-      sample_rate: z.int().min(8000).max(48000).describe('Hz; one of the model’s sample rates (opus: 8000, 12000, 16000, 24000 or 48000).'),
-      bit_rate: z
-        .int()
-        .optional()
-        .describe('mp3 and opus only: bits per second, one the model lists (mp3: one LAME can produce at that sample rate; opus: 6000–256000).'),
-    })
-    .describe('The audio to return; checked against the model’s contract.'),
-);
-
-export const generationConfigSchema = component(
-  'GenerationConfig',
-  z
-    .object({
-      speed: z.number().optional().describe('Speaking-rate multiplier in the model’s range (0.6–1.5 on the shipped models); must be 1 on a stream.'),
-      volume: z.number().optional().describe('Gain in the model’s range (0.5–2.0 on the shipped models).'),
-    })
-    .describe('Optional generation settings.'),
-);
-
-const body = cartesiaBodySchema.shape;
-
-/** The Cartesia body as the server validates it, with the fields it checks later given their shapes. */
-export const ttsRequestSchema = component(
-  'TtsRequest',
-  cartesiaBodySchema
-    .extend({
-      model_id: body.model_id.describe('A model id from `GET /models`.'),
-      transcript: body.transcript.describe(
-        'The text to speak: 1 to the model’s limit of Unicode code points, counted as sent (a `<break>` tag counts one); may hold the inline tags `<break>`, `<speed>`, `<volume>`, `<spell>`, `<emotion>` (docs/api.md). Or an SSML document (`<speak>…</speak>`), counted by its spoken text.',
-      ),
-      voice: body.voice.describe('The voice id: `"<voice-id>"`, `{"id": "<voice-id>"}` or `{"mode": "id", "id": "<voice-id>"}`.'),
-      output_format: outputFormatSchema,
-      generation_config: generationConfigSchema.optional(),
-      language: body.language.describe('The language to read in (a BCP 47 tag such as `de`, `fr-CA`, `pt-BR`): numbers, dates, money and units are read as its speakers read them, and the engine speaks it; absent: the voice’s language (docs/api.md#text-normalisation).'),
-      stream: body.stream.describe('`/tts/bytes`: send the body as it is generated.'),
-      context_id: body.context_id.describe('Echoed in stream events (default: the request id).'),
-      add_timestamps: body.add_timestamps.describe('Stream word timestamps (`timestamps` events).'),
-      pronunciation_dict_id: body.pronunciation_dict_id.describe('One of the organisation’s pronunciation dictionaries; null or "" for none.'),
-      cache: body.cache.describe('Voicegate’s own: `false` neither serves this request from the audio cache nor keeps it there (as `Cache-Control: no-store`).'),
-      transcript_type: body.transcript_type.describe('`ssml` reads the transcript as SSML, `text` as text with inline tags; absent: SSML when it starts with `<speak`.'),
-    })
-    .describe('The body of `POST /tts/bytes` and `POST /tts/sse`.'),
-);
 
 export const captionedRequestSchema = component(
   'CaptionedRequest',
@@ -296,30 +204,6 @@ export const webSocketRequestSchema = component(
         .describe('How long an unfinished clause may wait for more text, from its first text: 0 speaks it now; unset, managed buffering of at most 3000 ms.'),
     })
     .describe('A client message on `/tts/websocket`. A context’s first message needs `model_id`, `voice` and `output_format` (raw).'),
-);
-
-export const openAISpeechRequestSchema = component(
-  'OpenAISpeechRequest',
-  z
-    .looseObject({
-      model: z.string().min(1).describe('A model id, or an OpenAI name mapped by `openai.modelAliases` (`tts-1`, `tts-1-hd`, `gpt-4o-mini-tts`).'),
-      input: z.string().min(1).describe('The text to speak.'),
-      voice: z
-        .union([z.string(), z.looseObject({ id: z.string() })])
-        .optional()
-        .describe('A voice id, or an OpenAI name mapped by `openai.voiceAliases`; absent: the model’s default voice.'),
-      response_format: z.enum(['mp3', 'opus', 'wav', 'pcm']).optional().describe('mp3 (default; 44.1 kHz, 128 kbps), opus (Ogg Opus, 48 kHz, 64 kbps, where the model allows it), wav or pcm (16-bit, 24 kHz).'),
-      speed: z.number().optional().describe('The model’s speed range; must be 1 when streaming.'),
-      stream: z.boolean().optional().describe('Relay the audio as it is made (wav or pcm).'),
-      stream_format: z.enum(['audio', 'sse']).optional().describe('sse: `speech.audio.delta` events, then `speech.audio.done`.'),
-      timestamps: z.boolean().optional().describe('Voicegate’s own, with `stream_format: "sse"` only: `speech.word_timestamps` events carry the words sent with their times, beside `speech.audio.delta`.'),
-      instructions: z.string().optional().describe('Accepted.'),
-      pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`.'),
-      cache: z.boolean().nullable().optional().describe('As on `/tts/bytes`: `false` keeps this request out of the audio cache.'),
-      transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`: `ssml` reads `input` as SSML.'),
-      language: z.string().nullable().optional().describe('Voicegate’s own, as on `/tts/bytes`: the language to read in; absent: the voice’s.'),
-    })
-    .describe('The body of `POST /v1/audio/speech` (OpenAI’s).'),
 );
 
 export const normalizeRequestSchema = component(
@@ -539,31 +423,6 @@ export const voiceSchema = component(
   }),
 );
 
-export const voiceMixSchema = component(
-  'VoiceMix',
-  z
-    .object({
-      voices: z
-        .array(z.object({ id: z.string(), weight: z.number().min(0) }))
-        .min(1)
-        .describe('The voices to mix and their weights: non-negative, at least one above 0; a weight of 0 leaves its voice out. At most `voices.maxMix` voices (4 by default), none of them a mix.'),
-      name: z.string().max(200),
-      description: z.string().max(1000).optional(),
-    })
-    .describe('The body of `POST /voices/mix`.'),
-);
-
-export const voicePatchSchema = component(
-  'VoicePatch',
-  z.object({
-    name: z.string().max(200).optional(),
-    description: z.string().max(1000).optional(),
-    gender: gender.optional(),
-    accent: z.string().max(100).nullable().optional(),
-    transcript: z.string().max(5000).nullable().optional().describe("What the voice's clip says; null clears it."),
-  }),
-);
-
 export const voiceCloneSchema = component(
   'VoiceClone',
   z
@@ -597,36 +456,7 @@ export const dictionarySchema = component(
   }),
 );
 
-export const dictionaryCreateSchema = component(
-  'PronunciationDictCreate',
-  z.object({ name: z.string().min(1).max(200), items: z.array(pronunciationItem).max(5000).optional(), pinned: z.boolean().optional() }),
-);
-
-export const dictionaryPatchSchema = component(
-  'PronunciationDictPatch',
-  z
-    .object({ name: z.string().min(1).max(200).optional(), items: z.array(pronunciationItem).max(5000).optional(), pinned: z.boolean().optional() })
-    .describe('`items` replaces the whole list.'),
-);
-
 // ---- long-form jobs ----
-
-export const jobCreateSchema = component(
-  'JobCreate',
-  ttsRequestSchema
-    .omit({ stream: true, context_id: true, cache: true })
-    .extend({
-      transcript: z.string().min(1).optional().describe('The text to speak, up to `jobs.maxCharacters` (1,000,000) characters counted as for billing; or send `inputs`.'),
-      inputs: z
-        .array(z.object({ transcript: z.string().min(1), transcript_type: z.enum(['text', 'ssml']).nullish() }))
-        .min(1)
-        .optional()
-        .describe('Instead of `transcript`: texts spoken in order into one result, with a pause between them.'),
-      output_format: outputFormatSchema.describe('`mp3`, `wav` or `raw` on every model; `opus` on a model whose clip formats allow it.'),
-      webhook_url: z.string().optional().describe('Receives a signed POST when the job ends (Standard Webhooks); https only, and never a private address unless the operator allows it.'),
-    })
-    .describe('The body of `POST /tts/jobs`: the `/tts/bytes` body with `inputs`, a larger limit and `webhook_url`; `stream` is not accepted.'),
-);
 
 export const jobSchema = component(
   'Job',
@@ -690,7 +520,11 @@ export const orgSchema = component(
 const budgetPeriod = z.enum(['day', 'month', 'total']).describe('UTC calendar periods: a day from 00:00 UTC, a month from its first day; `total` never resets.');
 const scopeList = z.array(z.enum(SCOPES)).nullable().describe('What the key may do (docs/billing.md has the routes of each); null: every scope.');
 const modelList = z.array(z.string()).nullable().describe('Model ids the key may synthesise with (a Voicegate id, or the alias the client sends); null: every model.');
-const networkList = z.array(z.string()).nullable().describe('IPv4 and IPv6 CIDR blocks the client’s address must be in; null: anywhere.');
+// Checked as CIDR blocks by `accounts/networks.ts`; the pattern is their shape (an address, and `/` with a prefix length or not).
+const networkList = z
+  .array(z.string().regex(/^[0-9A-Fa-f:.]+(\/\d{1,3})?$/).meta({ examples: ['10.0.0.0/8', '2001:db8::/32'] }))
+  .nullable()
+  .describe('IPv4 and IPv6 CIDR blocks (`10.0.0.0/8`, `2001:db8::/32`; a bare address is one address) the client’s address must be in; null: anywhere.');
 
 export const apiKeySchema = component(
   'ApiKey',
@@ -717,18 +551,6 @@ export const apiKeySchema = component(
     allowed_networks: networkList,
   }),
 );
-
-const keyPolicyInput = {
-  name: z.string().max(200).nullable().optional(),
-  budget: z.object({ credits: z.int().min(1), period: budgetPeriod }).nullable().optional(),
-  scopes: scopeList.optional(),
-  models: modelList.optional(),
-  expires_at: z.string().nullable().optional().describe('An ISO 8601 time with its offset, in the future.'),
-  allowed_networks: networkList.optional(),
-};
-
-export const apiKeyCreateSchema = component('ApiKeyCreate', z.object(keyPolicyInput).strict().describe('Every field optional; absent: no limit.'));
-export const apiKeyPatchSchema = component('ApiKeyPatch', z.object(keyPolicyInput).strict().describe('Only the fields sent change; null clears a limit.'));
 
 export const ledgerEntrySchema = component(
   'LedgerEntry',
@@ -789,29 +611,6 @@ export const issuedKeySchema = component(
 );
 export const creditsAddedSchema = component('CreditsAdded', z.object({ entry: ledgerEntrySchema, org: orgSchema }));
 
-export const orgCreateSchema = component(
-  'OrganizationCreate',
-  z.object({ name: z.string().min(1), credits: z.int().min(0).optional(), limits: limits.partial().optional() }),
-);
-
-export const orgPatchSchema = component('OrganizationPatch', z.object({ limits: limits.partial() }));
-
-export const creditsAddSchema = component(
-  'CreditsAdd',
-  z.object({ amount: z.int().describe('Non-zero; negative takes credits away.'), reason: z.string().min(1) }),
-);
-
-export const cachePurgeSchema = component(
-  'CachePurge',
-  z
-    .object({
-      organisation_id: z.string().min(1).optional().describe('That organisation’s entries (its own; shared entries belong to none).'),
-      voice_id: z.string().min(1).optional().describe('That voice’s entries (with `organisation_id`: only that organisation’s).'),
-      all: z.boolean().optional().describe('`true` with neither id: every entry.'),
-    })
-    .describe('What to remove from this server’s audio cache; an empty body is refused.'),
-);
-
 export const modelImportSchema = component(
   'ModelImport',
   z
@@ -836,8 +635,6 @@ export const importedModelSchema = component(
     languages: z.array(z.string()),
   }),
 );
-
-export const cachePurgedSchema = component('CachePurged', z.object({ purged: z.int().min(0).describe('Entries removed from memory and disk.') }));
 
 export const alertCreateSchema = component(
   'UsageAlertCreate',
@@ -877,18 +674,6 @@ export const alertSchema = component(
 );
 
 export const alertListSchema = component('UsageAlertList', z.object({ data: z.array(alertSchema) }));
-
-export const accessTokenRequestSchema = component(
-  'AccessTokenRequest',
-  z
-    .object({
-      grants: z
-        .looseObject({ tts: z.literal(true) })
-        .describe('`tts` must be true; Cartesia’s other grants (`stt`, `agent`) are not offered and may only be sent as false or null.'),
-      expires_in: z.int().min(1).max(3600).nullable().optional().describe('Seconds the token lives (default 3600).'),
-    })
-    .describe('The body of `POST /access-token`.'),
-);
 
 export const accessTokenSchema = component(
   'AccessToken',

@@ -8,12 +8,26 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { postOnly } from '../../http/json-body.js';
-import { serveSynthesis, type StreamAnswer } from '../../http/synthesis-route.js';
+import { TTS_ERROR_STATUSES, serveSynthesis, type StreamAnswer } from '../../http/synthesis-route.js';
+import { errorResponses, schemaRef } from '../../http/route-schema.js';
+import { cartesiaBodySchema, type CartesiaBody } from './schema.js';
 import type { SynthesisRequest } from '../../synthesis/request.js';
 import type { Services } from '../../services.js';
 import { SSE_HEADERS, sseFrame, sseFrameWithAudio } from '../../http/audio-json.js';
 import { chunkEvent, doneEvent, errorEvent, markTimestampsEvent, timestampsEvent, type StreamEvent } from './events.js';
-import { parseCartesiaBody } from './parse.js';
+import { cartesiaInput } from './parse.js';
+
+const SCHEMA = {
+  tags: ['Speech'],
+  summary: 'Generate speech as server-sent events',
+  description:
+    'Every event is one `data:` line of JSON (a `StreamEvent`: `chunk`, `timestamps`, `mark_timestamps`, `done` or `error`) followed by a blank line; the stream ends after `done` or `error`. Errors before the first audio are ordinary HTTP errors.',
+  body: cartesiaBodySchema,
+  response: {
+    200: { description: 'An event stream of `StreamEvent`s.', cost: true, spoken: true, content: { 'text/event-stream': { schema: schemaRef('StreamEvent') } } },
+    ...errorResponses('native', TTS_ERROR_STATUSES),
+  },
+};
 
 const frame: (event: StreamEvent) => string = sseFrame;
 
@@ -45,9 +59,9 @@ export function sseAnswer(synthesis: SynthesisRequest): StreamAnswer {
 
 export function registerTtsSse(scope: FastifyInstance, services: Services): void {
   postOnly(scope, '/tts/sse');
-  scope.post('/tts/sse', (request, reply) =>
+  scope.post('/tts/sse', { schema: SCHEMA, attachValidation: true, config: { auth: 'key', token: true } }, (request, reply) =>
     serveSynthesis(services, request, reply, {
-      decode: ({ body }) => parseCartesiaBody(body, { alwaysStreaming: true }),
+      decode: ({ body }) => cartesiaInput(body as CartesiaBody, { alwaysStreaming: true }),
       endpoint: () => 'tts.sse',
       stream: (_input, synthesis) => sseAnswer(synthesis),
     }),

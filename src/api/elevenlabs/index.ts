@@ -6,7 +6,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { installErrorRenderer } from '../../http/errors.js';
-import { acceptRawBodies } from '../../http/json-body.js';
+import { acceptJsonBodies } from '../../http/json-body.js';
 import { renderElevenLabsError } from './errors.js';
 import type { WebSocketRoute } from '../../http/websocket-router.js';
 import type { Services } from '../../services.js';
@@ -20,7 +20,7 @@ export function registerElevenLabs(app: FastifyInstance, services: Services): vo
     installErrorRenderer(scope, services.config.server.bodyLimitBytes, renderElevenLabsError);
     registerElevenLabsListings(scope, services);
     await scope.register(async (speech) => {
-      acceptRawBodies(speech, services.config.server.bodyLimitBytes);
+      acceptJsonBodies(speech, services.config.server.bodyLimitBytes);
       registerElevenLabsSpeech(speech, services);
       registerElevenLabsDialogue(speech, services);
     });

@@ -11,6 +11,9 @@
  * type requires. `character_count` is what has been charged, and
  * `character_limit − character_count` is the balance.
  */
+import { z } from 'zod';
+import { errorResponses, jsonContent } from '../../http/route-schema.js';
+import { voicePathSchema } from './schema.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { requireScope, type Scope } from '../../accounts/scopes.js';
 import { ApiError } from '../../errors/api-error.js';
@@ -64,6 +67,16 @@ function modelJson(id: string, model: ModelProfile, name = model.name) {
   };
 }
 
+const KEY_ERRORS = errorResponses('elevenlabs', [401, 403, 429, 503]);
+const KEY = { auth: 'key' as const, token: true, credentials: ['xiApiKey'] };
+
+/** A listing's schema: ElevenLabs' tag, its answer by component name, the errors of a key. */
+function listing(summary: string, description: string, component: string, more: Record<string, unknown> = {}, errors = KEY_ERRORS) {
+  return { tags: ['ElevenLabs'], summary, ...more, response: { 200: { description, content: jsonContent(component) }, ...errors } };
+}
+
+const search = z.looseObject({ search: z.string().optional().describe('Words in the name, description or id.') });
+
 export function registerElevenLabsListings(app: FastifyInstance, services: Services): void {
   /** The caller of a listing (an access token will do), holding `scope` when one is named. */
   const caller = async (request: FastifyRequest, scope?: Scope) => {
@@ -73,8 +86,12 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
   };
 
   // v1 lists them all; v2 (the SDK's `voices.search`) the same, as one page.
-  for (const path of ['/v1/voices', '/v2/voices']) {
-    app.get<{ Querystring: Record<string, string> }>(path, async (request) => {
+  for (const [path, summary, description] of [
+    ['/v1/voices', 'List voices (ElevenLabs-compatible)', 'Every voice the caller sees.'],
+    ['/v2/voices', 'Search voices (ElevenLabs-compatible)', 'The voices that match, as one page.'],
+  ]) {
+    const schema = listing(summary, description, 'ElevenLabsVoiceList', { querystring: search });
+    app.get<{ Querystring: Record<string, string> }>(path, { schema, config: KEY }, async (request) => {
       const { orgId } = await caller(request, 'voices:read');
       const search = (request.query.search ?? '').trim().toLowerCase();
       const voices = (await services.voices.list(orgId)).filter((v) => !search || `${v.name} ${v.description} ${v.id}`.toLowerCase().includes(search));
@@ -82,7 +99,8 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
     });
   }
 
-  app.get<{ Params: { voice_id: string } }>('/v1/voices/:voice_id', async (request) => {
+  const one = listing('Get a voice (ElevenLabs-compatible)', 'The voice.', 'ElevenLabsVoice', { params: voicePathSchema }, { ...KEY_ERRORS, ...errorResponses('elevenlabs', [404]) });
+  app.get<{ Params: { voice_id: string } }>('/v1/voices/:voice_id', { schema: one, config: KEY }, async (request) => {
     const { orgId } = await caller(request, 'voices:read');
     const id = services.config.elevenlabs.voiceAliases[request.params.voice_id] ?? request.params.voice_id;
     const voice = await services.voices.get(id, orgId);
@@ -93,7 +111,11 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
   // An ElevenLabs client takes a listed model and asks for any of ElevenLabs' formats (MP3 by
   // default): only a model that serves them all, whole and streamed, is listed, the ElevenLabs ids
   // first. Another model still answers by its id, in the formats it serves (docs/api.md).
-  app.get('/v1/models', async (request) => {
+  const models = listing('List models (ElevenLabs-compatible)', 'Every model, and every ElevenLabs model id an alias maps.', 'ElevenLabsModelList', {
+    description:
+      'With `Authorization: Token <key>` (Deepgram’s clients), Deepgram’s listing instead: `{"stt": [], "tts": [{name, canonical_name, architecture, languages, version, uuid, metadata}]}`, every Aura name of `deepgram.models` and `aura-2-<voice_id>-<lang>` for every voice the caller sees, with errors in Deepgram’s shape.',
+  });
+  app.get('/v1/models', { schema: models, config: { ...KEY, credentials: ['xiApiKey', 'deepgramToken'] } }, async (request) => {
     await caller(request);
     const every = Object.keys(ELEVENLABS_OUTPUT_FORMATS).length;
     const servesEvery = (model: ModelProfile) =>
@@ -108,7 +130,8 @@ export function registerElevenLabsListings(app: FastifyInstance, services: Servi
   });
 
   // The balance and what was charged: usage.
-  app.get('/v1/user/subscription', async (request) => {
+  const usage = listing('The organisation’s usage (ElevenLabs-compatible)', '`character_count` charged; `character_limit − character_count` is the balance.', 'ElevenLabsSubscription');
+  app.get('/v1/user/subscription', { schema: usage, config: KEY }, async (request) => {
     const { orgId } = await caller(request, 'usage:read');
     return subscription(services, orgId);
   });

@@ -4,13 +4,14 @@
  * the voice from the path and the `output_format` from the query (both
  * through the configured aliases and format names), the body's `text`,
  * `model_id`, `voice_settings`, `language_code`, dictionaries and
- * `apply_text_normalization`. An `output_format` the model does not serve on
- * that path (a clip, or a stream) is refused with the names it does serve.
- * Settings an engine cannot honour (stability,
- * similarity, style, speaker boost, seed, neighbouring text) are checked for
- * shape and accepted; unknown fields and query parameters are ignored, as
- * ElevenLabs does. A problem with a field is reported with its location, so
- * the error renderer can answer it as ElevenLabs' 422 validation error.
+ * `apply_text_normalization`, as the route's schema (`schema.ts`) has
+ * validated them. An `output_format` the model does not serve on that path
+ * (a clip, or a stream) is refused here with the names it does serve.
+ * Settings an engine cannot honour (stability, similarity, style, speaker
+ * boost, seed, neighbouring text) are checked for shape and accepted; unknown
+ * fields and query parameters are ignored, as ElevenLabs does. A problem with
+ * a field is reported with its location, so the error renderer can answer it
+ * as ElevenLabs' 422 validation error.
  */
 import type { Config } from '../../config/schema.js';
 import { ApiError } from '../../errors/api-error.js';
@@ -18,6 +19,8 @@ import type { ModelCatalogue } from '../../models/catalogue.js';
 import { formatsServed, outputFormatProblem, type FormatRequest } from '../../models/output-format.js';
 import { dialogueTranscript, type DialogueTurn } from '../../synthesis/dialogue.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
+import type { z } from 'zod';
+import { dictionaryLocatorsSchema, textNormalizationSchema, voiceSettingsSchema, type DialogueBody, type SpeechBody } from './schema.js';
 
 /** A field problem, with where it is (`['body', 'text']`): ElevenLabs answers these 422. */
 export type Located = ApiError & { loc: (string | number)[] };
@@ -115,45 +118,29 @@ export interface ElevenLabsContext {
   models: Pick<ModelCatalogue, 'get'>;
 }
 
-/** `voice_settings`: each setting's shape checked; `speed` (0.7–1.2, as ElevenLabs allows) becomes the generation speed. */
+/** `value` as `schema` reads it, or the first problem as a field problem at `at` (the WebSocket's messages, which no route schema validates). */
+function checked<T>(schema: z.ZodType<T>, value: unknown, at: readonly (string | number)[]): T {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  throw invalid(issue.message, ...at, ...issue.path.map((part) => (typeof part === 'symbol' ? String(part) : part)));
+}
+
+/** `voice_settings` (`schema.ts`): `speed` (0.7–1.2, as ElevenLabs allows) becomes the generation speed; the rest are accepted. */
 export function voiceSettings(value: unknown, at: string[]): { speed?: number } {
-  if (value === undefined || value === null) return {};
-  if (typeof value !== 'object' || Array.isArray(value)) throw invalid('voice_settings must be an object or null', ...at);
-  const fields = value as Record<string, unknown>;
-  for (const name of ['stability', 'similarity_boost', 'style'] as const) {
-    const v = fields[name];
-    if (v === undefined || v === null) continue;
-    if (typeof v !== 'number' || !(v >= 0 && v <= 1)) throw invalid(`voice_settings.${name} must be a number from 0 to 1`, ...at, name);
-  }
-  const boost = fields.use_speaker_boost;
-  if (boost !== undefined && boost !== null && typeof boost !== 'boolean') throw invalid('voice_settings.use_speaker_boost must be a boolean', ...at, 'use_speaker_boost');
-  const speed = fields.speed;
-  if (speed === undefined || speed === null) return {};
-  if (typeof speed !== 'number' || !(speed >= 0.7 && speed <= 1.2)) throw invalid('voice_settings.speed must be a number from 0.7 to 1.2', ...at, 'speed');
-  return speed === 1 ? {} : { speed };
+  const speed = checked(voiceSettingsSchema, value, at)?.speed;
+  return speed === undefined || speed === null || speed === 1 ? {} : { speed };
 }
 
 /** `apply_text_normalization`: `off` turns the normaliser off, `on` turns it on, `auto` (or none) leaves the engine's setting. */
 export function normalization(value: unknown, ...at: string[]): boolean | undefined {
-  if (value === undefined || value === null || value === 'auto') return undefined;
-  if (value === 'on' || value === 'off') return value === 'on';
-  throw invalid('apply_text_normalization must be auto, on or off', ...at);
+  const mode = checked(textNormalizationSchema, value, at);
+  return mode === 'on' || mode === 'off' ? mode === 'on' : undefined;
 }
 
 /** `pronunciation_dictionary_locators`: at most 3 of `{pronunciation_dictionary_id, version_id}`, Voicegate dictionary ids applied in order. */
 export function dictionaries(value: unknown, ...at: string[]): string[] | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value) || value.length > 3) throw invalid('pronunciation_dictionary_locators must be a list of at most 3 locators', ...at);
-  return value.map((locator, i) => {
-    const id = (locator as Record<string, unknown> | null)?.pronunciation_dictionary_id;
-    if (typeof id !== 'string' || !id) throw invalid('each locator needs a pronunciation_dictionary_id', ...at, String(i), 'pronunciation_dictionary_id');
-    return id;
-  });
-}
-
-function optionalString(body: Record<string, unknown>, name: string, max: number): void {
-  const v = body[name];
-  if (v !== undefined && v !== null && (typeof v !== 'string' || v.length > max)) throw invalid(`${name} must be a string of at most ${max} characters`, 'body', name);
+  return checked(dictionaryLocatorsSchema, value, at)?.map((locator) => locator.pronunciation_dictionary_id);
 }
 
 /** The model id a request names (through the aliases), or the configured default. */
@@ -177,44 +164,33 @@ export interface ElevenLabsInput extends SpeechInput {
   timestamps: boolean;
 }
 
-/** A REST request: `POST /v1/text-to-speech/{voice_id}[/stream][/with-timestamps]`. */
+/** A REST request: `POST /v1/text-to-speech/{voice_id}[/stream][/with-timestamps]`, its body as the route's schema validated it. */
 export function parseElevenLabsRequest(
   request: { body: Record<string, unknown>; params: Record<string, string>; query: Record<string, string | string[] | undefined> },
   options: { streaming: boolean; timestamps: boolean },
   context: ElevenLabsContext,
 ): ElevenLabsInput {
-  const { body } = request;
-  const text = body.text;
-  if (typeof text !== 'string' || text.length === 0) throw located(new ApiError('missing_transcript'), 'body', 'text');
+  const body = request.body as SpeechBody;
   const voice = request.params.voice_id;
   if (!voice) throw located(new ApiError('missing_voice_id'), 'path', 'voice_id');
-  for (const name of ['previous_text', 'next_text']) optionalString(body, name, 10_000);
-  const speed = voiceSettings(body.voice_settings, ['body', 'voice_settings']);
+  const speed = body.voice_settings?.speed;
   return {
-    ...sharedFields(request, options, context),
-    transcript: text,
+    ...sharedFields(request, body, options, context),
+    transcript: body.text,
     voiceId: voiceIdOf(voice, context),
-    generationConfig: speed.speed === undefined ? undefined : speed,
+    generationConfig: speed === undefined || speed === null || speed === 1 ? undefined : { speed },
   };
 }
 
-/** The fields speech and dialogue bodies share, each checked where it stands: model, output format, language, seed, dictionaries, normalisation. */
+/** The fields speech and dialogue bodies share: model, output format (what the model serves on this path), language, dictionaries, normalisation. */
 function sharedFields(
-  request: { body: Record<string, unknown>; query: Record<string, string | string[] | undefined> },
+  request: { query: Record<string, string | string[] | undefined> },
+  body: SpeechBody | DialogueBody,
   options: { streaming: boolean; timestamps: boolean },
   context: ElevenLabsContext,
 ): Omit<ElevenLabsInput, 'transcript' | 'voiceId' | 'generationConfig'> {
-  const { body } = request;
-  const language = body.language_code;
-  if (language !== undefined && language !== null && (typeof language !== 'string' || !/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/.test(language))) {
-    throw invalid('language_code must be a language code such as en or pt-BR', 'body', 'language_code');
-  }
-  const seed = body.seed;
-  if (seed !== undefined && seed !== null && !(Number.isInteger(seed) && (seed as number) >= 0 && (seed as number) <= 4294967295)) {
-    throw invalid('seed must be an integer from 0 to 4294967295', 'body', 'seed');
-  }
-  const dicts = dictionaries(body.pronunciation_dictionary_locators, 'body', 'pronunciation_dictionary_locators');
-  const normalize = normalization(body.apply_text_normalization, 'body', 'apply_text_normalization');
+  const dicts = body.pronunciation_dictionary_locators?.map((locator) => locator.pronunciation_dictionary_id);
+  const mode = body.apply_text_normalization;
   const modelNamed = modelNamedOf(body.model_id, context);
   const modelId = modelIdOf(body.model_id, context, 'body', 'model_id');
   const format = queryValue(request.query, 'output_format') || DEFAULT_OUTPUT_FORMAT;
@@ -222,51 +198,32 @@ function sharedFields(
     modelId,
     ...(modelNamed !== undefined ? { modelNamed } : {}),
     outputFormat: outputFormatFor(format, { id: modelId, named: modelNamed ?? modelId }, options.streaming, context),
-    language: typeof language === 'string' ? language.toLowerCase() : null,
+    language: body.language_code ? body.language_code.toLowerCase() : null,
     streaming: options.streaming,
     wordTimestamps: options.timestamps,
     timestamps: options.timestamps,
     contextId: null,
     pronunciationDictId: null,
     ...(dicts ? { pronunciationDictIds: dicts } : {}),
-    ...(normalize === undefined ? {} : { normalize }),
+    ...(mode === 'on' || mode === 'off' ? { normalize: mode === 'on' } : {}),
   };
-}
-
-/** `settings` of a dialogue: `stability` and `similarity`, each checked for shape (0 to 1) and accepted. */
-function dialogueSettings(value: unknown): void {
-  if (value === undefined || value === null) return;
-  if (typeof value !== 'object' || Array.isArray(value)) throw invalid('settings must be an object or null', 'body', 'settings');
-  for (const name of ['stability', 'similarity'] as const) {
-    const v = (value as Record<string, unknown>)[name];
-    if (v !== undefined && v !== null && (typeof v !== 'number' || !(v >= 0 && v <= 1))) throw invalid(`settings.${name} must be a number from 0 to 1`, 'body', 'settings', name);
-  }
 }
 
 /**
  * A dialogue: `POST /v1/text-to-dialogue[/stream][/with-timestamps]`, whose `inputs` are
  * `{text, voice_id}` turns (voice ids through the aliases), spoken in order. The other fields are
- * the speech body's; `settings` and the request-stitching fields are checked for shape and accepted.
+ * the speech body's; `settings` and the request-stitching fields are checked for shape (by the
+ * route's schema) and accepted.
  */
 export function parseElevenLabsDialogue(
   request: { body: Record<string, unknown>; query: Record<string, string | string[] | undefined> },
   options: { streaming: boolean; timestamps: boolean },
   context: ElevenLabsContext,
 ): ElevenLabsInput {
-  const { body } = request;
-  const inputs = body.inputs;
-  if (!Array.isArray(inputs) || inputs.length === 0) throw invalid('inputs must be a non-empty list of {text, voice_id}', 'body', 'inputs');
-  const turns: DialogueTurn[] = inputs.map((input: unknown, index) => {
-    const fields = (typeof input === 'object' && input !== null && !Array.isArray(input) ? input : {}) as Record<string, unknown>;
-    if (typeof fields.text !== 'string') throw invalid('each input needs its text, a string', 'body', 'inputs', index, 'text');
-    if (!fields.text.trim()) throw located(new ApiError('empty_dialogue_turn', { index }), 'body', 'inputs', index, 'text');
-    if (typeof fields.voice_id !== 'string' || !fields.voice_id) throw located(new ApiError('missing_voice_id'), 'body', 'inputs', index, 'voice_id');
-    return { transcript: fields.text, voiceId: voiceIdOf(fields.voice_id, context) };
-  });
-  for (const name of ['previous_text', 'future_text']) optionalString(body, name, 100);
-  dialogueSettings(body.settings);
+  const body = request.body as DialogueBody;
+  const turns: DialogueTurn[] = body.inputs.map((input) => ({ transcript: input.text, voiceId: voiceIdOf(input.voice_id, context) }));
   return {
-    ...sharedFields(request, options, context),
+    ...sharedFields(request, body, options, context),
     transcript: dialogueTranscript(turns),
     voiceId: turns[0].voiceId,
     turns,

@@ -21,6 +21,10 @@ import { CONTENT_TYPES, type OutputFormat } from '../../audio/format.js';
 import type { Endpoint } from '../../synthesis/gate.js';
 import { CharacterAligner, restAlignment, voiceSegments } from './alignment.js';
 import { parseElevenLabsRequest, type ElevenLabsContext, type ElevenLabsInput } from './parse.js';
+import { outputFormatQuerySchema, speechBodySchema, voicePathSchema } from './schema.js';
+import { binaryContent, errorResponses, schemaRef } from '../../http/route-schema.js';
+import { TTS_ERROR_STATUSES } from '../../http/synthesis-route.js';
+import type { z } from 'zod';
 
 /** The key as ElevenLabs' clients send it (`xi-api-key`), or as every dialect accepts it. */
 export function elevenLabsKey(headers: IncomingHttpHeaders, url = ''): string | null {
@@ -46,6 +50,47 @@ export function audioType(format: OutputFormat): string {
 export interface ElevenLabsRoutes {
   decode(request: RouteRequest, options: { streaming: boolean; timestamps: boolean }, context: ElevenLabsContext): ElevenLabsInput;
   endpoints: { clip: Endpoint; stream: Endpoint };
+  /** What the routes declare: the body, the path's parameters, and each path's summary and description. */
+  schema: {
+    body: z.ZodType;
+    params?: z.ZodObject;
+    /** The schema of a `/with-timestamps` answer (`components.schemas`). */
+    timestamps: string;
+    docs: Record<(typeof PATHS)[number], [summary: string, description: string]>;
+  };
+}
+
+/** Every media type an ElevenLabs audio answer can have (`audioType`). */
+const AUDIO_TYPES = ['audio/mpeg', 'audio/ogg', 'audio/wav', 'audio/pcm', 'audio/basic', 'audio/x-alaw-basic'];
+
+/** The route schema of one of a family's paths. */
+function routeSchema(path: (typeof PATHS)[number], routes: ElevenLabsRoutes) {
+  const [summary, description] = routes.schema.docs[path];
+  const timestamps = path.endsWith('/with-timestamps');
+  return {
+    tags: ['ElevenLabs'],
+    summary,
+    description: `${description} The key in \`xi-api-key\` (or as everywhere). Errors in ElevenLabs' shape.`,
+    ...(routes.schema.params ? { params: routes.schema.params } : {}),
+    querystring: outputFormatQuerySchema,
+    body: routes.schema.body,
+    response: {
+      200: {
+        description: timestamps
+          ? path.startsWith('/stream')
+            ? 'One JSON object per line (`application/json`, each line ending in `\\n`).'
+            : 'One JSON object with the audio in base64 and its alignment.'
+          : 'The audio, typed as ElevenLabs types it: `audio/pcm` for `pcm_*`, `audio/basic` for `ulaw_8000`, `audio/x-alaw-basic` for `alaw_8000`.',
+        cost: true, spoken: true,
+        headers: {
+          'request-id': { description: 'The request id, as ElevenLabs sends it.', schema: { type: 'string' } },
+          'x-character-count': { description: 'The characters charged.', schema: { type: 'string', pattern: '^\\d+$' } },
+        },
+        content: timestamps ? { 'application/json': { schema: schemaRef(routes.schema.timestamps) } } : binaryContent(...AUDIO_TYPES),
+      },
+      ...errorResponses('elevenlabs', TTS_ERROR_STATUSES),
+    },
+  };
 }
 
 /** The alignment of `words` as the REST answers carry it; a dialogue's with its `voice_segments`. */
@@ -97,7 +142,21 @@ function route(path: (typeof PATHS)[number], context: ElevenLabsContext, routes:
   };
 }
 
-const SPEECH: ElevenLabsRoutes = { decode: parseElevenLabsRequest, endpoints: { clip: 'elevenlabs.tts', stream: 'elevenlabs.tts.stream' } };
+const SPEECH: ElevenLabsRoutes = {
+  decode: parseElevenLabsRequest,
+  endpoints: { clip: 'elevenlabs.tts', stream: 'elevenlabs.tts.stream' },
+  schema: {
+    body: speechBodySchema,
+    params: voicePathSchema,
+    timestamps: 'ElevenLabsTimestamps',
+    docs: {
+      '': ['Generate speech (ElevenLabs-compatible)', 'The whole clip.'],
+      '/stream': ['Stream speech (ElevenLabs-compatible)', 'The audio as it is made.'],
+      '/with-timestamps': ['Speech with character timestamps (ElevenLabs-compatible)', 'One JSON object: the audio in base64 and its alignment.'],
+      '/stream/with-timestamps': ['Stream speech with character timestamps (ElevenLabs-compatible)', 'One JSON object per line (each ending in `\\n`), times from the start of the whole audio.'],
+    },
+  },
+};
 
 export function registerElevenLabsSpeech(scope: FastifyInstance, services: Services): void {
   registerElevenLabsRoutes(scope, services, '/v1/text-to-speech/:voice_id', SPEECH);
@@ -110,6 +169,8 @@ export function registerElevenLabsRoutes(scope: FastifyInstance, services: Servi
     const url = `${base}${path}`;
     const answer = route(path, context, routes);
     postOnly(scope, url);
-    scope.post(url, (request, reply) => serveSynthesis(services, request, reply, answer));
+    scope.post(url, { schema: routeSchema(path, routes), attachValidation: true, config: { auth: 'key', token: true, credentials: ['xiApiKey'] } }, (request, reply) =>
+      serveSynthesis(services, request, reply, answer),
+    );
   }
 }

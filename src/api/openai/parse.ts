@@ -1,6 +1,7 @@
 /**
  * @module api/openai/parse
- * Decodes an OpenAI `/v1/audio/speech` body into the transport-neutral
+ * Decodes an OpenAI `/v1/audio/speech` body, as its route schema
+ * (`schema.ts`) has validated it, into the transport-neutral
  * `SpeechInput`: `model` and `voice` through the configured aliases (a
  * missing voice is the model's default), `input` as the transcript,
  * `response_format` as a fixed output format, `speed` as generation config.
@@ -14,6 +15,7 @@ import { ApiError } from '../../errors/api-error.js';
 import type { ModelCatalogue } from '../../models/catalogue.js';
 import { formatsServed, outputFormatProblem, type FormatRequest } from '../../models/output-format.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
+import type { OpenAISpeechBody } from './schema.js';
 
 /** OpenAI `response_format` → output format, as documented in docs/api.md, in OpenAI's order. */
 const RESPONSE_FORMATS: Record<string, FormatRequest> = {
@@ -50,13 +52,10 @@ export interface OpenAISpeechInput extends SpeechInput {
   sse: boolean;
 }
 
-export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIParseContext): OpenAISpeechInput {
+export function parseOpenAIBody(body: OpenAISpeechBody, context: OpenAIParseContext): OpenAISpeechInput {
   const { modelAliases, voiceAliases } = context.aliases;
-  const model = typeof body.model === 'string' ? (modelAliases[body.model] ?? body.model) : body.model;
-  if (typeof model !== 'string' || !model) throw invalid('invalid_request', 'model is required', 'model');
-  if (typeof body.input !== 'string' || body.input.length === 0) throw fault(new ApiError('missing_transcript'), 'input');
+  const model = modelAliases[body.model] ?? body.model;
   const streamFormat = body.stream_format ?? 'audio';
-  if (streamFormat !== 'audio' && streamFormat !== 'sse') throw invalid('invalid_request', 'stream_format must be audio or sse', 'stream_format');
   const streaming = body.stream === true || streamFormat === 'sse';
   const format = body.response_format ?? 'mp3';
   // The response_formats this model takes on this path (a clip or a stream); every one when the model is unknown (refused later).
@@ -73,37 +72,28 @@ export function parseOpenAIBody(body: Record<string, unknown>, context: OpenAIPa
     const use = served.length ? `use ${either(served)}` : `it serves none of ${either(Object.keys(RESPONSE_FORMATS))} there`;
     throw invalid('invalid_output_format', `response_format ${format} is not available for ${String(body.model)}${path}; ${use}`, 'response_format');
   }
-  let voice = body.voice;
-  if (voice && typeof voice === 'object' && !Array.isArray(voice)) voice = (voice as Record<string, unknown>).id;
-  if (voice === undefined || voice === null || voice === '') voice = context.models.get(model)?.defaultVoice ?? undefined;
-  if (typeof voice !== 'string' || !voice) throw fault(new ApiError('missing_voice', { reason: '' }), 'voice');
-  if (body.instructions !== undefined && typeof body.instructions !== 'string') throw invalid('invalid_request', 'instructions must be a string', 'instructions');
-  const dict = body.pronunciation_dict_id;
-  if (dict !== undefined && dict !== null && typeof dict !== 'string') throw invalid('invalid_request', 'pronunciation_dict_id must be a string', 'pronunciation_dict_id');
-  if (body.cache !== undefined && body.cache !== null && typeof body.cache !== 'boolean') throw invalid('invalid_request', 'cache must be a boolean', 'cache');
-  const language = body.language ?? null;
-  if (language !== null && typeof language !== 'string') throw invalid('invalid_request', 'language must be a language code such as de or pt-BR', 'language');
+  const named = typeof body.voice === 'object' && body.voice !== null ? body.voice.id : body.voice;
+  const voice = named === undefined || named === null || named === '' ? (profile?.defaultVoice ?? undefined) : named;
+  if (!voice) throw fault(new ApiError('missing_voice', { reason: '' }), 'voice');
   // Not an OpenAI field: word timings as `speech.word_timestamps` events, which only an event stream can carry.
-  if (body.timestamps !== undefined && body.timestamps !== null && typeof body.timestamps !== 'boolean') throw invalid('invalid_request', 'timestamps must be a boolean', 'timestamps');
   if (body.timestamps === true && streamFormat !== 'sse') throw invalid('invalid_request', 'timestamps come as speech.word_timestamps events: set stream_format to sse', 'timestamps');
   const transcriptType = body.transcript_type ?? undefined;
-  if (transcriptType !== undefined && transcriptType !== 'text' && transcriptType !== 'ssml') throw invalid('invalid_request', 'transcript_type must be text or ssml', 'transcript_type');
   return {
     ...(transcriptType ? { transcriptType } : {}),
     modelId: model,
-    ...(model !== body.model ? { modelNamed: body.model as string } : {}),
+    ...(model !== body.model ? { modelNamed: body.model } : {}),
     transcript: body.input,
     voiceId: voiceAliases[voice] ?? voice,
     outputFormat: RESPONSE_FORMATS[format],
     generationConfig: body.speed === undefined || body.speed === null ? undefined : { speed: body.speed },
     // Not an OpenAI field: the language to read in (without it the voice decides).
-    language: language || null,
+    language: body.language || null,
     streaming,
     sse: streamFormat === 'sse',
     wordTimestamps: body.timestamps === true,
     contextId: null,
     // Not an OpenAI field: lets OpenAI-shaped clients use a dictionary too.
-    pronunciationDictId: dict || null,
+    pronunciationDictId: body.pronunciation_dict_id || null,
     // Not an OpenAI field either: false keeps this request out of the audio cache.
     cache: body.cache !== false,
   };

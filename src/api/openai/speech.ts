@@ -11,12 +11,30 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { installErrorRenderer } from '../../http/errors.js';
+import { binaryContent, errorResponses, schemaRef } from '../../http/route-schema.js';
 import { postOnly } from '../../http/json-body.js';
-import { audioStream, serveSynthesis } from '../../http/synthesis-route.js';
+import { TTS_ERROR_STATUSES, audioStream, serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
 import { SSE_HEADERS, jsonWithAudio, sseFrameWithAudio } from '../../http/audio-json.js';
 import { openAIError } from './errors.js';
 import { parseOpenAIBody } from './parse.js';
+import { openAISpeechBody, type OpenAISpeechBody } from './schema.js';
+
+
+const OPENAI_SPEECH_ROUTE = {
+  tags: ['OpenAI'],
+  summary: 'Generate speech (OpenAI-compatible)',
+  description: 'OpenAI’s body, translated to the native request: the same validation, billing and cost headers as `/tts/bytes`. Errors use OpenAI’s shape.',
+  body: openAISpeechBody,
+  response: {
+    200: {
+      description: 'The audio (mp3, Ogg Opus, wav or raw pcm), or with `stream_format: "sse"` an event stream of `OpenAIStreamEvent`s.',
+      cost: true, spoken: true,
+      content: { ...binaryContent('audio/mpeg', 'audio/ogg', 'audio/wav', 'application/octet-stream'), 'text/event-stream': { schema: schemaRef('OpenAIStreamEvent') } },
+    },
+    ...errorResponses('openai', TTS_ERROR_STATUSES),
+  },
+};
 
 const round = (seconds: number) => Math.round(seconds * 1000) / 1000;
 
@@ -28,9 +46,10 @@ export function registerOpenAISpeech(scope: FastifyInstance, services: Services)
   installErrorRenderer(scope, services.config.server.bodyLimitBytes, (error, _request, thrown) => ({ body: openAIError(error, (thrown as { param?: string }).param) }));
   postOnly(scope, '/v1/audio/speech');
   const context = { models: services.models, aliases: services.config.openai };
-  scope.post('/v1/audio/speech', (request, reply) =>
+  scope.post('/v1/audio/speech', { schema: OPENAI_SPEECH_ROUTE, attachValidation: true, config: { auth: 'key', token: true } }, (request, reply) =>
     serveSynthesis(services, request, reply, {
-      decode: ({ body }) => parseOpenAIBody(body, context),
+      // The body as the route's schema validated it (a refusal is thrown before decoding).
+      decode: ({ body }) => parseOpenAIBody(body as OpenAISpeechBody, context),
       endpoint: (input) => (input.streaming ? 'openai.speech.stream' : 'openai.speech'),
       stream: (input, synthesis) => {
         if (!input.sse) return audioStream(synthesis);
