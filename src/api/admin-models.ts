@@ -17,7 +17,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../errors/api-error.js';
 import type { ImportSource, ModelImporter } from '../models/import/importer.js';
 import type { Services } from '../services.js';
-import { requireAdminToken } from './admin.js';
+import { declareAdminRoutes } from './route-auth.js';
 
 const FILE_PARTS = ['model', 'config', 'archive', 'voices'] as const;
 type FilePart = (typeof FILE_PARTS)[number];
@@ -82,7 +82,7 @@ export function registerAdminModels(app: FastifyInstance, services: Services, im
   const maxBytes = services.config.modelImport.maxUploadBytes;
   app.register(
     async (scope) => {
-      scope.addHook('onRequest', requireAdminToken(services.config.accounts.adminToken));
+      declareAdminRoutes(scope);
       await scope.register(multipart, { limits: { fileSize: maxBytes, files: 2, fields: 4, fieldSize: 1024, parts: 6 } });
       scope.post('/models', async (request, reply) => {
         const staging = importer.staging();
