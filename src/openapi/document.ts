@@ -248,18 +248,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   // Without accounts nothing is charged, and no cost headers are sent.
   const COST_HEADERS = options.accounts ? COST : undefined;
   const paths: Record<string, Record<string, Operation>> = {
-    '/tts/captioned': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate speech with its captions (SRT or WebVTT) and word timestamps',
-        token: true,
-        description:
-          'The `/tts/bytes` body plus `captions`; one JSON object with the whole clip in base64, its captions and its words. Charged exactly as `/tts/bytes` for the same body. See docs/api.md#captions for the cue rules.',
-        auth: 'key',
-        body: { required: true, content: json(ref('CaptionedRequest')) },
-        responses: { '200': ok('The clip, its captions and its word timestamps.', 'CaptionedSpeech', COST_HEADERS), ...errors(TTS_ERRORS) },
-      },
-    },
     '/tts/dialogue': {
       post: {
         tag: 'Speech',

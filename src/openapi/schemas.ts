@@ -138,53 +138,6 @@ const body = cartesiaBodySchema.shape;
 const container = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
-export const captionedRequestSchema = component(
-  'CaptionedRequest',
-  ttsRequestSchema
-    .omit({ stream: true })
-    .extend({
-      captions: z
-        .object({
-          format: z.enum(['vtt', 'srt']).optional().describe('`vtt` (default) or `srt`.'),
-          maxLineChars: z.int().min(20).max(80).optional().describe('Display columns a caption line may take (East Asian wide characters count 2); 42 by default.'),
-        })
-        .optional(),
-    })
-    .describe('The body of `POST /tts/captioned`: the `/tts/bytes` body (a whole clip; no `stream`) and the captions wanted.'),
-);
-
-export const captionedSpeechSchema = component(
-  'CaptionedSpeech',
-  z.object({
-    audio: z.string().describe('The clip, base64.'),
-    content_type: z.string().describe('The clip’s content type, as `/tts/bytes` would send it.'),
-    captions: z.string().describe('The clip’s captions, WebVTT or SRT.'),
-    words: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('The words sent, with their times in seconds.'),
-  }),
-);
-
-export const dialogueRequestSchema = component(
-  'DialogueRequest',
-  ttsRequestSchema
-    .omit({ transcript: true, voice: true, transcript_type: true })
-    .extend({
-      inputs: z
-        .array(
-          z.object({
-            transcript: ttsRequestSchema.shape.transcript.describe('What this turn says: text with inline tags, or an SSML document, as a `/tts/bytes` transcript.'),
-            voice: ttsRequestSchema.shape.voice,
-            transcript_type: ttsRequestSchema.shape.transcript_type,
-            language: z.string().nullable().optional().describe('This turn’s language; absent: the request’s, else the turn’s voice’s.'),
-          }),
-        )
-        .min(1)
-        .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` (300 ms) between them: at most `voices.dialogue.maxTurns` (100), their characters together within the model’s limit, each with something to speak.'),
-      stream: body.stream.describe('Answer with `/tts/sse`’s event stream instead of the whole clip.'),
-      add_timestamps: body.add_timestamps.describe('With `stream`: `timestamps` events, whose `voices` give each word’s voice.'),
-    })
-    .describe('The body of `POST /tts/dialogue`.'),
-);
-
 export const webSocketRequestSchema = component(
   'WebSocketRequest',
   ttsRequestSchema
