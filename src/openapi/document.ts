@@ -248,21 +248,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   // Without accounts nothing is charged, and no cost headers are sent.
   const COST_HEADERS = options.accounts ? COST : undefined;
   const paths: Record<string, Record<string, Operation>> = {
-    '/tts/dialogue': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate a dialogue: several speakers in one piece of audio',
-        token: true,
-        description:
-          'Each input’s transcript in its own voice, in order, with the configured pause between turns (`voices.dialogue.pauseMs`, 300 ms). Without `stream` the body is the whole clip, as `/tts/bytes` sends it; with `"stream": true`, `/tts/sse`’s event stream, its `timestamps` events naming each word’s voice. Charged the turns’ characters together.',
-        auth: 'key',
-        body: { required: true, content: json(ref('DialogueRequest')) },
-        responses: {
-          '200': { description: 'The audio in the requested format, or an event stream of `StreamEvent`s.', headers: COST_HEADERS, content: { ...audio, 'text/event-stream': { schema: ref('StreamEvent') } } },
-          ...errors(TTS_ERRORS),
-        },
-      },
-    },
     '/tts/normalize': {
       post: {
         tag: 'Speech',
