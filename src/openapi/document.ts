@@ -248,18 +248,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   // Without accounts nothing is charged, and no cost headers are sent.
   const COST_HEADERS = options.accounts ? COST : undefined;
   const paths: Record<string, Record<string, Operation>> = {
-    '/tts/normalize': {
-      post: {
-        tag: 'Speech',
-        summary: 'The text an engine would be given for a request, without speaking it',
-        token: true,
-        description:
-          'Resolved as `/tts/bytes` resolves (model, voice, dictionary, limits, the language: the request’s, else the voice’s), then answered with the normalised text and where each part came from. Not charged.',
-        auth: 'key',
-        body: { required: true, content: json(ref('NormalizeRequest')) },
-        responses: { '200': ok('The normalised text and its spans.', 'NormalizeResponse'), ...errors([400, 401, 403, 404, 413]) },
-      },
-    },
     '/tts/websocket': {
       get: {
         tag: 'Speech',

@@ -159,33 +159,6 @@ export const webSocketRequestSchema = component(
     .describe('A client message on `/tts/websocket`. A context’s first message needs `model_id`, `voice` and `output_format` (raw).'),
 );
 
-export const normalizeRequestSchema = component(
-  'NormalizeRequest',
-  z
-    .looseObject({
-      transcript: z.string().describe('As on `/tts/bytes`; within the model’s limit (the default model’s without `model_id`).'),
-      language: z.string().nullable().optional().describe('As on `/tts/bytes`; absent: the voice’s.'),
-      voice: body.voice.nullable().optional().describe('As on `/tts/bytes`; absent: the model’s default voice, else a built-in voice in `language`.'),
-      model_id: z.string().nullable().optional().describe('A model id; absent: the default model.'),
-      pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`: applied before normalising.'),
-      transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`.'),
-    })
-    .describe('The body of `POST /tts/normalize`.'),
-);
-
-export const normalizeResponseSchema = component(
-  'NormalizeResponse',
-  z
-    .object({
-      text: z.string().describe('What the engine is given: tags and SSML read, the dictionary and the normaliser applied.'),
-      language: z.string().describe('The language the text is read in where SSML names none (lower case).'),
-      spans: z
-        .array(z.object({ text_from: z.int(), text_to: z.int(), source_from: z.int(), source_to: z.int() }))
-        .describe('Each stretch of `text`, in order, with the stretch of the transcript it came from; offsets in Unicode code points. A rewritten token stands for its source as a whole.'),
-    })
-    .describe('The answer of `POST /tts/normalize`.'),
-);
-
 // ---- stream events ----
 
 const contextId = z.string().nullable().describe('The context (or the request id); null only for a WebSocket message that could not be read.');

@@ -191,3 +191,33 @@ export const captionedSpeechSchema = component(
     words: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('The words sent, with their times in seconds.'),
   }),
 );
+
+/** The body of `POST /tts/normalize`: what `/tts/bytes` would be given, every field but the transcript optional. */
+export const normalizeBodySchema = component(
+  'NormalizeRequest',
+  z
+    .looseObject({
+      transcript: z.string({ error: 'missing_transcript' }).describe('As on `/tts/bytes`; within the model’s limit (the default model’s without `model_id`).'),
+      language: z.string().nullish().describe('As on `/tts/bytes`; absent: the voice’s.'),
+      voice: voiceSchema.nullish().describe('As on `/tts/bytes`; absent: the model’s default voice, else a built-in voice in `language`.'),
+      model_id: z.string().min(1).nullish().describe('A model id; absent: the default model.'),
+      pronunciation_dict_id: z.string().nullish().describe('As on `/tts/bytes`: applied before normalising.'),
+      transcript_type: z.enum(['text', 'ssml']).nullish().describe('As on `/tts/bytes`.'),
+    })
+    .describe('The body of `POST /tts/normalize`.'),
+);
+
+export type NormalizeBody = z.infer<typeof normalizeBodySchema>;
+
+export const normalizeResponseSchema = component(
+  'NormalizeResponse',
+  z
+    .object({
+      text: z.string().describe('What the engine is given: tags and SSML read, the dictionary and the normaliser applied.'),
+      language: z.string().describe('The language the text is read in where SSML names none (lower case).'),
+      spans: z
+        .array(z.object({ text_from: z.int(), text_to: z.int(), source_from: z.int(), source_to: z.int() }))
+        .describe('Each stretch of `text`, in order, with the stretch of the transcript it came from; offsets in Unicode code points. A rewritten token stands for its source as a whole.'),
+    })
+    .describe('The answer of `POST /tts/normalize`.'),
+);
