@@ -81,11 +81,6 @@ export const deepgramErrorSchema = component(
     .describe('Errors of the Deepgram routes, in Deepgram’s legacy shape.'),
 );
 
-export const deepgramSpeakRequestSchema = component(
-  'DeepgramSpeakRequest',
-  z.looseObject({ text: z.string().min(1).describe('The text to speak.') }).describe('The body of `POST /v1/speak` (or the text itself as `text/plain`).'),
-);
-
 const alignment = z.object({ characters: z.array(z.string()), character_start_times_seconds: z.array(z.number()), character_end_times_seconds: z.array(z.number()) });
 
 export const elevenLabsTimestampsSchema = component(
