@@ -99,7 +99,8 @@ export function problemOf(message: string, path: (string | number)[], location =
   const coded = /^([a-z_]+): (.+)$/s.exec(message);
   if (coded && isErrorCode(coded[1])) return { error: new ApiError(coded[1] as ErrorCode, { reason: coded[2] }), loc };
   const field = path.reduce<string>((name, part) => (typeof part === 'number' ? `${name}[${part}]` : name ? `${name}.${part}` : part), '');
-  return { error: new ApiError('invalid_request', { reason: reasonOf(message, field) }), loc };
+  // `{index}`: the item of a list the message is about (`inputs[{index}] must be …`).
+  return { error: new ApiError('invalid_request', { reason: reasonOf(message, field).replace('{index}', String(path[1])) }), loc };
 }
 
 /** A schema of the document by name, for an answer whose schema is declared elsewhere (a stream's events). */

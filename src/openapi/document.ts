@@ -182,42 +182,14 @@ function elevenLabsPaths(): Record<string, Record<string, Operation>> {
   };
 }
 
-/** Deepgram's Aura routes: `POST /v1/speak` and its WebSocket. */
-function deepgramPaths(costHeaders: Json | undefined): Record<string, Record<string, Operation>> {
+/** Deepgram's Aura WebSocket, `GET /v1/speak` (its `POST` is declared on its route). */
+function deepgramPaths(): Record<string, Record<string, Operation>> {
   const model = queryParam('model', z.string(), 'An Aura name mapped by `deepgram.models`, or `aura-2-<voice_id>-<lang>` for any voice; absent: `aura-asteria-en`.');
-  const encoding = (values: string[]) => queryParam('encoding', z.enum(values as [string, ...string[]]), 'Deepgram’s encoding; `aac` is refused (400 `Unsupported audio format`).');
+  const encoding = queryParam('encoding', z.enum(['linear16', 'mulaw', 'alaw']), 'Deepgram’s encoding (default linear16).');
   const sampleRate = queryParam('sample_rate', z.int(), 'linear16: 8000, 16000, 24000, 32000, 48000; mulaw/alaw: 8000, 16000; mp3 22050 and opus 48000 fixed.');
   const speed = queryParam('speed', z.number(), 'The speaking rate, within the mapped model’s range.');
-  const headers = {
-    ...(costHeaders as Record<string, Json> | undefined),
-    'dg-request-id': { description: 'The request’s UUID (also `x-dg-request-id`).', schema: { type: 'string', format: 'uuid' } },
-    'dg-model-name': { description: 'The Aura name asked for (also `x-dg-model-name`).', schema: { type: 'string' } },
-    'dg-model-uuid': { description: 'A stable UUID of the name.', schema: { type: 'string', format: 'uuid' } },
-    'dg-char-count': { description: 'The characters of the text (also `x-dg-characters`).', schema: { type: 'string' } },
-  };
-  const audio = Object.fromEntries(
-    ['audio/mpeg', 'audio/wav', 'audio/l16;rate=24000', 'audio/mulaw;rate=8000', 'audio/alaw;rate=8000', 'audio/ogg;codecs=opus'].map((type) => [type, { schema: { type: 'string', format: 'binary' } }]),
-  );
   return {
     '/v1/speak': {
-      post: {
-        tag: 'Deepgram',
-        summary: 'Generate speech (Deepgram-compatible)',
-        description: 'Deepgram’s Aura REST: the query names the model and format, the body `{"text"}`; the audio streams as it is made. The key as `Authorization: Token <key>` (any case) or `Bearer`. Errors in Deepgram’s shape.',
-        auth: 'key',
-        token: true,
-        parameters: [
-          model,
-          encoding(['linear16', 'mulaw', 'alaw', 'mp3', 'opus', 'aac']),
-          queryParam('container', z.enum(['wav', 'none', 'ogg']), 'wav (default) or none for linear16, mulaw and alaw; ogg for opus.'),
-          sampleRate,
-          queryParam('bit_rate', z.int(), 'mp3: 32000 or 48000 (default); opus: the model’s Opus bit rates.'),
-          speed,
-          queryParam('tag', z.string(), 'Accepted.'),
-        ],
-        body: { required: true, content: { ...json(ref('DeepgramSpeakRequest')), 'text/plain': { schema: { type: 'string' } } } },
-        responses: { '200': { description: 'The audio, typed as Deepgram types it.', headers, content: audio }, ...errors([400, 401, 402, 403, 413, 415, 429, 503], 'deepgram') },
-      },
       get: {
         tag: 'Deepgram',
         summary: 'WebSocket: streamed text in, audio out (Deepgram-compatible)',
@@ -225,7 +197,7 @@ function deepgramPaths(costHeaders: Json | undefined): Record<string, Record<str
           '`Metadata` first; `{"type":"Speak","text"}` queues text (a sentence is spoken once complete), `Flush` is answered by `Flushed {sequence_id}` after its audio, `Clear` by `Cleared` (what was not yet spoken is dropped and not charged), `Close` speaks the rest and closes 1000. Audio is binary frames. The key as `Authorization: Token` or the subprotocols `token, <key>` / `bearer, <token>`.',
         auth: 'key',
         token: true,
-        parameters: [model, encoding(['linear16', 'mulaw', 'alaw']), sampleRate, speed],
+        parameters: [model, encoding, sampleRate, speed],
         responses: { '101': { description: 'Switching to the WebSocket protocol (the subprotocol `token` or `bearer` echoed when offered).' }, ...errors([400, 401, 403, 429, 503], 'deepgram') },
       },
     },
@@ -248,48 +220,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   const audio = { ...openAIAudio, 'audio/ogg': { schema: binary } };
   // Without accounts nothing is charged, and no cost headers are sent.
   const COST_HEADERS = options.accounts ? COST : undefined;
-  // Speech answers also name the model that served (a fallback of the one asked for, after a fall-over).
-  const SPOKEN_HEADERS = { 'x-voicegate-model': { $ref: '#/components/headers/VoicegateModel' }, ...COST_HEADERS };
   const paths: Record<string, Record<string, Operation>> = {
-    '/tts/captioned': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate speech with its captions (SRT or WebVTT) and word timestamps',
-        token: true,
-        description:
-          'The `/tts/bytes` body plus `captions`; one JSON object with the whole clip in base64, its captions and its words. Charged exactly as `/tts/bytes` for the same body. See docs/api.md#captions for the cue rules.',
-        auth: 'key',
-        body: { required: true, content: json(ref('CaptionedRequest')) },
-        responses: { '200': ok('The clip, its captions and its word timestamps.', 'CaptionedSpeech', SPOKEN_HEADERS), ...errors(TTS_ERRORS) },
-      },
-    },
-    '/tts/dialogue': {
-      post: {
-        tag: 'Speech',
-        summary: 'Generate a dialogue: several speakers in one piece of audio',
-        token: true,
-        description:
-          'Each input’s transcript in its own voice, in order, with the configured pause between turns (`voices.dialogue.pauseMs`, 300 ms). Without `stream` the body is the whole clip, as `/tts/bytes` sends it; with `"stream": true`, `/tts/sse`’s event stream, its `timestamps` events naming each word’s voice. Charged the turns’ characters together.',
-        auth: 'key',
-        body: { required: true, content: json(ref('DialogueRequest')) },
-        responses: {
-          '200': { description: 'The audio in the requested format, or an event stream of `StreamEvent`s.', headers: SPOKEN_HEADERS, content: { ...audio, 'text/event-stream': { schema: ref('StreamEvent') } } },
-          ...errors(TTS_ERRORS),
-        },
-      },
-    },
-    '/tts/normalize': {
-      post: {
-        tag: 'Speech',
-        summary: 'The text an engine would be given for a request, without speaking it',
-        token: true,
-        description:
-          'Resolved as `/tts/bytes` resolves (model, voice, dictionary, limits, the language: the request’s, else the voice’s), then answered with the normalised text and where each part came from. Not charged.',
-        auth: 'key',
-        body: { required: true, content: json(ref('NormalizeRequest')) },
-        responses: { '200': ok('The normalised text and its spans.', 'NormalizeResponse'), ...errors([400, 401, 403, 404, 413]) },
-      },
-    },
     '/tts/websocket': {
       get: {
         tag: 'Speech',
@@ -308,7 +239,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       },
     },
     ...elevenLabsPaths(),
-    ...deepgramPaths(SPOKEN_HEADERS),
+    ...deepgramPaths(),
     '/voices/clone': {
       post: {
         tag: 'Voices',

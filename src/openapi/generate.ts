@@ -95,7 +95,9 @@ function operation(route: RouteOptions, url: string, options: GenerateOptions): 
   else if (options.accounts && declared.auth === 'key') security = [...KEY_SCHEMES, ...(declared.credentials ?? [])].map((scheme) => ({ [scheme]: [] }));
   const description = [schema.description, declared.token && options.accounts ? 'An access token from `POST /access-token` is accepted in place of an API key.' : undefined].filter(Boolean).join(' ');
   const params = [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')];
-  const body = schema.body ? { required: true, content: { 'application/json': { schema: jsonSchemaOf(schema.body) }, ...schema.consumes } } : undefined;
+  // `consumes`: media types beside JSON the body may come as, each the text itself (`text/plain`).
+  const others = ((schema.consumes ?? []) as string[]).filter((type) => type !== 'application/json').map((type) => [type, { schema: { type: 'string' } }]);
+  const body = schema.body ? { required: true, content: { 'application/json': { schema: jsonSchemaOf(schema.body) }, ...Object.fromEntries(others) } } : undefined;
   return {
     operationId: operationId(method, url),
     tags: schema.tags ?? [],

@@ -81,11 +81,6 @@ export const deepgramErrorSchema = component(
     .describe('Errors of the Deepgram routes, in Deepgram’s legacy shape.'),
 );
 
-export const deepgramSpeakRequestSchema = component(
-  'DeepgramSpeakRequest',
-  z.looseObject({ text: z.string().min(1).describe('The text to speak.') }).describe('The body of `POST /v1/speak` (or the text itself as `text/plain`).'),
-);
-
 const alignment = z.object({ characters: z.array(z.string()), character_start_times_seconds: z.array(z.number()), character_end_times_seconds: z.array(z.number()) });
 
 export const elevenLabsTimestampsSchema = component(
@@ -138,53 +133,6 @@ const body = cartesiaBodySchema.shape;
 const container = z.enum(['raw', 'wav', 'mp3', 'opus', 'flac']);
 const encoding = z.enum(['pcm_s16le', 'pcm_f32le', 'pcm_mulaw', 'pcm_alaw']);
 
-export const captionedRequestSchema = component(
-  'CaptionedRequest',
-  ttsRequestSchema
-    .omit({ stream: true })
-    .extend({
-      captions: z
-        .object({
-          format: z.enum(['vtt', 'srt']).optional().describe('`vtt` (default) or `srt`.'),
-          maxLineChars: z.int().min(20).max(80).optional().describe('Display columns a caption line may take (East Asian wide characters count 2); 42 by default.'),
-        })
-        .optional(),
-    })
-    .describe('The body of `POST /tts/captioned`: the `/tts/bytes` body (a whole clip; no `stream`) and the captions wanted.'),
-);
-
-export const captionedSpeechSchema = component(
-  'CaptionedSpeech',
-  z.object({
-    audio: z.string().describe('The clip, base64.'),
-    content_type: z.string().describe('The clip’s content type, as `/tts/bytes` would send it.'),
-    captions: z.string().describe('The clip’s captions, WebVTT or SRT.'),
-    words: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('The words sent, with their times in seconds.'),
-  }),
-);
-
-export const dialogueRequestSchema = component(
-  'DialogueRequest',
-  ttsRequestSchema
-    .omit({ transcript: true, voice: true, transcript_type: true })
-    .extend({
-      inputs: z
-        .array(
-          z.object({
-            transcript: ttsRequestSchema.shape.transcript.describe('What this turn says: text with inline tags, or an SSML document, as a `/tts/bytes` transcript.'),
-            voice: ttsRequestSchema.shape.voice,
-            transcript_type: ttsRequestSchema.shape.transcript_type,
-            language: z.string().nullable().optional().describe('This turn’s language; absent: the request’s, else the turn’s voice’s.'),
-          }),
-        )
-        .min(1)
-        .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` (300 ms) between them: at most `voices.dialogue.maxTurns` (100), their characters together within the model’s limit, each with something to speak.'),
-      stream: body.stream.describe('Answer with `/tts/sse`’s event stream instead of the whole clip.'),
-      add_timestamps: body.add_timestamps.describe('With `stream`: `timestamps` events, whose `voices` give each word’s voice.'),
-    })
-    .describe('The body of `POST /tts/dialogue`.'),
-);
-
 export const webSocketRequestSchema = component(
   'WebSocketRequest',
   ttsRequestSchema
@@ -204,33 +152,6 @@ export const webSocketRequestSchema = component(
         .describe('How long an unfinished clause may wait for more text, from its first text: 0 speaks it now; unset, managed buffering of at most 3000 ms.'),
     })
     .describe('A client message on `/tts/websocket`. A context’s first message needs `model_id`, `voice` and `output_format` (raw).'),
-);
-
-export const normalizeRequestSchema = component(
-  'NormalizeRequest',
-  z
-    .looseObject({
-      transcript: z.string().describe('As on `/tts/bytes`; within the model’s limit (the default model’s without `model_id`).'),
-      language: z.string().nullable().optional().describe('As on `/tts/bytes`; absent: the voice’s.'),
-      voice: body.voice.nullable().optional().describe('As on `/tts/bytes`; absent: the model’s default voice, else a built-in voice in `language`.'),
-      model_id: z.string().nullable().optional().describe('A model id; absent: the default model.'),
-      pronunciation_dict_id: z.string().nullable().optional().describe('As on `/tts/bytes`: applied before normalising.'),
-      transcript_type: z.enum(['text', 'ssml']).nullable().optional().describe('As on `/tts/bytes`.'),
-    })
-    .describe('The body of `POST /tts/normalize`.'),
-);
-
-export const normalizeResponseSchema = component(
-  'NormalizeResponse',
-  z
-    .object({
-      text: z.string().describe('What the engine is given: tags and SSML read, the dictionary and the normaliser applied.'),
-      language: z.string().describe('The language the text is read in where SSML names none (lower case).'),
-      spans: z
-        .array(z.object({ text_from: z.int(), text_to: z.int(), source_from: z.int(), source_to: z.int() }))
-        .describe('Each stretch of `text`, in order, with the stretch of the transcript it came from; offsets in Unicode code points. A rewritten token stands for its source as a whole.'),
-    })
-    .describe('The answer of `POST /tts/normalize`.'),
 );
 
 // ---- stream events ----

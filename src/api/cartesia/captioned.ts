@@ -10,30 +10,40 @@
 import type { FastifyInstance } from 'fastify';
 import { CONTENT_TYPES } from '../../audio/format.js';
 import { captionFormat, captionLineChars, captions, type CaptionFormat } from '../../captions/render.js';
-import { ApiError } from '../../errors/api-error.js';
 import { jsonWithAudio } from '../../http/audio-json.js';
 import { postOnly } from '../../http/json-body.js';
-import { audioStream, serveSynthesis } from '../../http/synthesis-route.js';
+import { errorResponses, jsonContent } from '../../http/route-schema.js';
+import { TTS_ERROR_STATUSES, audioStream, serveSynthesis } from '../../http/synthesis-route.js';
 import type { Services } from '../../services.js';
-import { parseCartesiaBody } from './parse.js';
+import { cartesiaInput } from './parse.js';
+import { captionedBodySchema, type CaptionedBody } from './schema.js';
 
-/** `captions` of the body: absent, or an object with `format` and `maxLineChars`. */
-function captionOptions(value: unknown): { format: CaptionFormat; maxLineChars: number } {
-  if (value === undefined || value === null) return { format: 'vtt', maxLineChars: captionLineChars(undefined) };
-  if (typeof value !== 'object' || Array.isArray(value)) throw new ApiError('invalid_caption_options', { reason: 'captions must be an object: {"format": "vtt" | "srt", "maxLineChars": 20–80}' });
-  const { format, maxLineChars } = value as Record<string, unknown>;
-  return { format: captionFormat(format), maxLineChars: captionLineChars(maxLineChars) };
+const SCHEMA = {
+  tags: ['Speech'],
+  summary: 'Generate speech with its captions (SRT or WebVTT) and word timestamps',
+  description:
+    'The `/tts/bytes` body plus `captions`; one JSON object with the whole clip in base64, its captions and its words. Charged exactly as `/tts/bytes` for the same body. See docs/api.md#captions for the cue rules.',
+  body: captionedBodySchema,
+  response: {
+    200: { description: 'The clip, its captions and its word timestamps.', cost: true, spoken: true, content: jsonContent('CaptionedSpeech') },
+    ...errorResponses('native', TTS_ERROR_STATUSES),
+  },
+};
+
+/** `captions` of the validated body: its format and line width, checked as a job's captions are (`captions/render.ts`). */
+function captionOptions(value: CaptionedBody['captions']): { format: CaptionFormat; maxLineChars: number } {
+  return { format: captionFormat(value?.format), maxLineChars: captionLineChars(value?.maxLineChars) };
 }
 
 export function registerTtsCaptioned(scope: FastifyInstance, services: Services): void {
   postOnly(scope, '/tts/captioned');
-  scope.post('/tts/captioned', (request, reply) => {
+  scope.post('/tts/captioned', { schema: SCHEMA, attachValidation: true, config: { auth: 'key', token: true } }, (request, reply) => {
     let options = { format: 'vtt' as CaptionFormat, maxLineChars: 42 };
     return serveSynthesis(services, request, reply, {
+      // The body as the route's schema validated it (a refusal is thrown before decoding).
       decode: ({ body }) => {
-        const { captions: asked, ...rest } = body;
-        if (rest.stream === true) throw new ApiError('invalid_request', { reason: 'captioned speech is one clip: leave out stream' });
-        const input = parseCartesiaBody(rest);
+        const { captions: asked, ...rest } = body as CaptionedBody;
+        const input = cartesiaInput(rest);
         options = captionOptions(asked);
         return { ...input, wordTimestamps: true };
       },

@@ -10,7 +10,6 @@
  * `/tts/bytes` (an access token with the `tts` grant will do).
  */
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { requireScope } from '../../accounts/scopes.js';
 import { DEFAULT_MODEL_IDS } from '../../config/pull.js';
 import { ApiError } from '../../errors/api-error.js';
@@ -18,20 +17,25 @@ import type { FormatRequest } from '../../models/output-format.js';
 import type { ModelProfile } from '../../models/profile.js';
 import { authenticateRequest } from '../../http/credentials.js';
 import { decodeJsonObject, postOnly } from '../../http/json-body.js';
+import { errorResponses, jsonContent } from '../../http/route-schema.js';
 import type { Services } from '../../services.js';
 import { resolveSpeech } from '../../synthesis/resolve.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 import { MappedText } from '../../synthesis/text-map.js';
-import { voiceIdOf, voiceSchema } from './parse.js';
+import { voiceIdOf } from './parse.js';
+import { normalizeBodySchema, type NormalizeBody } from './schema.js';
 
-const normalizeBodySchema = z.looseObject({
-  transcript: z.string(),
-  language: z.string().nullish(),
-  voice: voiceSchema.nullish(),
-  model_id: z.string().min(1).nullish(),
-  pronunciation_dict_id: z.string().nullish(),
-  transcript_type: z.enum(['text', 'ssml']).nullish(),
-});
+const SCHEMA = {
+  tags: ['Speech'],
+  summary: 'The text an engine would be given for a request, without speaking it',
+  description:
+    'Resolved as `/tts/bytes` resolves (model, voice, dictionary, limits, the language: the request’s, else the voice’s), then answered with the normalised text and where each part came from. Not charged.',
+  body: normalizeBodySchema,
+  response: {
+    200: { description: 'The normalised text and its spans.', content: jsonContent('NormalizeResponse') },
+    ...errorResponses('native', [400, 401, 403, 404, 413, 415, 503]),
+  },
+};
 
 export interface NormalizeSpan {
   text_from: number;
@@ -77,16 +81,13 @@ async function someVoice(services: Services, model: ModelProfile, language: stri
 
 export function registerTtsNormalize(scope: FastifyInstance, services: Services): void {
   postOnly(scope, '/tts/normalize');
-  scope.post('/tts/normalize', async (request) => {
+  scope.post('/tts/normalize', { schema: SCHEMA, attachValidation: true, config: { auth: 'key', token: true } }, async (request) => {
     const caller = await authenticateRequest(services.gate, request, { token: 'tts' });
     requireScope(caller, 'tts');
-    const parsed = normalizeBodySchema.safeParse(decodeJsonObject(request.body));
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      if (issue.path[0] === 'transcript') throw new ApiError('missing_transcript');
-      throw new ApiError('invalid_request', { reason: `${issue.path.join('.')}: ${issue.message}` });
-    }
-    const body = parsed.data;
+    decodeJsonObject(request.body);
+    // The route schema's refusal (validated with `attachValidation`), answered once the caller is known.
+    if (request.validationError) throw request.validationError;
+    const body = request.body as NormalizeBody;
     const models = services.models;
     const model = body.model_id ? models.get(body.model_id) : (DEFAULT_MODEL_IDS.map((id) => models.get(id)).find(Boolean) ?? models.list()[0]);
     if (!model) throw new ApiError('model_not_found', { reason: `model ${body.model_id} does not exist; available: ${models.list().map((m) => m.id).join(', ')}` });

@@ -3,7 +3,7 @@
  * Decodes a Cartesia-dialect body (/tts/bytes, /tts/sse, WebSocket messages)
  * into the transport-neutral `SpeechInput`. The body's shape is `schema.ts`'s:
  * the routes that declare it have it validated by Fastify (`cartesiaInput`),
- * the rest (the WebSocket's messages, dialogues, captions, jobs, previews)
+ * the rest (the WebSocket's messages, jobs, previews)
  * check it here, the first problem mapped to the same documented error; what
  * the model allows is checked later, by `synthesis/resolve`, for every dialect.
  */
@@ -13,13 +13,13 @@ import { formatRequestOf } from '../../models/output-format.js';
 import { dialogueTranscript, type DialogueTurn } from '../../synthesis/dialogue.js';
 import type { SpeechInput } from '../../synthesis/speech-input.js';
 import { problemOf } from '../../http/route-schema.js';
-import { cartesiaBodySchema, describeValue, voiceRefusal, voiceSchema, type CartesiaBody } from './schema.js';
+import { cartesiaBodySchema, voiceSchema, type CartesiaBody, type DialogueBody } from './schema.js';
 
 /** A WebSocket message: an empty transcript is allowed (it ends or flushes a context). */
 const cartesiaMessageSchema = cartesiaBodySchema.extend({ transcript: z.string({ error: 'missing_transcript' }) });
 
 /** Order in which field problems are reported when several are present. */
-const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'inputs', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps', 'pronunciation_dict_id', 'cache', 'transcript_type'];
+const FIELD_ORDER = ['model_id', 'transcript', 'voice', 'output_format', 'generation_config', 'language', 'stream', 'context_id', 'add_timestamps', 'pronunciation_dict_id', 'cache', 'transcript_type'];
 
 /** The first problem zod found, as the registry error the route's schema would have answered. */
 function shapeError(issues: readonly z.core.$ZodIssue[]): ApiError {
@@ -73,30 +73,8 @@ function fieldsOf(data: Pick<CartesiaBody, 'model_id' | 'output_format' | 'gener
   };
 }
 
-/** `POST /tts/dialogue`: the /tts/bytes body with `inputs` (each a transcript and its voice) for `transcript` and `voice`. */
-const dialogueBodySchema = cartesiaBodySchema.omit({ transcript: true, voice: true, transcript_type: true }).extend({
-  inputs: z.array(z.looseObject({ transcript: z.string(), voice: voiceSchema, transcript_type: z.enum(['text', 'ssml']).nullish(), language: z.string().nullish() })).min(1),
-});
-
-/**
- * Decodes a dialogue body into the neutral request: its turns in order (`synthesis/dialogue`). A
- * problem with a turn names its index; what a turn says and who speaks it are checked when resolved.
- */
-export function parseCartesiaDialogue(body: unknown): SpeechInput {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw notAnObject(body);
-  const fields = body as Record<string, unknown>;
-  const parsed = dialogueBodySchema.safeParse(fields);
-  if (!parsed.success) {
-    const issues = [...parsed.error.issues].sort((a, b) => rank(a.path[0]) - rank(b.path[0]) || a.path.length - b.path.length);
-    const issue = issues[0];
-    const [field, index, part] = issue.path as (string | number)[];
-    if (field !== 'inputs') throw shapeError(issues);
-    if (index === undefined) throw new ApiError('invalid_request', { reason: `inputs must be a non-empty array of {transcript, voice}${describeValue(fields.inputs)}` });
-    const input = (fields.inputs as unknown[])[index as number] as Record<string, unknown> | null;
-    if (part === 'voice') throw problemOf(voiceRefusal(input?.voice), []).error;
-    throw new ApiError('invalid_request', { reason: `inputs[${index}] must be an object with a transcript string and a voice (and transcript_type "text" or "ssml", and a language string, if any)` });
-  }
-  const data = parsed.data;
+/** A dialogue body the route's schema (`schema.ts`) has validated, as the neutral request: its turns in order (`synthesis/dialogue`); what a turn says and who speaks it are checked when resolved. */
+export function cartesiaDialogueInput(data: DialogueBody): SpeechInput {
   const turns: DialogueTurn[] = data.inputs.map((input) => ({ transcript: input.transcript, voiceId: voiceIdOf(input.voice), ...(input.transcript_type ? { type: input.transcript_type } : {}), ...(input.language ? { language: input.language } : {}) }));
   return { ...fieldsOf(data, {}), transcript: dialogueTranscript(turns), voiceId: turns[0].voiceId, turns };
 }

@@ -106,3 +106,118 @@ export const cartesiaBodySchema = component(
 );
 
 export type CartesiaBody = z.infer<typeof cartesiaBodySchema>;
+
+/** What a dialogue turn's refusal says (a voice has its own), `{index}` being the turn's. */
+const TURN_REFUSAL = 'inputs[{index}] must be an object with a transcript string and a voice (and transcript_type "text" or "ssml", and a language string, if any)';
+const inputsRefusal = (issue: { input?: unknown }) => `inputs must be a non-empty array of {transcript, voice}${describeValue(issue.input)}`;
+
+/** One turn of a dialogue. */
+const dialogueTurnSchema = z.looseObject(
+  {
+    transcript: z.string({ error: TURN_REFUSAL }).describe('What this turn says: text with inline tags, or an SSML document, as a `/tts/bytes` transcript.'),
+    voice: voiceSchema.describe(cartesiaFields.voice.description ?? ''),
+    transcript_type: z.enum(['text', 'ssml'], { error: TURN_REFUSAL }).nullish().describe('As on `/tts/bytes`.'),
+    language: z.string({ error: TURN_REFUSAL }).nullish().describe('This turn’s language; absent: the request’s, else the turn’s voice’s.'),
+  },
+  { error: TURN_REFUSAL },
+);
+
+/** The body of `POST /tts/dialogue`: `/tts/bytes`' with `inputs` for `transcript` and `voice`, fields in the order their problems are reported. */
+export const dialogueBodySchema = component(
+  'DialogueRequest',
+  z
+    .looseObject({
+      model_id: cartesiaFields.model_id,
+      inputs: z
+        .array(dialogueTurnSchema, { error: inputsRefusal })
+        .min(1, { error: inputsRefusal })
+        .describe('The turns, spoken in order in one piece of audio with `voices.dialogue.pauseMs` (300 ms) between them: at most `voices.dialogue.maxTurns` (100), their characters together within the model’s limit, each with something to speak.'),
+      output_format: cartesiaFields.output_format,
+      generation_config: cartesiaFields.generation_config,
+      language: cartesiaFields.language,
+      stream: z.boolean().optional().describe('Answer with `/tts/sse`’s event stream instead of the whole clip.'),
+      context_id: cartesiaFields.context_id,
+      add_timestamps: z.boolean().optional().describe('With `stream`: `timestamps` events, whose `voices` give each word’s voice.'),
+      pronunciation_dict_id: cartesiaFields.pronunciation_dict_id,
+      cache: cartesiaFields.cache,
+    })
+    .meta({ required: ['model_id', 'inputs', 'output_format'] })
+    .describe('The body of `POST /tts/dialogue`.'),
+);
+
+export type DialogueBody = z.infer<typeof dialogueBodySchema>;
+
+const CAPTIONS_REFUSAL = 'invalid_caption_options: captions must be an object: {"format": "vtt" | "srt", "maxLineChars": 20–80}';
+
+/** The body of `POST /tts/captioned`: `/tts/bytes`' (one clip: no `stream`) and the captions wanted. */
+export const captionedBodySchema = component(
+  'CaptionedRequest',
+  z
+    .looseObject({
+      ...cartesiaFields,
+      stream: z
+        .boolean()
+        .refine((stream) => stream !== true, { error: 'captioned speech is one clip: leave out stream' })
+        .meta({ const: false })
+        .optional()
+        .describe('Captioned speech is one clip: absent or false.'),
+      captions: z
+        .looseObject(
+          {
+            // Checked by `captions/render.ts` (as for the captions a job's query asks for), with their own codes.
+            format: z.unknown().meta({ type: 'string', enum: ['vtt', 'srt'], description: '`vtt` (default) or `srt` (`invalid_caption_format` otherwise).' }).optional(),
+            maxLineChars: z
+              .unknown()
+              .meta({ type: 'integer', minimum: 20, maximum: 80, description: 'Display columns a caption line may take (East Asian wide characters count 2); 42 by default (`invalid_caption_options` otherwise).' })
+              .optional(),
+          },
+          { error: CAPTIONS_REFUSAL },
+        )
+        .nullish()
+        .describe('The captions wanted; absent: WebVTT, 42 columns.'),
+    })
+    .meta({ required: ['model_id', 'transcript', 'voice', 'output_format'] })
+    .describe('The body of `POST /tts/captioned`: the `/tts/bytes` body (a whole clip; no `stream`) and the captions wanted.'),
+);
+
+export type CaptionedBody = z.infer<typeof captionedBodySchema>;
+
+export const captionedSpeechSchema = component(
+  'CaptionedSpeech',
+  z.object({
+    audio: z.string().describe('The clip, base64.'),
+    content_type: z.string().describe('The clip’s content type, as `/tts/bytes` would send it.'),
+    captions: z.string().describe('The clip’s captions, WebVTT or SRT.'),
+    words: z.object({ words: z.array(z.string()), start: z.array(z.number()), end: z.array(z.number()) }).describe('The words sent, with their times in seconds.'),
+  }),
+);
+
+/** The body of `POST /tts/normalize`: what `/tts/bytes` would be given, every field but the transcript optional. */
+export const normalizeBodySchema = component(
+  'NormalizeRequest',
+  z
+    .looseObject({
+      transcript: z.string({ error: 'missing_transcript' }).describe('As on `/tts/bytes`; within the model’s limit (the default model’s without `model_id`).'),
+      language: z.string().nullish().describe('As on `/tts/bytes`; absent: the voice’s.'),
+      voice: voiceSchema.nullish().describe('As on `/tts/bytes`; absent: the model’s default voice, else a built-in voice in `language`.'),
+      model_id: z.string().min(1).nullish().describe('A model id; absent: the default model.'),
+      pronunciation_dict_id: z.string().nullish().describe('As on `/tts/bytes`: applied before normalising.'),
+      transcript_type: z.enum(['text', 'ssml']).nullish().describe('As on `/tts/bytes`.'),
+    })
+    .describe('The body of `POST /tts/normalize`.'),
+);
+
+export type NormalizeBody = z.infer<typeof normalizeBodySchema>;
+
+export const normalizeResponseSchema = component(
+  'NormalizeResponse',
+  z
+    .object({
+      text: z.string().describe('What the engine is given: tags and SSML read, the dictionary and the normaliser applied.'),
+      language: z.string().describe('The language the text is read in where SSML names none (lower case).'),
+      spans: z
+        .array(z.object({ text_from: z.int(), text_to: z.int(), source_from: z.int(), source_to: z.int() }))
+        .describe('Each stretch of `text`, in order, with the stretch of the transcript it came from; offsets in Unicode code points. A rewritten token stands for its source as a whole.'),
+    })
+    .describe('The answer of `POST /tts/normalize`.'),
+);

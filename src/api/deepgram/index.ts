@@ -6,9 +6,10 @@
  */
 import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
 import { installErrorRenderer, unsupportedMediaType } from '../../http/errors.js';
+import { decodeJsonObject } from '../../http/json-body.js';
 import type { Services } from '../../services.js';
 import { deepgramError, textTooLong } from './errors.js';
-import type { DeepgramContext } from './parse.js';
+import { PAYLOAD_ERROR, type DeepgramContext } from './parse.js';
 import { deepgramRequestId, registerDeepgramSpeech } from './speech.js';
 import { deepgramWebSocket } from './websocket.js';
 import { registerDeepgramModels } from './models.js';
@@ -31,7 +32,9 @@ export function registerDeepgram(app: FastifyInstance, services: Services, deepg
     const limit = services.config.server.bodyLimitBytes;
     installErrorRenderer(scope, limit, (error, request, thrown) => {
       const over = error.code === 'input_too_long' ? /maximum is (\d+)/.exec(error.message) : null;
-      const { status, body } = deepgramError(error, deepgramRequestId(request.raw), over ? { deepgram: textTooLong(Number(over[1])) } : thrown);
+      // The body's schema refused `text` (absent, not a string): Deepgram's payload error.
+      const payload = error.code === 'invalid_request' && (error as { loc?: unknown[] }).loc?.[0] === 'body' ? { deepgram: PAYLOAD_ERROR } : null;
+      const { status, body } = deepgramError(error, deepgramRequestId(request.raw), over ? { deepgram: textTooLong(Number(over[1])) } : (payload ?? thrown));
       return { status, body };
     });
     scope.addHook('onRequest', async (request, reply) => {
@@ -39,10 +42,16 @@ export function registerDeepgram(app: FastifyInstance, services: Services, deepg
     });
     // JSON, or the text itself as `text/plain`; any other type is Deepgram's 415.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => done(null, body));
-    scope.addContentTypeParser('text/plain', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) =>
-      done(null, Buffer.from(JSON.stringify({ text: (body as Buffer).toString('utf8') }))),
-    );
+    // A body that is not a JSON object stays bytes: the route's schema refuses it, and it is answered
+    // (`invalid_json`, as `decodeJsonObject` words it) once the caller is authenticated.
+    scope.addContentTypeParser('application/json', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => {
+      try {
+        done(null, decodeJsonObject(body));
+      } catch {
+        done(null, body);
+      }
+    });
+    scope.addContentTypeParser('text/plain', { parseAs: 'buffer', bodyLimit: limit }, (_request, body, done) => done(null, { text: (body as Buffer).toString('utf8') }));
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: limit }, (request, _body, done) => done(unsupportedMediaType(request.headers['content-type'], 'application/json'), undefined));
     registerDeepgramSpeech(scope, services, context);
     registerDeepgramModels(scope, services, deepgramOnly);

@@ -200,12 +200,10 @@ export function deepgramSettings(query: Query, socket: boolean, context: Deepgra
   };
 }
 
-/** `POST /v1/speak`: the query's settings, and `{"text"}`, which must have something in it. */
-export function parseDeepgramRequest(request: { body: Record<string, unknown>; query: Query }, context: DeepgramContext): DeepgramInput {
-  const text = request.body.text;
-  if (typeof text !== 'string') {
-    throw deepgramFault(new ApiError('invalid_request', { reason: 'text is required' }), 'PAYLOAD_ERROR', 'Failed to deserialize JSON payload. Please specify exactly one of `text` or `url` in the JSON body.');
-  }
-  if (text.trim().length === 0) throw deepgramFault(new ApiError('missing_transcript'), 'Bad Request', 'Input text contains no characters.');
-  return { ...deepgramSettings(request.query, false, context), transcript: text };
+/** A schema refusal of `POST /v1/speak`'s body (`text` absent or not a string), as Deepgram words it. */
+export const PAYLOAD_ERROR = { err_code: 'PAYLOAD_ERROR', err_msg: 'Failed to deserialize JSON payload. Please specify exactly one of `text` or `url` in the JSON body.' };
+
+/** `POST /v1/speak`: the query's settings, and `{"text"}` as the route's schema (`schema.ts`) validated it. */
+export function parseDeepgramRequest(request: { body: { text: string }; query: Query }, context: DeepgramContext): DeepgramInput {
+  return { ...deepgramSettings(request.query, false, context), transcript: request.body.text };
 }

@@ -12,10 +12,37 @@ import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { createHash, randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { serveSynthesis, type SynthesisRoute } from '../../http/synthesis-route.js';
+import { binaryContent, errorResponses } from '../../http/route-schema.js';
 import { presentedKey } from '../../http/credentials.js';
 import { postOnly } from '../../http/json-body.js';
 import type { Services } from '../../services.js';
 import { parseDeepgramRequest, type DeepgramContext, type DeepgramInput } from './parse.js';
+import { deepgramSpeakBodySchema, deepgramSpeakQuerySchema, type DeepgramSpeakBody } from './schema.js';
+
+const SCHEMA = {
+  tags: ['Deepgram'],
+  summary: 'Generate speech (Deepgram-compatible)',
+  description:
+    'Deepgram’s Aura REST: the query names the model and format, the body `{"text"}`; the audio streams as it is made. The key as `Authorization: Token <key>` (any case) or `Bearer`. Errors in Deepgram’s shape.',
+  querystring: deepgramSpeakQuerySchema,
+  body: deepgramSpeakBodySchema,
+  // The text itself is a body too.
+  consumes: ['application/json', 'text/plain'],
+  response: {
+    200: {
+      description: 'The audio, typed as Deepgram types it.',
+      cost: true, spoken: true,
+      headers: {
+        'dg-request-id': { description: 'The request’s UUID (also `x-dg-request-id`).', schema: { type: 'string', format: 'uuid' } },
+        'dg-model-name': { description: 'The Aura name asked for (also `x-dg-model-name`).', schema: { type: 'string' } },
+        'dg-model-uuid': { description: 'A stable UUID of the name.', schema: { type: 'string', format: 'uuid' } },
+        'dg-char-count': { description: 'The characters of the text (also `x-dg-characters`).', schema: { type: 'string' } },
+      },
+      content: binaryContent('audio/mpeg', 'audio/wav', 'audio/flac', 'audio/l16;rate=24000', 'audio/mulaw;rate=8000', 'audio/alaw;rate=8000', 'audio/ogg;codecs=opus'),
+    },
+    ...errorResponses('deepgram', [400, 401, 402, 403, 413, 415, 429, 503]),
+  },
+};
 
 /** The UUID of each request (`dg-request-id`, and `request_id` in an error), by its message. */
 const REQUEST_IDS = new WeakMap<IncomingMessage, string>();
@@ -61,11 +88,12 @@ export function deepgramHeaders(requestId: string, model: string, characters: nu
 
 export function registerDeepgramSpeech(scope: FastifyInstance, services: Services, context: DeepgramContext): void {
   postOnly(scope, '/v1/speak');
-  scope.post('/v1/speak', (request, reply) => {
+  scope.post('/v1/speak', { schema: SCHEMA, attachValidation: true, config: { auth: 'key', token: true, credentials: ['deepgramToken'] } }, (request, reply) => {
     const requestId = deepgramRequestId(request.raw);
     const route: SynthesisRoute<DeepgramInput> = {
       credential: deepgramKey,
-      decode: ({ body, query }) => parseDeepgramRequest({ body, query }, context),
+      // The body as the route's schema validated it (a refusal is thrown before decoding).
+      decode: ({ body, query }) => parseDeepgramRequest({ body: body as DeepgramSpeakBody, query }, context),
       endpoint: () => 'deepgram.speak',
       headers: (input, synthesis) => deepgramHeaders(requestId, input.aura.name, synthesis.characters),
       stream: (input) => ({
