@@ -257,9 +257,10 @@ export function ledgerContract(subject: Subject): void {
     try {
       assert.equal((await first.ledger.reserve({ id: uid('res'), orgId, credits: 1, ttlMs: 60_000 })).ok, true);
       assert.equal(await first.ledger.reserved(orgId), 1);
-      // At most the hold and room for 16 more like it; never less than the hold.
+      // At most the hold and its spare: room for 16 more like it or the credit kept for a store outage,
+      // never more than a quarter of what the balance has left (store/shares.ts); never less than the hold.
       const seen = await subject.store.ledger.reserved(orgId);
-      assert.ok(seen >= 1 && seen <= 17, `${seen}`);
+      assert.ok(seen >= 1 && seen <= 1 + Math.floor((1000 - 1) / 4), `${seen}`);
       await first.close();
       assert.equal(await subject.store.ledger.reserved(orgId), 0, 'a closed server leaves nothing behind');
 
