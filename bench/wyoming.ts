@@ -17,7 +17,7 @@
  * `BENCH_ROUNDS` as the others).
  */
 import { connect } from 'node:net';
-import { EventDecoder } from '../src/api/wyoming/framing.js';
+import { EventDecoder } from '../src/api/dialects/wyoming/framing.js';
 import { startChild, type ChildServer } from './lib/child.js';
 import { isMain, note, percentile, rounds, sliceSeconds } from './lib/load.js';
 import { waitForQuiet } from './lib/proc.js';

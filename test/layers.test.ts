@@ -211,9 +211,9 @@ test('no file imports itself back, through any number of others', () => {
   assert.deepEqual(found, [], `${found.length} circle(s) of imports:\n  ${found.join('\n  ')}`);
 });
 
-/** The dialect a file of `src/api/<dialect>/` speaks, or null for the shared files at `src/api/`'s top. */
+/** The dialect a file of `src/api/dialects/<dialect>/` speaks, or null for Voicegate's own routes (`resources/`, `admin/`, `service/`) and the shared files. */
 function dialectOf(file: string): string | null {
-  const parts = relative(join(src, 'api'), file).split(sep);
+  const parts = relative(join(src, 'api', 'dialects'), file).split(sep);
   return parts.length > 1 && !parts[0].startsWith('..') ? parts[0] : null;
 }
 

@@ -12,7 +12,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { chooseVoice, offeredVoices, resolveVoice } from '../src/api/wyoming/voices.js';
+import { chooseVoice, offeredVoices, resolveVoice } from '../src/api/dialects/wyoming/voices.js';
 import { loadConfig } from '../src/config/load.js';
 import { balanceOf, newOrg, type TestOrg } from './helpers/accounts.js';
 import { eventually } from './helpers/poll.js';

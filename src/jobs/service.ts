@@ -3,7 +3,7 @@
  * Long-form jobs as the API sees them: submit (checked whole, its cost held
  * against the balance, then queued), read, list, cancel or remove, follow,
  * and the result's bytes. Org-scoped like voices: a job of another
- * organisation does not exist for the caller. Knows no HTTP: `api/jobs.ts`
+ * organisation does not exist for the caller. Knows no HTTP: `api/resources/jobs.ts`
  * decodes requests into these calls and frames what they return.
  *
  * A submit is admitted as every synthesis is, through a session — the gate

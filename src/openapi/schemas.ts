@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { SCOPES } from '../accounts/scopes.js';
-import { cartesiaBodySchema, generationConfigSchema, outputFormatSchema } from '../api/cartesia/schema.js';
+import { cartesiaBodySchema, generationConfigSchema, outputFormatSchema } from '../api/dialects/cartesia/schema.js';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
 import { component, components } from '../http/route-schema.js';
 

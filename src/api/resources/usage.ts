@@ -1,0 +1,24 @@
+/**
+ * @module api/usage
+ * `GET /usage`: the calling organisation's balance and ledger, newest first,
+ * paged with `limit` and `starting_after`. Only ever the caller's own org.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { AccountsAdmin } from '../../accounts/admin.js';
+import type { PricingConfig } from '../../accounts/pricing.js';
+import { ledgerView, orgView } from '../../accounts/views.js';
+import { ApiError } from '../../errors/api-error.js';
+import type { RequestGate } from '../../synthesis/gate.js';
+import { authenticateRequest } from '../../http/credentials.js';
+import { requireScope } from '../../accounts/scopes.js';
+
+export function registerUsage(app: FastifyInstance, gate: RequestGate, admin: AccountsAdmin, pricing: PricingConfig): void {
+  app.get<{ Querystring: Record<string, string> }>('/usage', async (request) => {
+    const caller = await authenticateRequest(gate, request);
+    requireScope(caller, 'usage:read');
+    if (!caller.orgId) throw new ApiError('missing_api_key');
+    const org = await admin.getOrg(caller.orgId);
+    const page = await admin.usage(caller.orgId, request.query);
+    return { org: orgView(org, pricing), data: page.data.map((e) => ledgerView(e, pricing)), has_more: page.hasMore };
+  });
+}
