@@ -319,29 +319,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
   if (options.metricsOnMainPort) {
   }
   if (options.accounts) {
-    paths['/usage'] = {
-      get: {
-        tag: 'Account',
-        summary: 'The organisation’s balance and ledger',
-        auth: 'key',
-        parameters: [queryParam('limit', z.int().min(1).max(1000), '1–1000 (default 50).'), queryParam('starting_after', z.string().regex(/^\d+$/), 'A ledger entry id.')],
-        responses: { '200': ok('The organisation and a page of its ledger, newest first.', 'Usage'), ...errors([400, ...KEY_ERRORS]) },
-      },
-    };
-    const usageRange = [
-      queryParam('from', z.string(), 'ISO 8601 date (midnight UTC) or time with a zone; inclusive. Default: the start of the UTC month `to` falls in.'),
-      queryParam('to', z.string(), 'ISO 8601; exclusive. Default: now. A range that ends in the past never changes afterwards.'),
-    ];
-    const groupBy = queryParam('group_by', z.string(), 'Comma-separated and/or repeated: `day`, `hour`, `model`, `endpoint`, `key`, `org`. None: one row of totals.');
-    paths['/usage/summary'] = {
-      get: {
-        tag: 'Account',
-        summary: 'The organisation’s usage, summed by day, hour, model, endpoint or key',
-        auth: 'key',
-        parameters: [...usageRange, groupBy],
-        responses: { '200': ok('Sums over `[from, to)`.', 'UsageSummary'), ...errors([400, ...KEY_ERRORS]) },
-      },
-    };
     const admin = (summary: string, responses: Record<string, Json>, more: Partial<Operation> = {}): Operation => ({
       tag: 'Admin',
       summary,
@@ -349,28 +326,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
       ...more,
       responses: { ...responses, ...errors([401, 403]) },
     });
-    const orgId = { ...idParam('organisation') };
-    const orgFilter = queryParam('org', z.string(), 'Only this organisation.');
-    paths['/admin/usage/summary'] = {
-      get: admin('Usage summed over every organisation, or one', { '200': ok('Sums over `[from, to)`.', 'UsageSummary'), ...errors([400, 404, 503]) }, {
-        parameters: [...usageRange, groupBy, orgFilter],
-      }),
-    };
-    paths['/admin/usage/export'] = {
-      get: admin(
-        'The ledger of a range, for billing',
-        {
-          '200': {
-            description:
-              'One line per ledger row (charges and credits added; `kind` tells them apart), ordered by time then id, streamed. `id` is stable: ingest idempotently by it. `credits` and `usd` as in the ledger: negative for a charge. CSV has a header line and RFC 4180 quoting.',
-            headers: { 'content-disposition': { description: '`attachment; filename="voicegate-usage-<from>-<to>[-<org>].<format>"`', schema: { type: 'string' } } },
-            content: { 'text/csv': { schema: { type: 'string' } }, 'application/x-ndjson': { schema: { type: 'string' } } },
-          },
-          ...errors([400, 404, 503]),
-        },
-        { parameters: [...usageRange, queryParam('format', z.enum(['csv', 'jsonl']), '`csv` (default) or `jsonl`.'), orgFilter] },
-      ),
-    };
     // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
     const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
     // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
