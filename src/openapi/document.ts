@@ -306,15 +306,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     },
     ...elevenLabsPaths(),
     ...deepgramPaths(COST_HEADERS),
-    '/voices/clone': {
-      post: {
-        tag: 'Voices',
-        summary: 'Clone a voice from a clip',
-        auth: 'key',
-        body: { required: true, content: { 'multipart/form-data': { schema: ref('VoiceClone') } } },
-        responses: { '200': ok('The new voice.', 'Voice'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
-      },
-    },
   };
   if (options.metricsOnMainPort) {
   }

@@ -417,25 +417,6 @@ export const voiceSchema = component(
   }),
 );
 
-export const voiceCloneSchema = component(
-  'VoiceClone',
-  z
-    .object({
-      clip: z.string().meta({ format: 'binary' }).describe('A WAV or MP3 file of 1–120 s.'),
-      name: z.string().max(200),
-      language: z.string().max(35).describe('A language code such as en or en-US.'),
-      description: z.string().max(1000).optional(),
-      gender: gender.optional(),
-      accent: z.string().max(100).optional(),
-      transcript: z
-        .string()
-        .max(5000)
-        .optional()
-        .describe('What the clip says, word for word. Engines that clone use it with the clip; ZipVoice models need it (without it: 409 `voice_transcript_missing`).'),
-    })
-    .describe('The multipart parts of `POST /voices/clone`.'),
-);
-
 const pronunciationItem = z.object({ text: z.string().min(1).max(500), alias: z.string().max(2000), case_sensitive: z.boolean().optional() });
 
 export const dictionarySchema = component(
