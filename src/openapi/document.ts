@@ -137,8 +137,6 @@ function queryParam(name: string, schema: z.ZodType, description: string): Json 
   return { name, in: 'query', required: false, description, schema: inline(schema) };
 }
 
-const idParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `The ${what} id (at most 256 characters).`, schema: inline(z.string().max(256)) });
-
 const voicePathParam: Json = { name: 'voice_id', in: 'path', required: true, description: 'A voice id, or an ElevenLabs voice id mapped by `elevenlabs.voiceAliases`.', schema: inline(z.string().max(256)) };
 const elevenLabsFormat = queryParam(
   'output_format',
@@ -307,33 +305,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     ...elevenLabsPaths(),
     ...deepgramPaths(COST_HEADERS),
   };
-  if (options.metricsOnMainPort) {
-  }
-  if (options.accounts) {
-    const admin = (summary: string, responses: Record<string, Json>, more: Partial<Operation> = {}): Operation => ({
-      tag: 'Admin',
-      summary,
-      auth: 'admin',
-      ...more,
-      responses: { ...responses, ...errors([401, 403]) },
-    });
-    // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
-    const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
-    // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
-    paths['/admin/voices/{id}/preview'] = {
-      post: admin(
-        'Preview a built-in voice',
-        {
-          '200': { description: 'A WAV clip (16-bit, 24 kHz) of the voice saying “Hello, this is <name>.” with the model given; charged to no organisation.', content: { 'audio/wav': { schema: binary } } },
-          ...errors([400, 404, 503]),
-        },
-        {
-          parameters: [idParam('voice')],
-          body: { required: true, content: json(inline(z.object({ model_id: z.string().describe('The model to speak with.') }).strict())) },
-        },
-      ),
-    };
-  }
   return paths;
 }
 
