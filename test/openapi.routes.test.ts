@@ -176,6 +176,22 @@ test('a body generated from an operation’s own schema is not refused as invali
   assert.ok(checked >= 10, `${checked} operations with a JSON body`);
 });
 
+test('a multipart upload is documented by the parts its route declares, and read by its handler, not validated as a body', { timeout: 30_000 }, async () => {
+  const content = document.paths['/voices/clone'].post.requestBody.content;
+  assert.deepEqual(Object.keys(content), ['multipart/form-data']);
+  const parts = document.components.schemas[String(content['multipart/form-data'].schema.$ref).split('/').pop()!];
+  assert.deepEqual(parts.properties.clip, { type: 'string', format: 'binary', description: 'A WAV or MP3 file of 1–120 s.' });
+  assert.deepEqual([...parts.required].sort(), ['clip', 'language', 'name']);
+  // No clip: the handler's own refusal, after the key is checked (no schema stands before it).
+  const form = new FormData();
+  form.set('name', 'No clip');
+  assert.equal((await fetch(`${server.url}/voices/clone`, { method: 'POST', body: form })).status, 401);
+  const refused = await fetch(`${server.url}/voices/clone`, { method: 'POST', headers: org.auth, body: form });
+  const body = (await refused.json()) as Json;
+  assert.equal(refused.status, 400, JSON.stringify(body));
+  assert.doesNotMatch(String(body.message), /Invalid input|body must be/);
+});
+
 test('the error tables of docs/errors.md and the document agree', () => {
   const text = readFileSync(new URL('../../docs/errors.md', import.meta.url), 'utf8');
   const rows = [...text.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map(([, code, status]) => [code, Number(status)] as const);

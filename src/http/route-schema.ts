@@ -136,6 +136,12 @@ export interface RouteDeclaration {
   token?: boolean;
   /** The dialect's own credential schemes, beside `Bearer` and `X-API-Key` (`xiApiKey`, `deepgramToken`). */
   credentials?: string[];
+  /**
+   * A `multipart/form-data` body the handler reads itself, part by part (`@fastify/multipart`): an
+   * object of its parts (a file part `format: 'binary'`), for the document only. Fastify validates
+   * no `body` for the route, so the upload is streamed, not buffered; the handler checks each part.
+   */
+  multipart?: z.ZodObject;
 }
 
 /**

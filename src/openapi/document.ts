@@ -138,8 +138,6 @@ function queryParam(name: string, schema: z.ZodType, description: string): Json 
   return { name, in: 'query', required: false, description, schema: inline(schema) };
 }
 
-const idParam = (what: string): Json => ({ name: 'id', in: 'path', required: true, description: `The ${what} id (at most 256 characters).`, schema: inline(z.string().max(256)) });
-
 const voicePathParam: Json = { name: 'voice_id', in: 'path', required: true, description: 'A voice id, or an ElevenLabs voice id mapped by `elevenlabs.voiceAliases`.', schema: inline(z.string().max(256)) };
 const elevenLabsFormat = queryParam(
   'output_format',
@@ -240,98 +238,7 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     },
     ...elevenLabsPaths(),
     ...deepgramPaths(),
-    '/voices/clone': {
-      post: {
-        tag: 'Voices',
-        summary: 'Clone a voice from a clip',
-        auth: 'key',
-        body: { required: true, content: { 'multipart/form-data': { schema: ref('VoiceClone') } } },
-        responses: { '200': ok('The new voice.', 'Voice'), ...errors([400, 413, 415, ...KEY_ERRORS]) },
-      },
-    },
   };
-  if (options.metricsOnMainPort) {
-  }
-  if (options.accounts) {
-    paths['/usage'] = {
-      get: {
-        tag: 'Account',
-        summary: 'The organisation’s balance and ledger',
-        auth: 'key',
-        parameters: [queryParam('limit', z.int().min(1).max(1000), '1–1000 (default 50).'), queryParam('starting_after', z.string().regex(/^\d+$/), 'A ledger entry id.')],
-        responses: { '200': ok('The organisation and a page of its ledger, newest first.', 'Usage'), ...errors([400, ...KEY_ERRORS]) },
-      },
-    };
-    const usageRange = [
-      queryParam('from', z.string(), 'ISO 8601 date (midnight UTC) or time with a zone; inclusive. Default: the start of the UTC month `to` falls in.'),
-      queryParam('to', z.string(), 'ISO 8601; exclusive. Default: now. A range that ends in the past never changes afterwards.'),
-    ];
-    const groupBy = queryParam('group_by', z.string(), 'Comma-separated and/or repeated: `day`, `hour`, `model`, `endpoint`, `key`, `org`. None: one row of totals.');
-    paths['/usage/summary'] = {
-      get: {
-        tag: 'Account',
-        summary: 'The organisation’s usage, summed by day, hour, model, endpoint or key',
-        auth: 'key',
-        parameters: [...usageRange, groupBy],
-        responses: { '200': ok('Sums over `[from, to)`.', 'UsageSummary'), ...errors([400, ...KEY_ERRORS]) },
-      },
-    };
-    const admin = (summary: string, responses: Record<string, Json>, more: Partial<Operation> = {}): Operation => ({
-      tag: 'Admin',
-      summary,
-      auth: 'admin',
-      ...more,
-      responses: { ...responses, ...errors([401, 403]) },
-    });
-    const orgId = { ...idParam('organisation') };
-    const orgFilter = queryParam('org', z.string(), 'Only this organisation.');
-    paths['/admin/usage/summary'] = {
-      get: admin('Usage summed over every organisation, or one', { '200': ok('Sums over `[from, to)`.', 'UsageSummary'), ...errors([400, 404, 503]) }, {
-        parameters: [...usageRange, groupBy, orgFilter],
-      }),
-    };
-    paths['/admin/usage/export'] = {
-      get: admin(
-        'The ledger of a range, for billing',
-        {
-          '200': {
-            description:
-              'One line per ledger row (charges and credits added; `kind` tells them apart), ordered by time then id, streamed. `id` is stable: ingest idempotently by it. `credits` and `usd` as in the ledger: negative for a charge. CSV has a header line and RFC 4180 quoting.',
-            headers: { 'content-disposition': { description: '`attachment; filename="voicegate-usage-<from>-<to>[-<org>].<format>"`', schema: { type: 'string' } } },
-            content: { 'text/csv': { schema: { type: 'string' } }, 'application/x-ndjson': { schema: { type: 'string' } } },
-          },
-          ...errors([400, 404, 503]),
-        },
-        { parameters: [...usageRange, queryParam('format', z.enum(['csv', 'jsonl']), '`csv` (default) or `jsonl`.'), orgFilter] },
-      ),
-    };
-    paths['/admin/models'] = {
-      post: admin(
-        'Import a model',
-        { '201': ok('The model, registered and serving: speech may name it at once.', 'ImportedModel'), ...errors([400, 409, 413, 415]) },
-        { body: { required: true, content: { 'multipart/form-data': { schema: ref('ModelImport') } } } },
-      ),
-    };
-    paths['/admin/models/{id}'] = {
-      delete: admin('Delete an imported model', { '204': ok('Deleted, once its requests under way had ended; speech naming it gets 404 `model_not_found`.'), ...errors([404, 409]) }, { parameters: [idParam('model')] }),
-    };
-    // An organisation's own things, as its keys list them; the admin token deletes a voice or cancels a job, and speaks nothing (but a built-in voice's preview, below).
-    const item = (what: string): Json => ({ name: 'item', in: 'path', required: true, description: `The ${what} id.`, schema: inline(z.string().max(256)) });
-    // The built-in voices, and a preview of one that charges no organisation (the admin token speaks for none).
-    paths['/admin/voices/{id}/preview'] = {
-      post: admin(
-        'Preview a built-in voice',
-        {
-          '200': { description: 'A WAV clip (16-bit, 24 kHz) of the voice saying “Hello, this is <name>.” with the model given; charged to no organisation.', content: { 'audio/wav': { schema: binary } } },
-          ...errors([400, 404, 503]),
-        },
-        {
-          parameters: [idParam('voice')],
-          body: { required: true, content: json(inline(z.object({ model_id: z.string().describe('The model to speak with.') }).strict())) },
-        },
-      ),
-    };
-  }
   return paths;
 }
 

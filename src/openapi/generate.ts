@@ -3,7 +3,8 @@
  * The operations of the OpenAPI document, generated from the routes: `@fastify/swagger` collects
  * every route as it is registered, and the transform here turns each route's own declarations
  * (`http/route-schema.ts`: zod `params`, `querystring`, `headers` and `body`, `response` with its
- * media types and error statuses, `config.auth`) into its operation. A route without a `summary`
+ * media types and error statuses, `config.auth`, and `config.multipart`: the parts of an upload the
+ * handler reads itself) into its operation. A route without a `summary`
  * (a 405 answer, a WebSocket's HTTP side) is left out.
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
@@ -97,7 +98,10 @@ function operation(route: RouteOptions, url: string, options: GenerateOptions): 
   const params = [...parameters(schema.params, 'path'), ...parameters(schema.querystring, 'query'), ...parameters(schema.headers, 'header')];
   // `consumes`: media types beside JSON the body may come as, each the text itself (`text/plain`).
   const others = ((schema.consumes ?? []) as string[]).filter((type) => type !== 'application/json').map((type) => [type, { schema: { type: 'string' } }]);
-  const body = schema.body ? { required: true, content: { 'application/json': { schema: jsonSchemaOf(schema.body) }, ...Object.fromEntries(others) } } : undefined;
+  let body: Json | undefined;
+  if (schema.body) body = { required: true, content: { 'application/json': { schema: jsonSchemaOf(schema.body) }, ...Object.fromEntries(others) } };
+  // A multipart upload: its parts, declared in `config` so that Fastify does not validate (or buffer) the stream.
+  else if (declared.multipart) body = { required: true, content: { 'multipart/form-data': { schema: jsonSchemaOf(declared.multipart) } } };
   return {
     operationId: operationId(method, url),
     tags: schema.tags ?? [],

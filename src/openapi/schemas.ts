@@ -344,25 +344,6 @@ export const voiceSchema = component(
   }),
 );
 
-export const voiceCloneSchema = component(
-  'VoiceClone',
-  z
-    .object({
-      clip: z.string().meta({ format: 'binary' }).describe('A WAV or MP3 file of 1–120 s.'),
-      name: z.string().max(200),
-      language: z.string().max(35).describe('A language code such as en or en-US.'),
-      description: z.string().max(1000).optional(),
-      gender: gender.optional(),
-      accent: z.string().max(100).optional(),
-      transcript: z
-        .string()
-        .max(5000)
-        .optional()
-        .describe('What the clip says, word for word. Engines that clone use it with the clip; ZipVoice models need it (without it: 409 `voice_transcript_missing`).'),
-    })
-    .describe('The multipart parts of `POST /voices/clone`.'),
-);
-
 const pronunciationItem = z.object({ text: z.string().min(1).max(500), alias: z.string().max(2000), case_sensitive: z.boolean().optional() });
 
 export const dictionarySchema = component(
@@ -532,30 +513,6 @@ export const issuedKeySchema = component(
 );
 export const creditsAddedSchema = component('CreditsAdded', z.object({ entry: ledgerEntrySchema, org: orgSchema }));
 
-export const modelImportSchema = component(
-  'ModelImport',
-  z
-    .object({
-      id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional().describe('The model id; sent first. Without it, from the file name (`en_US-amy-medium.onnx` → `en_US-amy-medium`).'),
-      model: z.string().meta({ format: 'binary' }).optional().describe('A Piper voice’s `.onnx`, exactly as Piper exports it; with `config`.'),
-      config: z.string().meta({ format: 'binary' }).optional().describe('Its `.onnx.json`.'),
-      archive: z.string().meta({ format: 'binary' }).optional().describe('Or a sherpa-onnx model archive (`.tar.bz2`) in a published layout.'),
-      voices: z.string().meta({ format: 'binary' }).optional().describe('Or a Kokoro voices file (float32, 510 × 256 per voice); with `target`.'),
-      target: z.string().optional().describe('The installed Kokoro model (its engine id) the voices are added to.'),
-    })
-    .describe('The multipart parts of `POST /admin/models`: `model` with `config`, `archive`, or `voices` with `target`; each file within `modelImport.maxUploadBytes`.'),
-);
-
-export const importedModelSchema = component(
-  'ImportedModel',
-  z.object({
-    id: z.string(),
-    engine: z.string().describe('The engine serving it (the same id).'),
-    sample_rate: z.int().describe('The model’s native rate in Hz.'),
-    voices: z.array(z.string()).describe('Its voices’ ids (a single-speaker model’s one voice has the model’s id).'),
-    languages: z.array(z.string()),
-  }),
-);
 
 export const alertCreateSchema = component(
   'UsageAlertCreate',

@@ -57,11 +57,13 @@ const NO_LIMITS = 'send {"limits": {...}}';
 // `limits` absent, or anything but an object, is refused as it always was.
 const orgPatch = component('OrganizationPatch', z.object({ limits: z.looseObject(limitFields, { error: NO_LIMITS }) }, { error: NO_LIMITS }).describe('Only the limits sent change.'));
 const creditsBody = component('CreditsAdd', creditsInputSchema);
-const ledgerQuery = z.object({
+/** A page of a ledger (`limit`, `starting_after`), also `GET /usage`'s. */
+export const ledgerQuery = z.object({
   limit: z
     .string()
     .refine((value) => /^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= 1000, { error: 'limit must be an integer from 1 to 1000' })
     .optional()
+    .meta({ type: 'integer', minimum: 1, maximum: 1000 })
     .describe('1–1000 (default 50).'),
   starting_after: z.string({ error: 'starting_after must be a ledger entry id' }).regex(/^\d+$/, { error: 'starting_after must be a ledger entry id' }).optional().describe('A ledger entry id.'),
 });

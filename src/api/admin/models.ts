@@ -18,6 +18,8 @@ import { ApiError } from '../../errors/api-error.js';
 import type { ImportSource, ModelImporter } from '../../models/import/importer.js';
 import type { Services } from '../../services.js';
 import { declareAdminRoutes } from '../route-auth.js';
+import { z } from 'zod';
+import { component, errorResponses, jsonContent } from '../../http/route-schema.js';
 
 const FILE_PARTS = ['model', 'config', 'archive', 'voices'] as const;
 type FilePart = (typeof FILE_PARTS)[number];
@@ -78,13 +80,54 @@ function sourceOf(files: Partial<Record<FilePart, { path: string; name: string }
   throw invalid('no model was sent: send model (a Piper .onnx) with config (its .onnx.json), or archive (a sherpa-onnx .tar.bz2)');
 }
 
+const importParts = component(
+  'ModelImport',
+  z
+    .object({
+      id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/).optional().describe('The model id; sent first. Without it, from the file name (`en_US-amy-medium.onnx` → `en_US-amy-medium`).'),
+      model: z.string().meta({ format: 'binary' }).optional().describe('A Piper voice’s `.onnx`, exactly as Piper exports it; with `config`.'),
+      config: z.string().meta({ format: 'binary' }).optional().describe('Its `.onnx.json`.'),
+      archive: z.string().meta({ format: 'binary' }).optional().describe('Or a sherpa-onnx model archive (`.tar.bz2`) in a published layout.'),
+      voices: z.string().meta({ format: 'binary' }).optional().describe('Or a Kokoro voices file (float32, 510 × 256 per voice); with `target`.'),
+      target: z.string().optional().describe('The installed Kokoro model (its engine id) the voices are added to.'),
+    })
+    .describe('The multipart parts of `POST /admin/models`: `model` with `config`, `archive`, or `voices` with `target`; each file within `modelImport.maxUploadBytes`.'),
+);
+
+const importedModel = component(
+  'ImportedModel',
+  z.object({
+    id: z.string(),
+    engine: z.string().describe('The engine serving it (the same id).'),
+    sample_rate: z.int().describe('The model’s native rate in Hz.'),
+    voices: z.array(z.string()).describe('Its voices’ ids (a single-speaker model’s one voice has the model’s id).'),
+    languages: z.array(z.string()),
+  }),
+);
+
+const TAGS = ['Admin'];
+const IMPORT = {
+  tags: TAGS,
+  summary: 'Import a model',
+  response: { 201: { description: 'The model, registered and serving: speech may name it at once.', content: jsonContent(importedModel) }, ...errorResponses('native', [400, 401, 403, 409, 413, 415, 503]) },
+};
+const DELETE = {
+  tags: TAGS,
+  summary: 'Delete an imported model',
+  params: z.object({ id: z.string().describe('The model id.') }),
+  response: {
+    204: { description: 'Deleted, once its requests under way had ended; speech naming it gets 404 `model_not_found`.' },
+    ...errorResponses('native', [401, 403, 404, 409, 503]),
+  },
+};
+
 export function registerAdminModels(app: FastifyInstance, services: Services, importer: ModelImporter): void {
   const maxBytes = services.config.modelImport.maxUploadBytes;
   app.register(
     async (scope) => {
       declareAdminRoutes(scope);
       await scope.register(multipart, { limits: { fileSize: maxBytes, files: 2, fields: 4, fieldSize: 1024, parts: 6 } });
-      scope.post('/models', async (request, reply) => {
+      scope.post('/models', { schema: IMPORT, config: { multipart: importParts } }, async (request, reply) => {
         const staging = importer.staging();
         let imported;
         try {
@@ -96,7 +139,7 @@ export function registerAdminModels(app: FastifyInstance, services: Services, im
         }
         return reply.code(201).send(imported);
       });
-      scope.delete<{ Params: { id: string } }>('/models/:id', async (request, reply) => {
+      scope.delete<{ Params: { id: string } }>('/models/:id', { schema: DELETE }, async (request, reply) => {
         await importer.remove(request.params.id);
         return reply.code(204).send();
       });

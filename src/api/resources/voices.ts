@@ -176,6 +176,29 @@ const mixBody = component(
 );
 
 const KEY_ERRORS = [401, 403, 429, 503];
+
+/**
+ * The parts of `POST /voices/clone`, for the document: the upload is read part by part
+ * (`readClone`), which checks each part with the messages its tests name.
+ */
+const cloneParts = component(
+  'VoiceClone',
+  z
+    .object({
+      clip: z.string().meta({ format: 'binary' }).describe('A WAV or MP3 file of 1–120 s.'),
+      name: z.string().max(200),
+      language: z.string().max(35).describe('A language code such as en or en-US.'),
+      description: z.string().max(1000).optional(),
+      gender: z.enum(['feminine', 'masculine', 'gender_neutral']).optional(),
+      accent: z.string().max(100).optional(),
+      transcript: z
+        .string()
+        .max(5000)
+        .optional()
+        .describe('What the clip says, word for word. Engines that clone use it with the clip; ZipVoice models need it (without it: 409 `voice_transcript_missing`).'),
+    })
+    .describe('The multipart parts of `POST /voices/clone`.'),
+);
 const TAGS = ['Voices'];
 const byId = z.object({ id: z.string().describe('The voice id (at most 256 characters).') });
 const voice = (description: string) => ({ description, content: jsonContent('Voice') });
@@ -290,10 +313,15 @@ export function registerVoices(app: FastifyInstance, services: Services): void {
     return reply.code(201).send(voiceToJson(voice!, caller.orgId));
   });
 
+  const CLONE = {
+    tags: ['Voices'],
+    summary: 'Clone a voice from a clip',
+    response: { 200: { description: 'The new voice.', content: jsonContent('Voice') }, ...errorResponses('native', [400, 413, 415, ...KEY_ERRORS]) },
+  };
   app.register(async (scope) => {
     const { maxClipBytes, clipSampleRate } = services.config.voices;
     await scope.register(multipart, { limits: { fileSize: maxClipBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 30 } });
-    scope.post('/voices/clone', async (request) => {
+    scope.post('/voices/clone', { schema: CLONE, config: { auth: 'key', multipart: cloneParts } }, async (request) => {
       const caller = await authenticateRequest(services.gate, request);
       requireScope(caller, 'voices:write');
       if (!caller.orgId) throw new ApiError('missing_api_key');
