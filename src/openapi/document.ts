@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { ERRORS, type ErrorCode } from '../errors/registry.js';
+import { operationId } from './generate.js';
 import { components } from './schemas.js';
 
 export interface DocumentOptions {
@@ -240,15 +241,6 @@ function operations(options: DocumentOptions): Record<string, Record<string, Ope
     ...deepgramPaths(),
   };
   return paths;
-}
-
-function operationId(method: string, path: string): string {
-  const words = path
-    .replace(/\{(\w+)\}/g, 'by $1')
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean);
-  const slash = path.length > 1 && path.endsWith('/') ? ['Slash'] : [];
-  return [method, ...words.map((w) => w[0].toUpperCase() + w.slice(1)), ...slash].join('') || method;
 }
 
 /**

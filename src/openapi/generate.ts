@@ -77,7 +77,8 @@ function responses(declared: Record<string, DocumentedResponse | { $ref: string 
   return out;
 }
 
-function operationId(method: string, path: string): string {
+/** `postTtsBytes`, `getVoicesById`: the operation's id, the same for a generated and a hand-described path. */
+export function operationId(method: string, path: string): string {
   const words = path
     .replace(/\{(\w+)\}/g, 'by $1')
     .split(/[^A-Za-z0-9]+/)
